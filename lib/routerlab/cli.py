@@ -1,0 +1,161 @@
+"""The ``routerlab`` command line. It only collects options and calls the library."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+import yaml
+from rich.console import Console
+
+from . import datasets, stats
+from .errors import RouterlabError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Measure and teach software routers: PASTRAMI statistics, a namespace "
+                       "testbed, reference routers and the figures of published work.")
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: commands that print a figure.")
+app.add_typer(bench_app, name="bench")
+err = Console(stderr=True, soft_wrap=True)
+
+
+class Mode(str, Enum):
+    strict = "strict"
+    notebook = "notebook"
+
+
+class InputFormat(str, Enum):
+    auto = "auto"
+    pastrami = "pastrami"
+    routerlab = "routerlab"
+
+
+def _fail(msg: str, code: int = 2):
+    err.print(f"[red]routerlab: error:[/red] {msg}", highlight=False)
+    raise typer.Exit(code)
+
+
+@app.command()
+def assess(
+    paths: List[Path] = typer.Argument(..., help="PASTRAMI raw files or folders, or routerlab datasets (file or folder)."),
+    mode: Mode = typer.Option(Mode.strict, help="strict = the paper's test; notebook = the authors' published notebook."),
+    pdr: float = typer.Option(0.005, help="PDR fraction (0.005 = PDR@0.5%)."),
+    eta: float = typer.Option(0.1, help="TIR threshold of saturation."),
+    entry_multiplier: float = typer.Option(3.0, help="m: the candidate needs TIR < eta*m (strict mode)."),
+    plr_floor: float = typer.Option(1e-6, help="PLR floor used by the verdict and log axes."),
+    fmt: InputFormat = typer.Option(InputFormat.auto, "--format", help="Input format."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
+):
+    """GOOD/BAD verdict, PDR and saturation load of each experiment."""
+    try:
+        params = stats.VerdictParams(pdr=pdr, eta=eta, entry_multiplier=entry_multiplier,
+                                     plr_floor=plr_floor, mode=mode.value)
+    except RouterlabError as e:
+        _fail(str(e))
+    failed = 0
+    if not as_json:
+        typer.echo(f"{'verdict':7}  {'PDR@' + format(pdr, '.2%'):>16}  {'saturation':>12}  loads  runs  file")
+    for label, trials, error in datasets.iter_inputs(paths, fmt.value):
+        if error is not None:
+            failed += 1
+            err.print(f"[red]routerlab: error:[/red] {error}", highlight=False)
+            continue
+        for a in stats.assess(trials, params=params):
+            rec = a.record()
+            name = label if a.experiment == Path(label).stem or a.experiment == "experiment" else f"{label}::{a.experiment}"
+            if as_json:
+                typer.echo(json.dumps({"file": name, **rec}))
+            else:
+                sat = f"{a.saturation_load:.0f}" if a.saturation_load is not None else "-"
+                runs = str(rec["runs_min"]) if rec["runs_min"] == rec["runs_max"] else f"{rec['runs_min']}-{rec['runs_max']}"
+                typer.echo(f"{rec['verdict']:7}  {str(a.pdr):>16}  {sat:>12}  {rec['loads']:5}  {runs:>4}  {name}")
+    if failed:
+        raise typer.Exit(1)
+
+
+def _parse_params(items: list[str]) -> dict:
+    out = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            _fail(f"-p {item!r}: expected name=value")
+        try:
+            out[name.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            out[name.strip()] = value
+    return out
+
+
+@app.command()
+def figures(
+    out: Path = typer.Option(Path("figures"), "--out", help="Output folder: executed notebooks and figures (PNG, SVG)."),
+    only: List[str] = typer.Option([], "--only", help="Run only this notebook (name or unique prefix); repeatable."),
+    param: List[str] = typer.Option([], "-p", "--parameter", help="name=value passed to every notebook that declares it; repeatable."),
+):
+    """Run every notebook with papermill in replay mode and save its figures (the main job)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from . import notebooks
+
+    params = _parse_params(param)
+    try:
+        books = notebooks.list_notebooks()
+    except RouterlabError as e:
+        _fail(str(e))
+    marks = {"ok": "[green]ok[/green]", "failed": "[red]FAILED[/red]", "skipped": "[yellow]skipped[/yellow]"}
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=err) as prog:
+        task = prog.add_task("notebooks", total=len(only) if only else len(books))
+
+        def report(r):
+            prog.console.print(f"{marks[r.status]:>8} {r.name} ({r.seconds:.1f} s)"
+                               + (f": {r.message}" if r.message else ""), highlight=False)
+            prog.advance(task)
+
+        try:
+            results = notebooks.run_all(out, only=only or None, parameters=params, on_result=report)
+        except RouterlabError as e:
+            _fail(str(e))
+    n = {s: sum(r.status == s for r in results) for s in ("ok", "failed", "skipped")}
+    err.print(f"{n['ok']} ok, {n['failed']} failed, {n['skipped']} skipped; output in {out}")
+    if n["failed"]:
+        raise typer.Exit(1)
+
+
+@app.command("fetch-pastrami")
+def fetch_pastrami():
+    """Download the published PASTRAMI raw data (107 files, pinned by commit and hash) into the cache."""
+    from . import pastrami
+
+    try:
+        path = pastrami.fetch()
+    except RouterlabError as e:
+        _fail(str(e), 1)
+    typer.echo(str(path))
+
+
+@bench_app.command("assess")
+def bench_assess(
+    data: Optional[Path] = typer.Option(None, help="PASTRAMI folder (default: $ROUTERLAB_PASTRAMI_DIR or the cache)."),
+    repeat: int = typer.Option(5, min=1, help="Timed repetitions; the best is reported."),
+):
+    """Time assessing every PASTRAMI experiment (parse, then analysis) and print the figures."""
+    from . import bench
+
+    try:
+        res = bench.assess_all(data, repeat=repeat)
+    except RouterlabError as e:
+        _fail(str(e), 1)
+    typer.echo(bench.format_assess(res))
+
+
+def main():  # pragma: no cover - console entry for `python -m routerlab`
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,345 @@
+"""One dataset format: a tidy trial table plus one metadata record per experiment.
+
+A *dataset* is a folder with
+
+- ``trials.csv`` (or ``trials.parquet``): one row per trial, long form — see
+  :data:`TRIAL_COLUMNS`; testbed facts that vary by experiment may also stand here as
+  columns, never in file names;
+- ``experiments.csv``: one row per experiment — where, when and how it was measured
+  (:data:`EXPERIMENT_COLUMNS`);
+- ``README.md``: the same in words, for people.
+
+A single trials file (CSV or Parquet) is also accepted wherever a dataset is read.
+The format is documented in ``datasets/README.md``.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataFormatError
+
+#: Trial columns: name -> (required, meaning with unit).
+TRIAL_COLUMNS = {
+    "experiment": (True, "experiment id; one sweep of offered loads"),
+    "offered_pps": (True, "offered load of the trial, packets per second"),
+    "trial": (True, "trial index within its load, 0-based"),
+    "tx": (True, "packets offered: put on the wire or refused at the router's input"),
+    "rx": (True, "packets that reached the sink"),
+    "duration_s": (False, "trial duration, seconds"),
+    "engine": (False, "router engine: linux, nft, ebpf, click, fastclick, bmv2, ..."),
+    "scenario": (False, "scenario preset or description"),
+    "cpu_load": (False, "CPU busy fraction of the device under test, ratio in [0, 1]"),
+    "steal": (False, "CPU steal fraction during the trial, ratio in [0, 1]"),
+    "generator_limited": (False, "the generator could not keep the requested rate"),
+    "sent_pps": (False, "rate the generator achieved, packets per second"),
+    "started_at": (False, "trial start, ISO 8601 UTC"),
+}
+
+#: Experiment metadata columns (experiments.csv): name -> meaning.
+EXPERIMENT_COLUMNS = {
+    "experiment": "experiment id (matches trials)",
+    "source": "who measured it: 'routerlab testbed' or a citation",
+    "where": "machine or testbed (hostname / kind, virtualisation)",
+    "when": "date of the measurement, ISO 8601",
+    "kernel": "Linux kernel release of the device under test",
+    "cpu": "CPU model and count",
+    "pinning": "how CPUs were assigned to generator, router, sink",
+    "engine": "router engine",
+    "engine_version": "engine version",
+    "generator": "traffic generator and version",
+    "generator_ceiling_pps": "generator's own ceiling measured into the sink, pps",
+    "frame_size": "frame size on the wire, bytes",
+    "scenario": "scenario preset and its parameters",
+    "notes": "anything else a reader needs",
+}
+
+REQUIRED = [c for c, (req, _) in TRIAL_COLUMNS.items() if req]
+
+
+@dataclass
+class Dataset:
+    """Trials and experiment metadata of one dataset.
+
+    Attributes
+    ----------
+    trials : pandas.DataFrame
+        One row per trial (:data:`TRIAL_COLUMNS`, plus any set-up columns).
+    experiments : pandas.DataFrame
+        One row per experiment (:data:`EXPERIMENT_COLUMNS`); may be empty.
+    path : pathlib.Path or None
+        Where it was read from.
+    """
+
+    trials: pd.DataFrame
+    experiments: pd.DataFrame
+    path: Path | None = None
+
+    def joined(self) -> pd.DataFrame:
+        """Trials with their experiment's metadata as extra columns."""
+        if self.experiments.empty:
+            return self.trials
+        extra = [c for c in self.experiments.columns if c == "experiment" or c not in self.trials]
+        return self.trials.merge(self.experiments[extra], on="experiment", how="left")
+
+
+def validate_trials(df: pd.DataFrame, source: str = "<table>", first_line: int = 2) -> pd.DataFrame:
+    """Check a trial table and return it with canonical dtypes.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    source : str
+        File name used in error messages.
+    first_line : int
+        File line of the first row (2 for a CSV with a header), so errors name the line.
+
+    Raises
+    ------
+    DataFormatError
+        Naming the file, and the line of the first bad row.
+    """
+    missing = [c for c in REQUIRED if c not in df.columns]
+    if missing:
+        raise DataFormatError(source, 1, f"missing required column(s): {', '.join(missing)}")
+    df = df.copy()
+    lines = df["line"].to_numpy() if "line" in df.columns else np.arange(len(df)) + first_line
+    for col in ("offered_pps", "tx", "rx", "trial"):
+        num = pd.to_numeric(df[col], errors="coerce")
+        bad = num.isna().to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise DataFormatError(source, int(lines[i]), f"{col} is not a number: {df[col].iloc[i]!r}")
+        df[col] = num
+    for col, cond, what in (("offered_pps", df["offered_pps"] > 0, "offered load must be > 0 pps"),
+                            ("tx", df["tx"] > 0, "offered packets (tx) must be > 0"),
+                            ("rx", df["rx"] >= 0, "received packets (rx) must be >= 0")):
+        bad = ~cond.to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise DataFormatError(source, int(lines[i]), f"{what}, got {df[col].iloc[i]:g}")
+    if df["experiment"].isna().any():
+        i = int(np.flatnonzero(df["experiment"].isna().to_numpy())[0])
+        raise DataFormatError(source, int(lines[i]), "experiment id is empty")
+    df["experiment"] = df["experiment"].astype(str)
+    df["tx"] = df["tx"].astype("int64")
+    df["rx"] = df["rx"].astype("int64")
+    df["trial"] = df["trial"].astype("int64")
+    return df
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    if path.suffix == ".parquet":
+        return pd.read_parquet(path)
+    try:
+        return pd.read_csv(path, comment=None)
+    except (pd.errors.ParserError, UnicodeDecodeError) as e:
+        raise DataFormatError(path, None, f"not a readable CSV ({e})") from None
+    except pd.errors.EmptyDataError:
+        raise DataFormatError(path, None, "empty file") from None
+
+
+def read(path) -> Dataset:
+    """Read a dataset folder, or a single trials file (``.csv`` / ``.parquet``).
+
+    Raises
+    ------
+    DataFormatError
+        Naming the file and line of the first malformed row.
+    """
+    path = Path(path)
+    if path.is_dir():
+        trials_file = next((path / f for f in ("trials.parquet", "trials.csv") if (path / f).is_file()), None)
+        if trials_file is None:
+            raise DataFormatError(path, None, "no trials.csv or trials.parquet in this folder")
+        meta_file = path / "experiments.csv"
+    elif path.is_file():
+        trials_file, meta_file = path, path.with_name("experiments.csv")
+        if path.suffix not in (".csv", ".parquet"):
+            raise DataFormatError(path, None, "expected a .csv or .parquet trials file")
+    else:
+        raise DataFormatError(path, None, "no such file or folder")
+    trials = validate_trials(_read_table(trials_file), str(trials_file))
+    experiments = read_experiments(meta_file) if meta_file.is_file() else pd.DataFrame({"experiment": []})
+    return Dataset(trials, experiments, path)
+
+
+#: Metadata columns that hold numbers; every other metadata column is text (kernel "6.10"
+#: must not become the float 6.1).
+NUMERIC_EXPERIMENT_COLUMNS = ("generator_ceiling_pps", "frame_size")
+
+
+def read_experiments(path) -> pd.DataFrame:
+    """Read ``experiments.csv``: text columns stay text, numeric ones become numbers."""
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    for c in NUMERIC_EXPERIMENT_COLUMNS:
+        if c in df:
+            df[c] = pd.to_numeric(df[c].replace("", None), errors="coerce")
+    return df
+
+
+def write(ds: Dataset, folder, fmt: str = "csv") -> Path:
+    """Write a dataset folder (``trials.<fmt>`` and ``experiments.csv``) atomically per file."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"trials.{fmt}"
+    tmp = target.with_suffix(target.suffix + ".tmp")
+    if fmt == "parquet":
+        ds.trials.to_parquet(tmp, index=False)
+    elif fmt == "csv":
+        ds.trials.to_csv(tmp, index=False)
+    else:
+        raise ValueError(f"fmt must be 'csv' or 'parquet', got {fmt!r}")
+    os.replace(tmp, target)
+    write_experiments(ds.experiments, folder)
+    return folder
+
+
+def write_experiments(experiments: pd.DataFrame, folder) -> Path:
+    """Write ``experiments.csv`` in ``folder`` (replacing it atomically)."""
+    target = Path(folder) / "experiments.csv"
+    tmp = target.with_suffix(".csv.tmp")
+    experiments.to_csv(tmp, index=False)
+    os.replace(tmp, target)
+    return target
+
+
+class TrialWriter:
+    """Appends trials to ``trials.csv`` as they finish, so an interrupted run keeps them.
+
+    Each row is flushed and fsync'ed; :meth:`done` tells which (experiment, load, trial)
+    combinations are already on disk, so a resumed sweep skips them.
+    """
+
+    def __init__(self, folder, columns: list[str]):
+        self.path = Path(folder) / "trials.csv"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.columns = list(columns)
+        fresh = not self.path.exists() or self.path.stat().st_size == 0
+        if not fresh:
+            with open(self.path, newline="") as fh:
+                header = next(csv.reader(fh), [])
+            if header != self.columns:
+                raise DataFormatError(self.path, 1, f"existing columns {header} differ from {self.columns}")
+        self._fh = open(self.path, "a", newline="")
+        self._w = csv.DictWriter(self._fh, fieldnames=self.columns)
+        if fresh:
+            self._w.writeheader()
+            self._flush()
+
+    def _flush(self):
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def done(self) -> set[tuple[str, float, int]]:
+        """(experiment, offered_pps, trial) of every row already written."""
+        df = pd.read_csv(self.path)
+        return {(str(e), float(o), int(t)) for e, o, t in
+                zip(df["experiment"], df["offered_pps"], df["trial"])}
+
+    def write(self, row: dict):
+        """Append one trial and flush it to disk."""
+        self._w.writerow({k: row.get(k, "") for k in self.columns})
+        self._flush()
+
+    def close(self):
+        self._fh.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def repo_root() -> Path | None:
+    """The project checkout this package was installed from (editable install), if any."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "pyproject.toml").is_file() and (parent / "datasets").is_dir():
+            return parent
+    return None
+
+
+def datasets_dir() -> Path:
+    """The ``datasets/`` folder: ``$ROUTERLAB_DATASETS`` or the checkout's own."""
+    env = os.environ.get("ROUTERLAB_DATASETS")
+    if env:
+        return Path(env)
+    root = repo_root()
+    if root is None:
+        from .errors import DataUnavailable
+
+        raise DataUnavailable("datasets/ not found: clone the repository or set ROUTERLAB_DATASETS")
+    return root / "datasets"
+
+
+def reference(name: str) -> pd.DataFrame:
+    """A table transcribed from a cited publication, from ``datasets/reference/<name>.csv``."""
+    return pd.read_csv(datasets_dir() / "reference" / f"{name}.csv")
+
+
+def load_any(path, fmt: str = "auto") -> pd.DataFrame:
+    """Trials from a PASTRAMI raw file or folder, or a routerlab dataset (file or folder).
+
+    Parameters
+    ----------
+    fmt : {"auto", "pastrami", "routerlab"}
+        ``auto`` looks at the content: a folder with ``trials.*`` or a ``.csv``/``.parquet``
+        file is routerlab; a ``.txt`` file starting ``[[`` (or a folder of them) is PASTRAMI.
+    """
+    from . import pastrami
+
+    path = Path(path)
+    if fmt not in ("auto", "pastrami", "routerlab"):
+        raise ValueError(f"format must be auto, pastrami or routerlab, got {fmt!r}")
+    if fmt == "auto":
+        if path.is_dir():
+            fmt = "routerlab" if any((path / f).is_file() for f in ("trials.csv", "trials.parquet")) else "pastrami"
+        elif path.suffix in (".csv", ".parquet"):
+            fmt = "routerlab"
+        elif pastrami.is_raw_file(path):
+            fmt = "pastrami"
+        elif not path.exists():
+            raise DataFormatError(path, None, "no such file or folder")
+        else:
+            raise DataFormatError(path, 1, "neither a PASTRAMI raw file nor a routerlab dataset")
+    if fmt == "routerlab":
+        return read(path).joined()
+    if path.is_dir():
+        return pastrami.read_dir(path)
+    return pastrami.read_raw(path)
+
+
+def iter_inputs(paths, fmt: str = "auto"):
+    """Yield ``(label, trials, error)`` for each input to assess, one malformed file at a time.
+
+    A folder of PASTRAMI raw files yields each file on its own (so one bad file does not
+    hide the others); a routerlab dataset (file or folder) yields once. ``error`` is a
+    :class:`DataFormatError` (and ``trials`` None) when the input cannot be read.
+    """
+    from . import pastrami
+
+    for path in map(Path, paths):
+        if path.is_dir() and fmt != "routerlab" and not any(
+                (path / f).is_file() for f in ("trials.csv", "trials.parquet")):
+            files = sorted(path.rglob("*.txt"))
+            if not files:
+                yield str(path), None, DataFormatError(path, None, "no PASTRAMI .txt files or trials.* here")
+            for f in files:
+                try:
+                    yield str(f), pastrami.read_raw(f), None
+                except DataFormatError as e:
+                    yield str(f), None, e
+            continue
+        try:
+            yield str(path), load_any(path, fmt), None
+        except DataFormatError as e:
+            yield str(path), None, e

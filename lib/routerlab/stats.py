@@ -1,0 +1,523 @@
+"""Statistics of router benchmarking: loss, intervals, throughput, TIR, PDR/NDR, verdict.
+
+Conventions (the PASTRAMI paper's, made explicit):
+
+- A *trial* sends ``tx`` packets at an offered load ``O`` (packets per second, pps) for
+  ``duration`` seconds and sees ``rx`` of them at the sink. Its packet loss ratio is
+  ``1 - rx/tx``, a ratio in [0, 1] that may be slightly negative when the receiver
+  counts a few extra packets (rx > tx); it is kept as it is, never clipped.
+- Per offered load, over ``K`` trials: the mean packet loss ratio ``PLR``, its sample
+  standard deviation (ddof = 1) and a two-sided Student-t interval
+  ``PLR +/- t * sd / sqrt(K)`` with ``t = scipy.stats.t.ppf(0.975, df)`` and, by
+  default, ``df = K - 1``. The authors' notebook used a table indexed by ``K``
+  (``df = K``); ``df_convention="k"`` reproduces that and is used by ``mode="notebook"``.
+- Delivery ratio ``DR = 1 - PLR``; throughput ``T(O) = O * (1 - PLR)`` in pps.
+- Along a sweep with loads ascending, the throughput increase ratio
+  ``TIR_i = (T(O_i) - T(O_{i-1})) / (O_i - O_{i-1})`` (dimensionless).
+- ``PDR@X`` is the highest tested load such that it and every lower load have
+  ``PLR <= X``; ``NDR`` is the same with "no trial lost a packet" (rx >= tx in every
+  trial). Both are :class:`RateBound` values that say when the answer lies outside the
+  tested range.
+- The PLR floor (1e-6) is used only for log-scale display and inside the verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats as _sst
+
+from .errors import ParameterError
+
+Mode = Literal["strict", "notebook"]
+DfConvention = Literal["k-1", "k"]
+
+#: Column names of a per-load summary, in order (see :func:`summarize`).
+SUMMARY_COLUMNS = [
+    "offered_pps", "runs", "plr", "plr_sd", "t_quantile", "ci_half_width",
+    "lcl95", "ucl95", "delta_ucl95", "dr", "throughput_pps", "lossless", "tir",
+]
+
+
+@dataclass(frozen=True)
+class VerdictParams:
+    """Parameters of the PASTRAMI saturation test.
+
+    Attributes
+    ----------
+    pdr : float
+        PDR fraction, a ratio in (0, 1): 0.005 is PDR@0.5%.
+    eta : float
+        TIR threshold below which the throughput counts as saturated.
+    entry_multiplier : float
+        ``m``: the first (candidate) saturation load must have ``TIR < eta * m``.
+    plr_floor : float
+        Mean PLR values below this are raised to it inside the test (and on log axes).
+    mode : {"strict", "notebook"}
+        ``strict`` is the paper's algorithm; ``notebook`` reproduces the authors'
+        published notebook, whose entry test accepts the candidate unconditionally.
+    """
+
+    pdr: float = 0.005
+    eta: float = 0.1
+    entry_multiplier: float = 3.0
+    plr_floor: float = 1e-6
+    mode: Mode = "strict"
+
+    def __post_init__(self):
+        if not 0 < self.pdr < 1:
+            raise ParameterError("pdr", f"must be a fraction in (0, 1), got {self.pdr!r}")
+        if not self.eta > 0:
+            raise ParameterError("eta", f"must be positive, got {self.eta!r}")
+        if not self.entry_multiplier >= 1:
+            raise ParameterError("entry_multiplier", f"must be >= 1, got {self.entry_multiplier!r}")
+        if not 0 < self.plr_floor < self.pdr:
+            raise ParameterError("plr_floor", f"must be in (0, pdr), got {self.plr_floor!r}")
+        if self.mode not in ("strict", "notebook"):
+            raise ParameterError("mode", f"must be 'strict' or 'notebook', got {self.mode!r}")
+
+
+@dataclass(frozen=True)
+class RateBound:
+    """A rate found by a threshold along a sweep (PDR or NDR).
+
+    Attributes
+    ----------
+    load : float or None
+        The rate in pps: the answer when ``status == "found"``, the highest tested load
+        when ``status == "at_least_max"``, ``None`` when ``status == "below_range"``.
+    status : {"found", "below_range", "at_least_max"}
+        ``below_range``: the lowest tested load already fails the criterion;
+        ``at_least_max``: no tested load fails, the true value is at least ``load``.
+    """
+
+    load: float | None
+    status: Literal["found", "below_range", "at_least_max"]
+
+    def __str__(self) -> str:
+        if self.status == "below_range":
+            return "below the tested range"
+        if self.status == "at_least_max":
+            return f">= {self.load:.0f} pps (at least the highest load)"
+        return f"{self.load:.0f} pps"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Outcome of the PASTRAMI saturation test on one sweep.
+
+    Attributes
+    ----------
+    good : bool
+        True when the PDR load is representative: saturation follows right after it.
+    reason : str
+        One sentence saying why, with the loads (pps) and TIR values involved.
+    pdr_index, candidate_index, saturation_index : int or None
+        Positions (in ascending load order) of the first load whose mean PLR exceeds
+        the PDR fraction, of the load after it (the candidate saturation point), and of
+        the saturation point the test detected (equal to the candidate iff GOOD).
+    tir : tuple of float
+        TIR values the test used (computed from floored PLR), NaN where not computed.
+    params : VerdictParams
+        The parameters the test ran with.
+    """
+
+    good: bool
+    reason: str
+    pdr_index: int | None
+    candidate_index: int | None
+    saturation_index: int | None
+    tir: tuple[float, ...]
+    params: VerdictParams
+
+    @property
+    def label(self) -> str:
+        """``"GOOD"`` or ``"BAD"``."""
+        return "GOOD" if self.good else "BAD"
+
+
+def trial_loss(tx, rx) -> np.ndarray:
+    """Packet loss ratio of each trial, ``1 - rx/tx`` (may be < 0 when rx > tx).
+
+    Parameters
+    ----------
+    tx, rx : array-like of int
+        Packets offered (sent or refused at the router's input) and packets received.
+
+    Raises
+    ------
+    ParameterError
+        If any trial offered no packets; the message names the first such row.
+    """
+    tx = np.asarray(tx, dtype=float)
+    rx = np.asarray(rx, dtype=float)
+    bad = ~(tx > 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ParameterError("tx", f"row {row}: offered packets must be > 0, got {tx[row]:g}")
+    return 1.0 - rx / tx
+
+
+def t_quantile(k, confidence: float = 0.95, df_convention: DfConvention = "k-1"):
+    """Two-sided Student-t quantile for ``k`` trials: ``t.ppf((1 + confidence) / 2, df)``.
+
+    ``df = k - 1`` by default (the textbook interval for a mean of ``k`` samples);
+    ``df_convention="k"`` uses ``df = k`` as the PASTRAMI notebook's table did. Returns
+    NaN where ``df < 1`` (a single trial has no interval).
+    """
+    if df_convention not in ("k-1", "k"):
+        raise ParameterError("df_convention", f"must be 'k-1' or 'k', got {df_convention!r}")
+    if not 0 < confidence < 1:
+        raise ParameterError("confidence", f"must be in (0, 1), got {confidence!r}")
+    k = np.asarray(k, dtype=float)
+    df = k - 1 if df_convention == "k-1" else k
+    with np.errstate(invalid="ignore"):
+        q = _sst.t.ppf((1 + confidence) / 2, np.where(df >= 1, df, np.nan))
+    return q if q.ndim else float(q)
+
+
+def throughput_increase_ratio(offered, plr) -> np.ndarray:
+    """TIR of each load against the one before it; NaN for the first.
+
+    Parameters
+    ----------
+    offered : array-like
+        Offered loads in pps, strictly ascending.
+    plr : array-like
+        Mean packet loss ratio at each load.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(T(O_i) - T(O_{i-1})) / (O_i - O_{i-1})`` with ``T(O) = O * (1 - PLR)``.
+    """
+    o = np.asarray(offered, dtype=float)
+    t = o * (1 - np.asarray(plr, dtype=float))
+    out = np.full(o.shape, np.nan)
+    if o.size > 1:
+        do = np.diff(o)
+        if (do <= 0).any():
+            raise ParameterError("offered", "loads must be strictly ascending for TIR")
+        out[1:] = np.diff(t) / do
+    return out
+
+
+def summarize(
+    trials: pd.DataFrame,
+    *,
+    load: str = "offered_pps",
+    tx: str = "tx",
+    rx: str = "rx",
+    by: str | list[str] | None = None,
+    confidence: float = 0.95,
+    df_convention: DfConvention = "k-1",
+    plr_floor: float = 1e-6,
+) -> pd.DataFrame:
+    """Per-load statistics of a sweep (one row per offered load, loads ascending).
+
+    Trials at the same load are pooled, whatever their order in the input.
+
+    Parameters
+    ----------
+    trials : pandas.DataFrame
+        One row per trial (long form), with the columns named by ``load``, ``tx``, ``rx``.
+    load, tx, rx : str
+        Column names: offered load (pps), packets offered, packets received.
+    by : str or list of str, optional
+        Columns that identify a sweep (e.g. ``"experiment"``); each is summarised alone.
+    confidence : float
+        Level of the two-sided interval (0.95 gives the 95% limits).
+    df_convention : {"k-1", "k"}
+        Degrees of freedom of the t quantile (see :func:`t_quantile`).
+    plr_floor : float
+        Floor of the PLR in the denominator of ``delta_ucl95``, so that a load with no
+        loss gives a finite value; display only.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``by`` + :data:`SUMMARY_COLUMNS`: ``runs`` (K), ``plr`` (mean loss
+        ratio), ``plr_sd`` (ddof 1; NaN for K = 1), ``t_quantile``, ``ci_half_width``,
+        ``lcl95``/``ucl95`` (interval limits, unclipped; NaN for K = 1),
+        ``delta_ucl95`` = (UCL - PLR) / max(PLR, floor), ``dr`` = 1 - PLR,
+        ``throughput_pps`` = O (1 - PLR), ``lossless`` (every trial had rx >= tx) and
+        ``tir`` along each sweep.
+    """
+    keys = [] if by is None else ([by] if isinstance(by, str) else list(by))
+    missing = [c for c in keys + [load, tx, rx] if c not in trials.columns]
+    if missing:
+        raise ParameterError("trials", f"missing column(s) {', '.join(missing)}")
+    df = pd.DataFrame({k: trials[k] for k in keys})
+    df["offered_pps"] = trials[load].astype(float)
+    df["_loss"] = trial_loss(trials[tx].to_numpy(), trials[rx].to_numpy())
+    df["_lossless"] = trials[rx].to_numpy() >= trials[tx].to_numpy()
+    g = df.groupby(keys + ["offered_pps"], sort=True)
+    out = g.agg(runs=("_loss", "size"), plr=("_loss", "mean"), plr_sd=("_loss", "std"),
+                lossless=("_lossless", "all")).reset_index()
+    k = out["runs"].to_numpy()
+    out["t_quantile"] = t_quantile(k, confidence, df_convention)
+    out["ci_half_width"] = out["t_quantile"] * out["plr_sd"] / np.sqrt(k)
+    out["lcl95"] = out["plr"] - out["ci_half_width"]
+    out["ucl95"] = out["plr"] + out["ci_half_width"]
+    out["delta_ucl95"] = out["ci_half_width"] / np.maximum(out["plr"], plr_floor)
+    out["dr"] = 1 - out["plr"]
+    out["throughput_pps"] = out["offered_pps"] * out["dr"]
+    # TIR within each sweep: rows are sorted by keys then load, so a shift per group works.
+    dt = out["throughput_pps"].diff()
+    do = out["offered_pps"].diff()
+    first = np.ones(len(out), dtype=bool)
+    if keys and len(out):
+        first[1:] = (out[keys].iloc[1:].to_numpy() != out[keys].iloc[:-1].to_numpy()).any(axis=1)
+    elif len(out):
+        first[1:] = False
+    out["tir"] = np.where(first, np.nan, dt / do)
+    return out[keys + SUMMARY_COLUMNS]
+
+
+def _first_failure(passes: np.ndarray, offered: np.ndarray) -> RateBound:
+    fails = np.flatnonzero(~passes)
+    if fails.size == 0:
+        return RateBound(float(offered[-1]), "at_least_max")
+    if fails[0] == 0:
+        return RateBound(None, "below_range")
+    return RateBound(float(offered[fails[0] - 1]), "found")
+
+
+def _ascending(offered, *others):
+    o = np.asarray(offered, dtype=float)
+    if o.size == 0:
+        raise ParameterError("offered", "no loads given")
+    order = np.argsort(o, kind="stable")
+    o = o[order]
+    if (np.diff(o) == 0).any():
+        raise ParameterError("offered", "repeated loads: pool their trials first (summarize)")
+    return (o, *(np.asarray(x)[order] for x in others))
+
+
+def pdr_load(offered, plr, fraction: float = 0.005) -> RateBound:
+    """PDR@X: the highest load such that it and every lower load have ``PLR <= fraction``.
+
+    Parameters
+    ----------
+    offered : array-like
+        Offered loads in pps (any order, no repeats).
+    plr : array-like
+        Mean packet loss ratio at each load (raw, not floored).
+    fraction : float
+        X as a ratio: 0.005 for PDR@0.5%.
+    """
+    o, p = _ascending(offered, plr)
+    return _first_failure(p <= fraction, o)
+
+
+def ndr_load(offered, lossless) -> RateBound:
+    """NDR: the highest load such that it and every lower load lost no packet in any trial.
+
+    Parameters
+    ----------
+    offered : array-like
+        Offered loads in pps (any order, no repeats).
+    lossless : array-like of bool
+        Whether every trial at that load had rx >= tx.
+    """
+    o, ok = _ascending(offered, lossless)
+    return _first_failure(ok.astype(bool), o)
+
+
+def saturation_verdict(offered, plr, params: VerdictParams | None = None, **overrides) -> Verdict:
+    """The PASTRAMI GOOD/BAD verdict: is PDR@X representative of the router's saturation?
+
+    Find the first load whose mean PLR (floored at ``plr_floor``) exceeds the PDR
+    fraction; the load after it is the candidate saturation point. In ``strict`` mode the
+    sweep is GOOD iff the TIR at the candidate is below ``eta * m`` and every later TIR
+    is below ``eta``. In ``notebook`` mode the candidate is accepted unconditionally (as
+    the authors' published notebook does through Python's operator precedence) and only
+    the later TIRs are tested. No load above the threshold, or a first exceedance at the
+    highest load (no candidate), is BAD with that reason.
+
+    Parameters
+    ----------
+    offered : array-like
+        Offered loads in pps (any order, no repeats).
+    plr : array-like
+        Mean packet loss ratio at each load.
+    params : VerdictParams, optional
+        Test parameters; keyword ``overrides`` replace single fields
+        (``pdr``, ``eta``, ``entry_multiplier``, ``plr_floor``, ``mode``).
+    """
+    params = replace(params or VerdictParams(), **overrides)
+    o, p = _ascending(offered, plr)
+    p = np.maximum(p.astype(float), params.plr_floor)
+    n = o.size
+    tir = np.full(n, np.nan)
+    above = np.flatnonzero(p > params.pdr)
+    pct = f"{params.pdr:.2%}"
+    if above.size == 0:
+        return Verdict(False, f"no load has mean PLR above {pct}: saturation not reached in "
+                       f"the tested range (highest load {o[-1]:.0f} pps)", None, None, None,
+                       tuple(tir), params)
+    first = int(above[0])
+    if first + 1 >= n:
+        return Verdict(False, f"mean PLR first exceeds {pct} at the highest load ({o[first]:.0f} "
+                       "pps): no candidate saturation load after it", first, None, None,
+                       tuple(tir), params)
+    cand = first + 1
+    t = o * (1 - p)
+    tir[cand:] = (t[cand:] - t[cand - 1:-1]) / (o[cand:] - o[cand - 1:-1])
+    eta, entry = params.eta, params.eta * params.entry_multiplier
+
+    in_sat, sat = False, None
+    for i in range(cand, n):
+        if in_sat:
+            passes = tir[i] < eta
+        else:
+            passes = True if params.mode == "notebook" else tir[i] < entry
+        if passes:
+            if not in_sat:
+                sat = i
+            in_sat = True
+        else:
+            in_sat, sat = False, None
+
+    good = sat == cand
+    head = f"mean PLR first exceeds {pct} at {o[first]:.0f} pps; candidate saturation {o[cand]:.0f} pps"
+    if good:
+        entry_txt = ("accepted unconditionally (notebook mode)" if params.mode == "notebook"
+                     else f"TIR {tir[cand]:.3g} < eta*m = {entry:g}")
+        reason = f"{head}: {entry_txt}, every later TIR < eta = {eta:g}"
+    elif params.mode == "strict" and not tir[cand] < entry:
+        reason = (f"{head}: TIR there is {tir[cand]:.3g}, not below eta*m = {entry:g} "
+                  "(throughput still rising after the PDR load)")
+    else:
+        later = [i for i in range(cand + 1, n) if not tir[i] < eta]
+        i = later[0]
+        reason = (f"{head}: TIR {tir[i]:.3g} at {o[i]:.0f} pps is not below eta = {eta:g} "
+                  "(throughput rises again after saturation)")
+    return Verdict(good, reason, first, cand, sat, tuple(tir), params)
+
+
+@dataclass
+class Assessment:
+    """Everything routerlab says about one sweep (one experiment).
+
+    Attributes
+    ----------
+    experiment : str
+        Experiment identifier.
+    summary : pandas.DataFrame
+        Per-load statistics (see :func:`summarize`).
+    verdict : Verdict
+        The PASTRAMI verdict.
+    pdr : RateBound
+        PDR at the verdict's PDR fraction.
+    ndr : RateBound
+        No-drop rate.
+    notes : list of str
+        Caveats, e.g. loads with a single trial (no interval).
+    """
+
+    experiment: str
+    summary: pd.DataFrame
+    verdict: Verdict
+    pdr: RateBound
+    ndr: RateBound
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def saturation_load(self) -> float | None:
+        """Detected saturation load in pps (None when none was detected)."""
+        i = self.verdict.saturation_index
+        return None if i is None else float(self.summary["offered_pps"].iloc[i])
+
+    def record(self) -> dict:
+        """A flat, JSON-serialisable description (one line of ``routerlab assess``)."""
+        return {
+            "experiment": self.experiment,
+            "verdict": self.verdict.label,
+            "mode": self.verdict.params.mode,
+            "pdr_pps": self.pdr.load if self.pdr.status == "found" else None,
+            "pdr_status": self.pdr.status,
+            "ndr_pps": self.ndr.load if self.ndr.status == "found" else None,
+            "ndr_status": self.ndr.status,
+            "saturation_pps": self.saturation_load,
+            "loads": int(len(self.summary)),
+            "runs_min": int(self.summary["runs"].min()),
+            "runs_max": int(self.summary["runs"].max()),
+            "reason": self.verdict.reason,
+            "notes": list(self.notes),
+            "params": asdict(self.verdict.params),
+        }
+
+
+def assess(
+    trials: pd.DataFrame,
+    *,
+    experiment: str = "experiment",
+    load: str = "offered_pps",
+    tx: str = "tx",
+    rx: str = "rx",
+    params: VerdictParams | None = None,
+    df_convention: DfConvention | None = None,
+    **overrides,
+) -> list[Assessment]:
+    """Summarise and judge every experiment (sweep) in a long-form trial table.
+
+    Parameters
+    ----------
+    trials : pandas.DataFrame
+        One row per trial; ``experiment`` names the column that identifies a sweep
+        (absent: the whole table is one sweep named ``"experiment"``).
+    params : VerdictParams, optional
+        Verdict parameters; keyword ``overrides`` replace single fields.
+    df_convention : {"k-1", "k"}, optional
+        Degrees of freedom of the interval; default ``"k-1"``, or ``"k"`` in notebook
+        mode (the authors' table), so notebook-mode bands match their figures.
+
+    Returns
+    -------
+    list of Assessment
+        One per experiment, in order of first appearance.
+    """
+    params = replace(params or VerdictParams(), **overrides)
+    dfc = df_convention or ("k" if params.mode == "notebook" else "k-1")
+    if experiment not in trials.columns:
+        trials = trials.assign(**{experiment: "experiment"})
+    summ = summarize(trials, load=load, tx=tx, rx=rx, by=experiment, df_convention=dfc,
+                     plr_floor=params.plr_floor)
+    order = pd.unique(trials[experiment])
+    out = []
+    for name, s in summ.groupby(experiment, sort=False):
+        s = s.drop(columns=experiment).reset_index(drop=True)
+        o = s["offered_pps"].to_numpy()
+        notes = []
+        single = o[s["runs"].to_numpy() < 2]
+        if single.size:
+            notes.append("one trial only at " + ", ".join(f"{x:g}" for x in single)
+                         + " pps: no confidence interval there")
+        out.append(Assessment(
+            experiment=str(name), summary=s,
+            verdict=saturation_verdict(o, s["plr"].to_numpy(), params),
+            pdr=pdr_load(o, s["plr"].to_numpy(), params.pdr),
+            ndr=ndr_load(o, s["lossless"].to_numpy()),
+            notes=notes))
+    rank = {str(n): i for i, n in enumerate(order)}
+    out.sort(key=lambda a: rank[a.experiment])
+    return out
+
+
+def representative_pair(assessments: list[Assessment]) -> list[Assessment]:
+    """A GOOD experiment and a BAD one whose throughput still rises after its PDR load
+    (the paper's Fig 6 contrast), chosen deterministically: the first of each kind."""
+    good = next((a for a in assessments if a.verdict.good), None)
+
+    def rising(a):
+        c = a.verdict.candidate_index
+        p = a.verdict.params
+        return c is not None and not a.verdict.tir[c] < p.eta * p.entry_multiplier
+
+    bad = next((a for a in assessments if not a.verdict.good and rising(a)), None)
+    bad = bad or next((a for a in assessments if not a.verdict.good), None)
+    return [a for a in (good, bad) if a is not None]

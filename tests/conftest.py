@@ -1,0 +1,38 @@
+"""Shared fixtures: data locations, a seeded RNG, and figures closed after each test."""
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = Path(os.environ.get("ROUTERLAB_PASTRAMI_SAMPLE", ROOT.parent / "shared" / "datasets" / "pastrami-sample"))
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(20261122)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture
+def pastrami_sample() -> Path:
+    """The 20-file PASTRAMI sample with expected verdicts (../shared/datasets/pastrami-sample)."""
+    if not (SAMPLE / "verdicts.tsv").is_file():
+        pytest.skip(f"PASTRAMI sample not found at {SAMPLE} (set ROUTERLAB_PASTRAMI_SAMPLE)")
+    return SAMPLE
+
+
+def write_raw(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n")
+    return path

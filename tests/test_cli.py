@@ -1,0 +1,68 @@
+"""The routerlab command line: output, JSON lines, and bad input."""
+
+import json
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from conftest import write_raw
+from routerlab.cli import app
+
+runner = CliRunner()
+
+
+def test_assess_sample_folder_one_line_per_file(pastrami_sample):
+    r = runner.invoke(app, ["assess", str(pastrami_sample / "vm")])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.strip().splitlines()
+    assert lines[0].startswith("verdict") and len(lines) == 3
+    assert all(line.split()[0] in ("GOOD", "BAD") for line in lines[1:])
+
+
+def test_assess_json_and_modes_follow_the_expected_verdicts(pastrami_sample):
+    expected = pd.read_csv(pastrami_sample / "verdicts.tsv", sep="\t")
+    for mode in ("strict", "notebook"):
+        r = runner.invoke(app, ["assess", str(pastrami_sample), "--json", "--mode", mode])
+        assert r.exit_code == 0, r.output
+        recs = [json.loads(x) for x in r.stdout.splitlines()]
+        got = {rec["file"].split("pastrami-sample/")[1]: rec["verdict"] for rec in recs}
+        assert got == dict(zip(expected.file, expected[f"{mode}_verdict"]))
+        assert {"pdr_pps", "saturation_pps", "loads", "runs_max"} <= set(recs[0])
+
+
+def test_malformed_file_is_named_and_others_still_assessed(tmp_path, pastrami_sample):
+    bad = write_raw(tmp_path / "bad.txt", ["[[1000, 0], [10, 10, 0]]", "[[2000, 0], [10, oops]]"])
+    good = next((pastrami_sample / "vm").glob("*.txt"))
+    r = runner.invoke(app, ["assess", str(bad), str(good)])
+    assert r.exit_code == 1
+    assert f"{bad}:2:" in r.stderr
+    assert good.name in r.stdout
+
+
+def test_bad_parameter_is_named():
+    r = runner.invoke(app, ["assess", "--pdr", "2", "nothing.txt"])
+    assert r.exit_code == 2 and "pdr" in r.stderr
+
+
+def test_missing_path_is_an_error_not_a_traceback(tmp_path):
+    r = runner.invoke(app, ["assess", str(tmp_path / "missing.txt")])
+    assert r.exit_code == 1 and "no such file" in r.stderr and "Traceback" not in r.output
+
+
+def test_assess_routerlab_dataset_with_overrides(tmp_path):
+    rows = [{"experiment": "x", "offered_pps": o, "trial": k, "tx": 1000, "rx": int(1000 * (1 - p))}
+            for o, p in [(100, 0), (200, 0.01), (300, 0.34)] for k in range(3)]
+    pd.DataFrame(rows).to_csv(tmp_path / "trials.csv", index=False)
+    r = runner.invoke(app, ["assess", str(tmp_path), "--json", "--eta", "0.2", "--format", "routerlab"])
+    assert r.exit_code == 0, r.output
+    rec = json.loads(r.stdout)
+    assert rec["params"]["eta"] == 0.2 and rec["pdr_pps"] == 100
+
+
+def test_figures_rejects_unknown_parameter_and_measure_mode():
+    r = runner.invoke(app, ["figures", "--out", "/tmp/unused", "-p", "no_such_param=1"])
+    assert r.exit_code == 2 and "no_such_param" in r.stderr
+    r = runner.invoke(app, ["figures", "--out", "/tmp/unused", "-p", "mode=measure"])
+    assert r.exit_code == 2 and "replays" in r.stderr
+    r = runner.invoke(app, ["figures", "--out", "/tmp/unused", "-p", "broken"])
+    assert r.exit_code == 2 and "name=value" in r.stderr

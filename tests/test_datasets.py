@@ -1,0 +1,76 @@
+"""routerlab.datasets: the tidy format, validation with file and line, resumable writing."""
+
+import pandas as pd
+import pytest
+
+from routerlab import datasets
+from routerlab.errors import DataFormatError
+
+
+def table(n=3):
+    return pd.DataFrame({"experiment": "e1", "offered_pps": [1000.0] * n, "trial": range(n),
+                         "tx": [1000] * n, "rx": [999, 1000, 1001], "duration_s": 1.0})
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_roundtrip(tmp_path, fmt):
+    meta = pd.DataFrame([{"experiment": "e1", "source": "routerlab testbed", "kernel": "6.1"}])
+    datasets.write(datasets.Dataset(table(), meta), tmp_path / "ds", fmt=fmt)
+    ds = datasets.read(tmp_path / "ds")
+    pd.testing.assert_frame_equal(ds.trials[table().columns], table(), check_dtype=False)
+    assert ds.joined()["kernel"].eq("6.1").all()
+
+
+def test_validation_names_the_csv_line(tmp_path):
+    t = table()
+    t.loc[1, "tx"] = 0
+    t.to_csv(tmp_path / "trials.csv", index=False)
+    with pytest.raises(DataFormatError) as e:
+        datasets.read(tmp_path / "trials.csv")
+    assert e.value.line == 3 and "tx" in str(e.value) and "trials.csv" in str(e.value)
+
+
+def test_missing_column_and_non_numbers(tmp_path):
+    table().drop(columns="rx").to_csv(tmp_path / "a.csv", index=False)
+    with pytest.raises(DataFormatError, match="missing required column"):
+        datasets.read(tmp_path / "a.csv")
+    t = table().astype({"offered_pps": object})
+    t.loc[2, "offered_pps"] = "fast"
+    t.to_csv(tmp_path / "b.csv", index=False)
+    with pytest.raises(DataFormatError, match="b.csv:4: offered_pps is not a number"):
+        datasets.read(tmp_path / "b.csv")
+
+
+def test_trial_writer_keeps_rows_and_resumes(tmp_path):
+    cols = ["experiment", "offered_pps", "trial", "tx", "rx"]
+    with datasets.TrialWriter(tmp_path, cols) as w:
+        w.write({"experiment": "e", "offered_pps": 10.0, "trial": 0, "tx": 10, "rx": 10})
+    with datasets.TrialWriter(tmp_path, cols) as w:  # a second run appends, no second header
+        assert w.done() == {("e", 10.0, 0)}
+        w.write({"experiment": "e", "offered_pps": 10.0, "trial": 1, "tx": 10, "rx": 9})
+    assert len(datasets.read(tmp_path).trials) == 2
+    with pytest.raises(DataFormatError, match="differ"):
+        datasets.TrialWriter(tmp_path, cols + ["cpu_load"])
+
+
+def test_load_any_detects_the_format(tmp_path, pastrami_sample):
+    datasets.write(datasets.Dataset(table(), pd.DataFrame({"experiment": []})), tmp_path)
+    assert len(datasets.load_any(tmp_path)) == 3
+    raw = next(pastrami_sample.rglob("*.txt"))
+    assert "kernel" in datasets.load_any(raw).columns
+    (tmp_path / "junk.txt").write_text("hello\n")
+    with pytest.raises(DataFormatError, match="neither"):
+        datasets.load_any(tmp_path / "junk.txt")
+
+
+def test_reference_tables_are_in_the_repo_with_their_sources():
+    ref = datasets.datasets_dir() / "reference"
+    for name in ("linux-danos-vyos-100ge", "moonroute-comparison", "fastpath-consolidation"):
+        assert len(datasets.reference(name)) > 0
+    assert "MoonRoute" in (ref / "README.md").read_text()
+
+
+def test_readme_documents_every_column():
+    text = (datasets.datasets_dir() / "README.md").read_text()
+    for col in list(datasets.TRIAL_COLUMNS) + list(datasets.EXPERIMENT_COLUMNS):
+        assert f"`{col}`" in text, col
