@@ -66,3 +66,19 @@ def test_figures_rejects_unknown_parameter_and_measure_mode():
     assert r.exit_code == 2 and "replays" in r.stderr
     r = runner.invoke(app, ["figures", "--out", "/tmp/unused", "-p", "broken"])
     assert r.exit_code == 2 and "name=value" in r.stderr
+
+
+def test_measure_rejects_bad_parameters_before_needing_root():
+    cases = [
+        (["--engine", "vpp"], "unknown engine 'vpp'"),
+        (["--engine", "linux", "--scenario", "warp"], "unknown scenario"),
+        (["--engine", "linux", "--loads", "-5,10"], "loads must be > 0"),
+        (["--engine", "linux", "--loads", "10", "--runs", "0"], "runs"),
+        (["--engine", "linux", "--loads", "ten"], "not a comma-separated list"),
+        (["--engine", "nft", "--scenario", "gre-multiflow-fw50", "--loads", "10"], "does not support gre"),
+        (["--engine", "linux", "--loads", "10", "--duration", "0"], "duration"),
+    ]
+    for args, msg in cases:
+        r = runner.invoke(app, ["measure", "--out", "/tmp/unused", *args])
+        assert r.exit_code == 2, (args, r.output)
+        assert msg in r.stderr, (args, r.stderr)

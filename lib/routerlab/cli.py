@@ -159,3 +159,95 @@ def main():  # pragma: no cover - console entry for `python -m routerlab`
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+class SearchKind(str, Enum):
+    pdr = "pdr"
+    ndr = "ndr"
+    both = "both"
+
+
+@app.command()
+def measure(
+    engine: str = typer.Option(..., help="Router engine: linux, nft, ebpf (click, fastclick, bmv2 where built)."),
+    scenario: str = typer.Option("single-flow", help="Scenario preset name or YAML file."),
+    loads: Optional[str] = typer.Option(None, help="Offered loads in pps, comma-separated."),
+    loads_frac: Optional[str] = typer.Option(None, help="Offered loads as fractions of the generator's measured ceiling."),
+    runs: int = typer.Option(10, help="Trials per load (K)."),
+    duration: float = typer.Option(2.0, help="Seconds per trial (T)."),
+    out: Path = typer.Option(..., help="Dataset folder (created, or resumed if it holds this experiment)."),
+    rules: Optional[int] = typer.Option(None, help="Override: firewall rules."),
+    routes: Optional[int] = typer.Option(None, help="Override: route-table size."),
+    frame_size: Optional[int] = typer.Option(None, help="Override: frame size on the wire, bytes."),
+    experiment: str = typer.Option("", help="Experiment id (default ENGINE-SCENARIO)."),
+    ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
+    search: Optional[SearchKind] = typer.Option(None, help="Search for PDR/NDR instead of a fixed sweep."),
+    pdr: float = typer.Option(0.005, help="PDR fraction for --search and the verdict."),
+):
+    """Measure a router on the namespace testbed: a fixed sweep or a PDR/NDR search."""
+    from . import scenarios, search as search_mod, sweep, testbed, traffic
+
+    try:
+        # every parameter is checked before anything needs root
+        sc = scenarios.load(scenario, rules=rules, routes=routes, frame_size=frame_size)
+        from . import engines as eng_mod
+
+        eng_mod.get(engine).check(sc)
+        spec = traffic.TrafficSpec(flows=sc.flows, frame_size=sc.frame_size, drop_share=sc.drop_share)
+        if search is None:
+            sweep.SweepPlan(engine, sc, sweep.parse_loads(loads, loads_frac, ceiling or 1.0), runs=runs,
+                            duration=duration)
+        testbed.require_root()
+        if search is not None:
+            ceil = ceiling or traffic.ceiling(spec=spec)
+            res = search_mod.run_search(engine, sc, out, kind=search.value, pdr=pdr, ceiling_pps=ceil,
+                                        final_duration=duration, experiment=experiment)
+            for line in search_mod.format_result(res):
+                typer.echo(line)
+            return
+        if loads_frac and ceiling is None:
+            err.print("measuring the generator's ceiling (generator straight into the sink)...")
+            ceiling = traffic.ceiling(spec=spec)
+            err.print(f"generator ceiling: {ceiling:.0f} pps")
+        load_list = sweep.parse_loads(loads, loads_frac, ceiling)
+        plan = sweep.SweepPlan(engine, sc, load_list, runs=runs, duration=duration, experiment=experiment)
+        err.print(f"{plan.experiment}: {len(plan.loads)} loads x {plan.runs} runs x {plan.duration:g} s "
+                  f"(about {plan.seconds / 60:.1f} min)")
+        sweep.run(plan, out, ceiling_pps=ceiling)
+    except KeyboardInterrupt:
+        err.print("interrupted: finished trials are kept; run the same command again to resume")
+        raise typer.Exit(130)
+    except RouterlabError as e:
+        _fail(str(e))
+    assess([out], mode=Mode.strict, pdr=pdr, eta=0.1, entry_multiplier=3.0, plr_floor=1e-6,
+           fmt=InputFormat.routerlab, as_json=False)
+
+
+@app.command()
+def clean(all_runs: bool = typer.Option(False, "--all", help="Also remove runs whose process is still alive.")):
+    """Remove namespaces, links and processes that a crashed run left behind."""
+    from . import testbed
+
+    try:
+        removed = testbed.clean(all_runs=all_runs)
+    except RouterlabError as e:
+        _fail(str(e))
+    for r in removed:
+        typer.echo(f"removed {r}")
+    if not removed:
+        typer.echo("nothing to clean")
+
+
+@app.command()
+def doctor():
+    """Report which engines, generators and kernel features are present, and what is missing."""
+    from rich.table import Table
+
+    from . import doctor as doc
+
+    table = Table("", "", "status", "version / what to do", box=None)
+    missing = 0
+    for c in doc.report():
+        table.add_row(c.group, c.name, "[green]ok[/green]" if c.ok else "[yellow]missing[/yellow]", c.detail)
+        missing += not c.ok
+    Console(soft_wrap=False).print(table)

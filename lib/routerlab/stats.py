@@ -483,6 +483,15 @@ def assess(
     """
     params = replace(params or VerdictParams(), **overrides)
     dfc = df_convention or ("k" if params.mode == "notebook" else "k-1")
+    excluded = {}
+    if "generator_limited" in trials.columns:
+        # a trial the generator could not deliver measures the generator, not the router
+        lim = trials["generator_limited"].astype(str).str.lower().isin(["true", "1"])
+        if lim.any():
+            exp_col = trials[experiment] if experiment in trials.columns else pd.Series("experiment", trials.index)
+            for (name, load), n in trials[lim].groupby([exp_col[lim], trials.loc[lim, load]]).size().items():
+                excluded.setdefault(str(name), []).append(f"{n} at {load:.0f} pps")
+            trials = trials[~lim]
     if experiment not in trials.columns:
         trials = trials.assign(**{experiment: "experiment"})
     summ = summarize(trials, load=load, tx=tx, rx=rx, by=experiment, df_convention=dfc,
@@ -493,6 +502,8 @@ def assess(
         s = s.drop(columns=experiment).reset_index(drop=True)
         o = s["offered_pps"].to_numpy()
         notes = []
+        if str(name) in excluded:
+            notes.append("generator-limited trials left out (not router loss): " + ", ".join(excluded[str(name)]))
         single = o[s["runs"].to_numpy() < 2]
         if single.size:
             notes.append("one trial only at " + ", ".join(f"{x:g}" for x in single)

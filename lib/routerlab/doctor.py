@@ -1,0 +1,86 @@
+"""``routerlab doctor``: which engines, generators and kernel features are present."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from . import engines
+from .errors import RouterlabError
+
+
+@dataclass
+class Check:
+    """One line of the report: a thing, whether it is usable, its version or what is missing."""
+
+    group: str
+    name: str
+    ok: bool
+    detail: str
+
+
+#: External engines: name -> (binary, variable naming it, where to get it).
+EXTERNAL = {
+    "click": ("click", "ROUTERLAB_CLICK",
+              "build Click (kohler/click on GitHub: ./configure --disable-linuxmodule && make install)"),
+    "fastclick": ("click", "ROUTERLAB_FASTCLICK",
+                  "build FastClick (tbarbette/fastclick on GitHub, see its README); its binary is also "
+                  "called click, so name it with ROUTERLAB_FASTCLICK"),
+    "bmv2": ("simple_switch", "ROUTERLAB_SIMPLE_SWITCH",
+             "Ubuntu: the p4lang package repository; elsewhere build p4lang/behavioral-model"),
+    "p4c": ("p4c-bm2-ss", "ROUTERLAB_P4C",
+            "Ubuntu: the p4lang package repository; elsewhere build p4lang/p4c"),
+}
+
+
+def _version(cmd: list[str]) -> str:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    out = (p.stdout or p.stderr).strip().splitlines()
+    return out[0][:80] if out else ""
+
+
+def report() -> list[Check]:
+    """Every check, in the order the report prints them."""
+    checks = [Check("system", "root", os.geteuid() == 0,
+                    "yes" if os.geteuid() == 0 else "no: the testbed needs root (sudo)")]
+    for tool, pkg in (("ip", "iproute2"), ("nft", "nftables"), ("gcc", "gcc"), ("clang", "clang"),
+                      ("bpftool", "bpftool"), ("taskset", "util-linux")):
+        path = shutil.which(tool)
+        flag = "-V" if tool == "ip" else "--version"
+        checks.append(Check("system", tool, bool(path), _version([tool, flag]) or path if path
+                            else f"missing: Debian package {pkg} (scripts/setup.sh)"))
+    checks.append(Check("kernel", "release", True, os.uname().release))
+    checks.append(Check("kernel", "network namespaces", os.path.exists("/proc/self/ns/net"), "/proc/self/ns/net"))
+    for name in sorted(engines.ENGINES):
+        e = engines.get(name)
+        try:
+            e.check()
+            checks.append(Check("engine", name, True, e.version()))
+        except RouterlabError as err:
+            checks.append(Check("engine", name, False, f"{err}; get it: {e.where}"))
+    for name, (binary, var, where) in EXTERNAL.items():
+        if name in engines.ENGINES:
+            continue
+        try:
+            if name == "fastclick" and not os.environ.get(var):
+                raise RouterlabError(f"{name}: {var} is not set")
+            path = engines.find_binary(name, binary, var)
+            checks.append(Check("engine", name, True, path))
+        except RouterlabError as err:
+            checks.append(Check("engine", name, False, f"{err}; get it: {where}"))
+    try:
+        from . import traffic
+
+        checks.append(Check("generator", "rlgen", True, f"{traffic.generator_version()} (built from lib/routerlab/csrc)"))
+    except RouterlabError as err:
+        checks.append(Check("generator", "rlgen", False, str(err)))
+    for tool, pkg in (("trafgen", "netsniff-ng"), ("tcpreplay", "tcpreplay"), ("iperf3", "iperf3")):
+        path = shutil.which(tool)
+        checks.append(Check("generator", tool, bool(path), (_version([tool, "--version"]) or path) if path
+                            else f"missing (optional, for comparison): Debian package {pkg}"))
+    return checks

@@ -1,0 +1,243 @@
+"""Rate search for PDR@X% and NDR on the testbed, and the MLRsearch comparison.
+
+Our search bisects in log space between a low load and the generator's ceiling: first
+with short trials (a coarse bracket, cheap), then at full duration from that bracket,
+re-checking both bounds and widening if a short-trial answer does not hold. A load
+*passes* when its trial's loss ratio is at most X (PDR) or it lost no packet (NDR). A
+generator-limited trial never passes or fails for the router: its load becomes the upper
+end of what can be measured, and the result says so.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from . import engines, traffic
+from .errors import ParameterError
+from .scenarios import Scenario
+from .testbed import Testbed
+
+
+@dataclass
+class Probe:
+    """One search trial: load (pps), duration (s), counts, and whether it passed."""
+
+    method: str
+    phase: str
+    load: float
+    duration: float
+    tx: int
+    rx: int
+    passed: bool
+    generator_limited: bool
+
+
+@dataclass
+class SearchResult:
+    """Outcome of one search.
+
+    Attributes
+    ----------
+    kind : {"pdr", "ndr"}
+    lower : float or None
+        Highest load (pps) that passed at full duration: the answer. None if even the
+        lowest load failed.
+    upper : float or None
+        Lowest load that failed at full duration above ``lower`` (None: none failed up to
+        the ceiling; the answer is then "at least lower").
+    precision : float
+        Relative width the search stopped at: (upper - lower) / upper.
+    trial_seconds : float
+        Sum of the trial durations spent.
+    probes : list of Probe
+        Every trial, in order.
+    """
+
+    method: str
+    kind: str
+    lower: float | None
+    upper: float | None
+    precision: float
+    trial_seconds: float
+    probes: list[Probe] = field(default_factory=list)
+    limited_by_generator: bool = False
+
+
+Measure = Callable[[float, float], tuple[int, int, bool]]
+
+
+def passes(kind: str, tx: int, rx: int, pdr: float) -> bool:
+    """The search criterion: loss ratio <= pdr (PDR), or rx >= tx (NDR)."""
+    return rx >= tx if kind == "ndr" else (1 - rx / tx) <= pdr
+
+
+def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = 0.005,
+           precision: float = 0.02, short_duration: float = 0.5, final_duration: float = 2.0) -> SearchResult:
+    """Our PDR/NDR search (see the module docstring).
+
+    Parameters
+    ----------
+    measure : callable
+        ``measure(load_pps, duration_s) -> (tx, rx, generator_limited)``.
+    kind : {"pdr", "ndr"}
+    lo, hi : float
+        Search range in pps (``hi``: the generator's ceiling).
+    precision : float
+        Stop when (upper - lower) / upper <= precision.
+    """
+    if kind not in ("pdr", "ndr"):
+        raise ParameterError("kind", f"must be pdr or ndr, got {kind!r}")
+    if not 0 < lo < hi:
+        raise ParameterError("lo", f"need 0 < lo < hi, got {lo:g}, {hi:g}")
+    probes: list[Probe] = []
+    limited = False
+
+    def trial(load, dur, phase):
+        nonlocal limited
+        tx, rx, lim = measure(load, dur)
+        ok = (not lim) and passes(kind, tx, rx, pdr)
+        limited |= lim
+        probes.append(Probe("routerlab", phase, load, dur, tx, rx, ok, lim))
+        return ok
+
+    def narrow(low, high, dur, width, phase):
+        # low passes (or is None), high fails (or is None): bisect geometrically
+        while low is not None and high is not None and (high - low) / high > width:
+            mid = math.sqrt(low * high)
+            if trial(mid, dur, phase):
+                low = mid
+            else:
+                high = mid
+        return low, high
+
+    # coarse bracket with short trials
+    low = lo if trial(lo, short_duration, "short") else None
+    high = hi if (low is None or not trial(hi, short_duration, "short")) else None
+    if low is not None and high is not None:
+        low, high = narrow(low, high, short_duration, max(precision * 4, 0.05), "short")
+    # full duration: confirm the bracket, widening where the short answer does not hold
+    if low is not None:
+        while not trial(low, final_duration, "final"):
+            high, low = low, (low / 2 if low / 2 >= lo else None)
+            if low is None:
+                break
+    if low is not None and high is not None:
+        while trial(high, final_duration, "final"):
+            low, high = high, (min(high * 2, hi) if high < hi else None)
+            if high is None:
+                break
+        low, high = narrow(low, high, final_duration, precision, "final")
+    width = (high - low) / high if low is not None and high is not None else float("nan")
+    return SearchResult("routerlab", kind, low, high, width, sum(p.duration for p in probes), probes, limited)
+
+
+def mlrsearch(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = 0.005,
+              precision: float = 0.02, short_duration: float = 0.5, final_duration: float = 2.0) -> SearchResult:
+    """The same search done by the MLRsearch package (PyPI), driving the same measure.
+
+    Goal: one full-duration trial whose loss ratio is within the target (exceed ratio 0,
+    duration sum = one final trial), the same relative width and initial duration.
+    """
+    from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossRatioSearch, SearchGoal
+
+    probes: list[Probe] = []
+    limited = False
+
+    class _Measurer(AbstractMeasurer):
+        def measure(self, intended_duration, intended_load):
+            nonlocal limited
+            tx, rx, lim = measure(intended_load, intended_duration)
+            limited |= lim
+            probes.append(Probe("mlrsearch", "mlr", intended_load, intended_duration, tx, rx,
+                                (not lim) and passes(kind, tx, rx, pdr), lim))
+            return MeasurementResult(intended_duration=intended_duration, intended_load=intended_load,
+                                     offered_count=tx, forwarding_count=min(rx, tx))
+
+    goal = SearchGoal(loss_ratio=0.0 if kind == "ndr" else pdr, exceed_ratio=0.0, relative_width=precision,
+                      initial_trial_duration=short_duration, final_trial_duration=final_duration,
+                      duration_sum=final_duration, preceding_targets=2, fail_fast=False)
+    config = Config()
+    config.goals = [goal]
+    config.min_load = lo
+    config.max_load = hi
+    config.warmup_duration = 0.0
+    config.search_duration_max = 3600.0
+    res = MultipleLossRatioSearch(config).search(_Measurer(), debug=lambda msg: None)[goal]
+    low = res.relevant_lower_bound.float_load if res.relevant_lower_bound else None
+    high = res.relevant_upper_bound.float_load if res.relevant_upper_bound else None
+    width = (high - low) / high if low and high else float("nan")
+    return SearchResult("mlrsearch", kind, low, high, width, sum(p.duration for p in probes), probes, limited)
+
+
+def testbed_measure(tb: Testbed, spec: traffic.TrafficSpec) -> Measure:
+    """A :data:`Measure` that runs real trials on ``tb``."""
+    def measure(load, duration):
+        r = traffic.run_trial(tb, load, duration, spec)
+        return r.tx, r.rx, r.generator_limited
+    return measure
+
+
+def run_search(engine: str, sc: Scenario, out, *, kind: str = "both", pdr: float = 0.005, ceiling_pps: float,
+               final_duration: float = 2.0, precision: float = 0.02, methods=("routerlab",),
+               experiment: str = "") -> list[SearchResult]:
+    """Search PDR and/or NDR of an engine on a fresh testbed; write every probe and the
+    results to ``out/search_trials.csv`` and ``out/search_results.csv``."""
+    kinds = ["pdr", "ndr"] if kind == "both" else [kind]
+    eng = engines.get(engine)
+    eng.check(sc)
+    spec = traffic.TrafficSpec(flows=sc.flows, frame_size=sc.frame_size, drop_share=sc.drop_share)
+    experiment = experiment or f"{engine}-{sc.name}"
+    results = []
+    with Testbed() as tb:
+        eng.start(tb, sc)
+        measure = testbed_measure(tb, spec)
+        for k in kinds:
+            for m in methods:
+                fn = bisect if m == "routerlab" else mlrsearch
+                t0 = time.perf_counter()
+                r = fn(measure, kind=k, lo=ceiling_pps * 0.01, hi=ceiling_pps, pdr=pdr, precision=precision,
+                       final_duration=final_duration)
+                r.wall_seconds = time.perf_counter() - t0
+                results.append(r)
+        eng.stop(tb)
+    _write(out, experiment, engine, sc, results, ceiling_pps)
+    return results
+
+
+def _write(out, experiment, engine, sc, results, ceiling):
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    probes = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "kind": r.kind,
+                            **p.__dict__} for r in results for p in r.probes])
+    summary = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "method": r.method,
+                             "kind": r.kind, "lower_pps": r.lower, "upper_pps": r.upper, "precision": r.precision,
+                             "trial_seconds": r.trial_seconds, "trials": len(r.probes),
+                             "limited_by_generator": r.limited_by_generator, "generator_ceiling_pps": round(ceiling),
+                             "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())} for r in results])
+    for name, df in (("search_trials.csv", probes), ("search_results.csv", summary)):
+        path = out / name
+        if path.is_file():
+            old = pd.read_csv(path)
+            df = pd.concat([old[old["experiment"] != experiment], df], ignore_index=True)
+        tmp = path.with_suffix(".tmp")
+        df.to_csv(tmp, index=False)
+        tmp.replace(path)
+
+
+def format_result(results: list[SearchResult]) -> list[str]:
+    """One line per search result."""
+    lines = []
+    for r in results:
+        ans = "below the search range" if r.lower is None else (
+            f">= {r.lower:.0f} pps (no failure up to the ceiling)" if r.upper is None else
+            f"{r.lower:.0f} pps (next failing {r.upper:.0f}, width {r.precision:.1%})")
+        note = "; generator-limited trials seen" if r.limited_by_generator else ""
+        lines.append(f"{r.method:9} {r.kind.upper()}: {ans}; {len(r.probes)} trials, "
+                     f"{r.trial_seconds:.1f} trial-seconds{note}")
+    return lines

@@ -1,0 +1,180 @@
+"""Measuring: a fixed sweep of loads (K trials of T seconds each) on one engine.
+
+Trials are appended to the dataset as they finish (:class:`routerlab.datasets.TrialWriter`);
+rerunning the same command resumes where an interrupted sweep stopped. Each experiment
+gets an environment record in ``experiments.csv``: kernel, CPU, pinning, engine and
+generator versions, the generator's measured ceiling, frame size, date.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from . import datasets, engines, scenarios, traffic
+from .errors import ParameterError
+from .testbed import Testbed
+
+#: Columns of trials.csv written by the testbed.
+TRIAL_FIELDS = ["experiment", "engine", "scenario", "offered_pps", "trial", "duration_s", "tx", "rx",
+                "sent_pps", "refused", "generator_limited", "cpu_load", "steal", "steal_flagged",
+                "engine_forwarded", "started_at"]
+
+
+@dataclass
+class SweepPlan:
+    """What to measure.
+
+    Attributes
+    ----------
+    engine : str
+        Engine name (``routerlab.engines.ENGINES``).
+    scenario : routerlab.scenarios.Scenario
+        Traffic and task.
+    loads : list of float
+        Offered loads in pps (ascending after validation).
+    runs : int
+        Trials per load (K).
+    duration : float
+        Seconds per trial (T).
+    experiment : str
+        Experiment id (default: engine + scenario).
+    """
+
+    engine: str
+    scenario: scenarios.Scenario
+    loads: list[float]
+    runs: int = 10
+    duration: float = 2.0
+    experiment: str = ""
+
+    def __post_init__(self):
+        if self.runs < 1:
+            raise ParameterError("runs", f"must be >= 1, got {self.runs}")
+        if not self.duration > 0:
+            raise ParameterError("duration", f"must be > 0 seconds, got {self.duration}")
+        if not self.loads:
+            raise ParameterError("loads", "give at least one load")
+        bad = [x for x in self.loads if not x > 0]
+        if bad:
+            raise ParameterError("loads", f"loads must be > 0 pps, got {bad[0]:g}")
+        self.loads = sorted(set(float(x) for x in self.loads))
+        self.experiment = self.experiment or f"{self.engine}-{self.scenario.name}"
+
+    @property
+    def seconds(self) -> float:
+        """Wall time estimate of the whole sweep (trials plus ~0.3 s overhead each)."""
+        return len(self.loads) * self.runs * (self.duration + 0.3)
+
+
+def parse_loads(loads: str | None = None, loads_frac: str | None = None, ceiling_pps: float | None = None) -> list[float]:
+    """Loads in pps from ``"50000,100000"`` or fractions ``"0.1,0.2"`` of the generator's ceiling."""
+    if bool(loads) == bool(loads_frac):
+        raise ParameterError("--loads", "give exactly one of --loads (pps) and --loads-frac")
+    text = loads or loads_frac
+    try:
+        vals = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ParameterError("--loads" if loads else "--loads-frac", f"not a comma-separated list of numbers: {text!r}") from None
+    if loads_frac:
+        if any(not 0 < v <= 1.5 for v in vals):
+            raise ParameterError("--loads-frac", "fractions must be in (0, 1.5]")
+        if not ceiling_pps:
+            raise ParameterError("--loads-frac", "needs the generator's ceiling")
+        vals = [round(v * ceiling_pps) for v in vals]
+    return vals
+
+
+def environment(engine: engines.Engine, tb: Testbed, scenario: scenarios.Scenario, ceiling_pps: float,
+                facts: dict) -> dict:
+    """The environment record of an experiment."""
+    cpu = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    virt = ""
+    try:
+        virt = "; hypervisor" if "hypervisor" in open("/proc/cpuinfo").read() else "; bare metal"
+    except OSError:
+        pass
+    return {
+        "source": "routerlab testbed",
+        "where": f"{platform.node()} (network namespaces, veth{virt})",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "kernel": platform.release(),
+        "cpu": f"{cpu} x{os.cpu_count()}",
+        "pinning": f"generator CPU {tb.gen_cpu}; router receive CPU {tb.router_cpu}; sink drops at nft ingress",
+        "engine": engine.name,
+        "engine_version": engine.version(),
+        "generator": traffic.generator_version() + " (AF_PACKET, open loop, sendmmsg batch 32)",
+        "generator_ceiling_pps": round(ceiling_pps),
+        "frame_size": scenario.frame_size,
+        "scenario": f"{scenario.name}: {scenario.describe()}",
+        "notes": "; ".join(f"{k}={v}" for k, v in facts.items()),
+    }
+
+
+def run(plan: SweepPlan, out: Path, *, ceiling_pps: float | None = None, progress: bool = True) -> Path:
+    """Measure ``plan`` into the dataset folder ``out`` (resuming what is already there).
+
+    Parameters
+    ----------
+    ceiling_pps : float, optional
+        The generator's ceiling, if already measured; else it is measured first
+        (generator straight into the sink).
+
+    Returns
+    -------
+    pathlib.Path
+        The dataset folder.
+    """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    eng = engines.get(plan.engine)
+    eng.check(plan.scenario)
+    out = Path(out)
+    writer = datasets.TrialWriter(out, TRIAL_FIELDS)
+    done = writer.done()
+    todo = [(o, k) for o in plan.loads for k in range(plan.runs) if (plan.experiment, o, k) not in done]
+    spec = traffic.TrafficSpec(flows=plan.scenario.flows, frame_size=plan.scenario.frame_size,
+                               drop_share=plan.scenario.drop_share)
+    if not todo:
+        writer.close()
+        return out
+    if ceiling_pps is None:
+        ceiling_pps = traffic.ceiling(spec=spec)
+    cols = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} trials"),
+            TimeRemainingColumn()]
+    with writer, Testbed() as tb, Progress(*cols, disable=not progress) as prog:
+        facts = eng.start(tb, plan.scenario)
+        _record(out, plan.experiment, environment(eng, tb, plan.scenario, ceiling_pps, facts))
+        task = prog.add_task(f"{plan.engine} {plan.scenario.name}", total=len(todo))
+        try:
+            for o, k in todo:
+                f0 = eng.forwarded(tb)
+                r = traffic.run_trial(tb, o, plan.duration, spec)
+                f1 = eng.forwarded(tb)
+                row = {"experiment": plan.experiment, "engine": plan.engine, "scenario": plan.scenario.name,
+                       "trial": k, "engine_forwarded": (f1 - f0) if f0 is not None else "", **r.row()}
+                writer.write(row)
+                prog.update(task, advance=1, description=f"{plan.engine} {plan.scenario.name} @ {o:.0f} pps")
+        finally:
+            eng.stop(tb)
+    return out
+
+
+def _record(out: Path, experiment: str, env: dict):
+    path = out / "experiments.csv"
+    old = datasets.read_experiments(path) if path.is_file() else pd.DataFrame({"experiment": []})
+    old = old[old["experiment"] != experiment]
+    datasets.write_experiments(pd.concat([old, pd.DataFrame([{"experiment": experiment, **env}])],
+                                         ignore_index=True), out)

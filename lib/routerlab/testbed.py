@@ -1,0 +1,373 @@
+"""The namespace testbed: generator -> device under test -> sink, on veth links.
+
+Three network namespaces joined by two veth pairs::
+
+    <p>-tg  [<p>g0 10.70.1.2] ---- [<p>d0 10.70.1.1]  <p>-dut  [<p>d1 10.70.2.1] ---- [<p>s0 10.70.2.2]  <p>-sink
+
+``<p>`` is a per-run prefix (``rl`` + 6 hex digits), so two runs never collide and
+clean-up touches only what routerlab made. With ``direct=True`` the generator is wired
+straight to the sink (to measure the generator's own ceiling).
+
+CPU placement, on which every number depends: on veth the whole path would run on the
+sending CPU, so the generator is pinned to ``gen_cpu`` and the router's receive
+processing is moved to ``router_cpu`` (RPS on the DUT's ingress veth; engines that need
+NAPI use threaded NAPI pinned there). The sink drops at nft ingress behind a counter, so
+it is never the bottleneck. Static neighbour entries replace ARP; IPv6 is off on test
+links.
+
+Nothing is left behind: :class:`Testbed` is a context manager that removes its namespaces
+and processes on normal exit, on exceptions, on SIGINT and SIGTERM; each run writes a
+state file under ``/run/routerlab`` so that :func:`clean` removes what a killed run left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import NeedsRoot, ParameterError, RouterlabError
+
+STATE_DIR = Path(os.environ.get("ROUTERLAB_STATE_DIR", "/run/routerlab"))
+PREFIX_RE = re.compile(r"^rl[0-9a-f]{6}$")
+NS_RE = re.compile(r"^(rl[0-9a-f]{6})-(tg|dut|sink)$")
+
+#: Addresses inside the testbed (only ever configured inside its own namespaces).
+TG_NET, SINK_NET = "10.70.1", "10.70.2"
+#: Destinations the traffic is sent to: one /24 behind the sink.
+DEST_NET = "10.71.0"
+
+
+class TestbedError(RouterlabError):
+    """A testbed command failed; the message names the command and its error output."""
+
+
+def require_root():
+    """Raise :class:`NeedsRoot` (one clear line) unless running as root."""
+    if os.geteuid() != 0:
+        raise NeedsRoot("the testbed needs root (network namespaces, veth, nftables): run with sudo")
+    if not shutil.which("ip"):
+        raise NeedsRoot("iproute2 ('ip') is not installed: run scripts/setup.sh")
+
+
+def sh(*args: str, input: str | None = None, check: bool = True, timeout: float = 120) -> str:
+    """Run a command (argv), return its stdout; raise :class:`TestbedError` naming it."""
+    p = subprocess.run(list(args), input=input, capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise TestbedError(f"{' '.join(args)[:200]}: {p.stderr.strip() or p.stdout.strip()}")
+    return p.stdout
+
+
+def nsexec(ns: str, *args: str, **kw) -> str:
+    """Run a command inside namespace ``ns``."""
+    return sh("ip", "netns", "exec", ns, *args, **kw)
+
+
+def link_stats(ns: str, dev: str) -> dict:
+    """Kernel counters of a link (packets, drops), as ints."""
+    out = json.loads(sh("ip", "-n", ns, "-s", "-j", "link", "show", "dev", dev))
+    s = out[0]["stats64"]
+    return {"rx_packets": s["rx"]["packets"], "rx_dropped": s["rx"]["dropped"],
+            "tx_packets": s["tx"]["packets"], "tx_dropped": s["tx"]["dropped"]}
+
+
+def cpu_times() -> dict[str, list[int]]:
+    """Per-CPU jiffies from /proc/stat: name -> [user, nice, system, idle, iowait, irq, softirq, steal]."""
+    out = {}
+    with open("/proc/stat") as fh:
+        for line in fh:
+            if line.startswith("cpu"):
+                parts = line.split()
+                out[parts[0]] = [int(x) for x in parts[1:9]]
+    return out
+
+
+def cpu_usage(before: dict, after: dict, cpu: int) -> tuple[float, float]:
+    """Busy fraction of ``cpu`` (ratio in [0, 1]: everything but idle and iowait) and the
+    steal fraction over all CPUs between two :func:`cpu_times` samples."""
+    d = [a - b for a, b in zip(after[f"cpu{cpu}"], before[f"cpu{cpu}"])]
+    total = sum(d) or 1
+    busy = (total - d[3] - d[4]) / total
+    da = [a - b for a, b in zip(after["cpu"], before["cpu"])]
+    steal = da[7] / (sum(da) or 1)
+    return busy, steal
+
+
+@dataclass
+class Testbed:
+    """A generator, a device under test and a sink in their own namespaces.
+
+    Parameters
+    ----------
+    mtu : int
+        MTU of the test links, bytes.
+    direct : bool
+        Wire the generator straight to the sink (no DUT), to measure the generator.
+    gen_cpu, router_cpu : int
+        CPUs for the generator process and for the router's receive processing.
+    prefix : str, optional
+        Name prefix (``rl`` + 6 hex digits); random by default.
+    """
+
+    mtu: int = 1500
+    direct: bool = False
+    gen_cpu: int = 0
+    router_cpu: int = 1
+    prefix: str = field(default_factory=lambda: "rl" + secrets.token_hex(3))
+    procs: list = field(default_factory=list, repr=False)
+    _old_handlers: dict = field(default_factory=dict, repr=False)
+    _up: bool = field(default=False, repr=False)
+
+    def __post_init__(self):
+        if not PREFIX_RE.match(self.prefix):
+            raise ParameterError("prefix", f"must match {PREFIX_RE.pattern}, got {self.prefix!r}")
+        if not 576 <= self.mtu <= 9000:
+            raise ParameterError("mtu", f"must be 576..9000 bytes, got {self.mtu}")
+        ncpu = os.cpu_count() or 1
+        for name, cpu in (("gen_cpu", self.gen_cpu), ("router_cpu", self.router_cpu)):
+            if not 0 <= cpu < ncpu:
+                raise ParameterError(name, f"CPU {cpu} does not exist (this machine has {ncpu})")
+
+    # names -----------------------------------------------------------------------
+    @property
+    def ns_tg(self):
+        return f"{self.prefix}-tg"
+
+    @property
+    def ns_dut(self):
+        return f"{self.prefix}-dut"
+
+    @property
+    def ns_sink(self):
+        return f"{self.prefix}-sink"
+
+    @property
+    def tg_if(self):
+        return f"{self.prefix}g0"
+
+    @property
+    def dut_in(self):
+        return f"{self.prefix}d0"
+
+    @property
+    def dut_out(self):
+        return f"{self.prefix}d1"
+
+    @property
+    def sink_if(self):
+        return f"{self.prefix}s0"
+
+    @property
+    def namespaces(self):
+        return [self.ns_tg, self.ns_sink] + ([] if self.direct else [self.ns_dut])
+
+    @property
+    def state_file(self) -> Path:
+        return STATE_DIR / f"{self.prefix}.json"
+
+    # lifecycle ---------------------------------------------------------------------
+    def __enter__(self):
+        require_root()
+        self._install_signal_handlers()
+        try:
+            self.up()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.down()
+        self._restore_signal_handlers()
+        return False
+
+    def _install_signal_handlers(self):
+        def raise_interrupt(signum, frame):
+            raise KeyboardInterrupt(f"signal {signum}")
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._old_handlers[sig] = signal.signal(sig, raise_interrupt)
+            except ValueError:  # not the main thread: the caller handles signals
+                pass
+
+    def _restore_signal_handlers(self):
+        for sig, h in self._old_handlers.items():
+            signal.signal(sig, h)
+        self._old_handlers.clear()
+
+    def _write_state(self):
+        STATE_DIR.mkdir(parents=True, exist_ok=True)
+        state = {"prefix": self.prefix, "pid": os.getpid(), "namespaces": self.namespaces,
+                 "procs": [p.pid for p in self.procs if p.poll() is None], "started": time.time()}
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state))
+        os.replace(tmp, self.state_file)
+
+    def up(self):
+        """Create namespaces, links, addresses, neighbours, sink counter and CPU placement."""
+        self._up = True
+        self._write_state()  # first, so that a crash right now is still cleaned up
+        for ns in self.namespaces:
+            sh("ip", "netns", "add", ns)
+            for k in ("all", "default"):
+                nsexec(ns, "sysctl", "-qw", f"net.ipv6.conf.{k}.disable_ipv6=1")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        far_ns, far_if = (self.ns_sink, self.sink_if) if self.direct else (self.ns_dut, self.dut_in)
+        self._veth(self.ns_tg, self.tg_if, far_ns, far_if)
+        if not self.direct:
+            self._veth(self.ns_dut, self.dut_out, self.ns_sink, self.sink_if)
+        # addresses: on the direct wire the sink takes the DUT's address on the tg side
+        sh("ip", "-n", self.ns_tg, "addr", "add", f"{TG_NET}.2/24", "dev", self.tg_if)
+        if self.direct:
+            sh("ip", "-n", self.ns_sink, "addr", "add", f"{TG_NET}.1/24", "dev", self.sink_if)
+        else:
+            sh("ip", "-n", self.ns_dut, "addr", "add", f"{TG_NET}.1/24", "dev", self.dut_in)
+            sh("ip", "-n", self.ns_dut, "addr", "add", f"{SINK_NET}.1/24", "dev", self.dut_out)
+            sh("ip", "-n", self.ns_sink, "addr", "add", f"{SINK_NET}.2/24", "dev", self.sink_if)
+            # the sink does not answer ARP: the DUT knows its MAC statically
+            sh("ip", "-n", self.ns_dut, "neigh", "replace", f"{SINK_NET}.2", "lladdr",
+               self.mac(self.ns_sink, self.sink_if), "dev", self.dut_out, "nud", "permanent")
+            sh("ip", "-n", self.ns_dut, "neigh", "replace", f"{TG_NET}.2", "lladdr",
+               self.mac(self.ns_tg, self.tg_if), "dev", self.dut_in, "nud", "permanent")
+        sh("ip", "-n", self.ns_tg, "neigh", "replace", f"{TG_NET}.1", "lladdr",
+           self.mac(far_ns, far_if), "dev", self.tg_if, "nud", "permanent")
+        # the sink drops everything at ingress, counting it: it never becomes the bottleneck
+        nsexec(self.ns_sink, "nft", "-f", "-", input=(
+            "table netdev rlsink {\n  counter rx { }\n"
+            f"  chain in {{ type filter hook ingress device \"{self.sink_if}\" priority -500; "
+            "counter name \"rx\" drop; }\n}\n"))
+        # the router's (or, direct, the sink's) receive work runs on router_cpu, not on the generator's
+        self.set_rps(far_ns, far_if, self.router_cpu)
+        if not self.direct:
+            self.set_rps(self.ns_sink, self.sink_if, self.router_cpu)
+
+    def _veth(self, ns_a, a, ns_b, b):
+        sh("ip", "link", "add", a, "netns", ns_a, "mtu", str(self.mtu), "type", "veth",
+           "peer", "name", b, "netns", ns_b, "mtu", str(self.mtu))
+        for ns, dev in ((ns_a, a), (ns_b, b)):
+            sh("ip", "-n", ns, "link", "set", dev, "up")
+
+    @staticmethod
+    def set_rps(ns: str, dev: str, cpu: int):
+        """Steer the receive processing of ``dev`` to ``cpu`` (RPS)."""
+        nsexec(ns, "sh", "-c", f"echo {1 << cpu:x} > /sys/class/net/{dev}/queues/rx-0/rps_cpus")
+
+    @staticmethod
+    def mac(ns: str, dev: str) -> str:
+        return json.loads(sh("ip", "-n", ns, "-j", "link", "show", "dev", dev))[0]["address"]
+
+    def spawn(self, ns: str, *args: str, cpu: int | None = None, **kw) -> subprocess.Popen:
+        """Start a process in namespace ``ns`` (optionally pinned to ``cpu``); it is killed by
+        :meth:`down` and by :func:`clean` if this run dies."""
+        cmd = ["ip", "netns", "exec", ns] + (["taskset", "-c", str(cpu)] if cpu is not None else []) + list(args)
+        p = subprocess.Popen(cmd, start_new_session=True, **kw)
+        self.procs.append(p)
+        self._write_state()
+        return p
+
+    def down(self):
+        """Remove every process, link and namespace of this run (idempotent)."""
+        if not self._up:
+            return
+        for p in self.procs:
+            _kill_group(p.pid)
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        self.procs.clear()
+        for ns in self.namespaces:
+            _delete_ns(ns)
+        self.state_file.unlink(missing_ok=True)
+        self._up = False
+
+    # measurement helpers --------------------------------------------------------------
+    def sink_count(self) -> int:
+        """Packets counted at the sink's ingress so far."""
+        out = json.loads(nsexec(self.ns_sink, "nft", "-j", "list", "counter", "netdev", "rlsink", "rx"))
+        return next(o["counter"]["packets"] for o in out["nftables"] if "counter" in o)
+
+    def tx_counters(self) -> dict:
+        """The generator link's kernel counters (tx_packets, tx_dropped = refused by the
+        receiving side at enqueue)."""
+        return link_stats(self.ns_tg, self.tg_if)
+
+
+def _kill_group(pid: int):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)
+
+
+def _delete_ns(ns: str):
+    # processes still inside the namespace (e.g. orphaned daemons) are killed first
+    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+    for pid in pids:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def clean(all_runs: bool = False) -> list[str]:
+    """Remove what crashed runs left: their processes and namespaces.
+
+    A run whose owning process is still alive is left alone unless ``all_runs``.
+    Only names routerlab makes (``rl`` + 6 hex digits + ``-tg|-dut|-sink``) are touched.
+
+    Returns
+    -------
+    list of str
+        What was removed, one item per namespace or process.
+    """
+    require_root()
+    removed = []
+    live = set()
+    if STATE_DIR.is_dir():
+        for f in STATE_DIR.glob("rl*.json"):
+            try:
+                st = json.loads(f.read_text())
+            except (OSError, json.JSONDecodeError):
+                f.unlink(missing_ok=True)
+                continue
+            if not all_runs and _alive(st.get("pid")):
+                live.add(st["prefix"])
+                continue
+            for pid in st.get("procs", []):
+                if _alive(pid):
+                    _kill_group(pid)
+                    removed.append(f"process {pid}")
+            f.unlink(missing_ok=True)
+    names = sh("ip", "netns", "list", check=False).split("\n")
+    for line in names:
+        name = line.split(" ")[0].strip()
+        m = NS_RE.match(name)
+        if m and m.group(1) not in live:
+            _delete_ns(name)
+            removed.append(f"namespace {name}")
+    return removed
+
+
+def _alive(pid) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

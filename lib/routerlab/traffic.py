@@ -1,0 +1,167 @@
+"""Traffic: our open-loop generator (``csrc/rlgen.c``), one trial, and the ceiling.
+
+The generator is compiled with gcc at first use into the user cache, keyed by a hash of
+its source. Why our own generator: the generators in the registries are closed-loop on
+veth (socket back-pressure and silent ENOBUFS retries turn router overload into a lower
+sending rate, not loss). ``routerlab bench generators`` measures the candidates side by
+side; docs/generators.md keeps the numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+
+from .errors import ParameterError, RouterlabError
+from .testbed import DEST_NET, SINK_NET, TG_NET, Testbed, cpu_times, cpu_usage
+
+#: A trial counts as generator-limited when it offered less than this share of the
+#: requested packets (or its own socket refused any).
+GENERATOR_TOLERANCE = 0.995
+#: A trial counts as disturbed by the hypervisor when steal exceeds this fraction of CPU time.
+STEAL_FLAG = 0.02
+#: Time for packets in flight to reach the sink before the counters are read, seconds.
+DRAIN_S = 0.1
+
+
+def generator_binary() -> Path:
+    """Path of the compiled generator, building it (gcc -O2) if needed."""
+    src = resources.files("routerlab").joinpath("csrc/rlgen.c").read_bytes()
+    tag = hashlib.sha256(src).hexdigest()[:12]
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / "bin"
+    binary = cache / f"rlgen-{tag}"
+    if binary.is_file():
+        return binary
+    cc = shutil.which(os.environ.get("CC", "gcc")) or shutil.which("cc")
+    if not cc:
+        raise RouterlabError("no C compiler (gcc) to build the traffic generator: run scripts/setup.sh")
+    cache.mkdir(parents=True, exist_ok=True)
+    src_file = cache / f"rlgen-{tag}.c"
+    src_file.write_bytes(src)
+    tmp = binary.with_suffix(".tmp")
+    p = subprocess.run([cc, "-O2", "-Wall", "-o", str(tmp), str(src_file)], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RouterlabError(f"building the traffic generator failed:\n{p.stderr}")
+    os.replace(tmp, binary)
+    return binary
+
+
+def generator_version() -> str:
+    """A version string: the generator's name and the hash of its source."""
+    return "rlgen " + generator_binary().name.split("-", 1)[1]
+
+
+@dataclass
+class TrafficSpec:
+    """What the generator sends.
+
+    Attributes
+    ----------
+    flows : {"single", "multi"}
+        ``single``: one destination, fixed ports; ``multi``: 254 destinations in one /24,
+        random ports.
+    frame_size : int
+        Frame size on the wire in bytes (64 = minimum, FCS included).
+    drop_share : float
+        Share of packets addressed to a port the firewall drops (ratio in [0, 1)).
+    """
+
+    flows: str = "single"
+    frame_size: int = 64
+    drop_share: float = 0.0
+
+    #: UDP port of the packets the firewall is meant to drop.
+    DROP_PORT = 9
+
+
+@dataclass
+class TrialResult:
+    """One trial's counters. Packets in counts, rates in pps, fractions in [0, 1].
+
+    ``tx`` is what was offered to the router (put on the wire or refused at its input;
+    only traffic that should pass when part of it is meant to be dropped) and ``rx`` what
+    reached the sink.
+    """
+
+    offered_pps: float
+    duration_s: float
+    tx: int
+    rx: int
+    sent_pps: float
+    refused: int
+    generator_limited: bool
+    cpu_load: float
+    steal: float
+    steal_flagged: bool
+    kernel_tx: int
+    started_at: str
+
+    def row(self) -> dict:
+        return asdict(self)
+
+
+def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec,
+              batch: int = 32) -> TrialResult:
+    """Send ``rate_pps`` for ``duration_s`` through the testbed and count what arrives.
+
+    ``rate_pps = 0`` sends as fast as the generator can (ceiling measurement).
+    """
+    if rate_pps < 0:
+        raise ParameterError("rate", f"must be >= 0 pps, got {rate_pps}")
+    if duration_s <= 0:
+        raise ParameterError("duration", f"must be > 0 s, got {duration_s}")
+    dst_mac = Testbed.mac(tb.ns_sink if tb.direct else tb.ns_dut, tb.sink_if if tb.direct else tb.dut_in)
+    args = [str(generator_binary()), "--ifname", tb.tg_if, "--smac", Testbed.mac(tb.ns_tg, tb.tg_if),
+            "--dmac", dst_mac, "--src", f"{TG_NET}.2",
+            "--dst", f"{SINK_NET}.2" if tb.direct else f"{DEST_NET}.1",
+            "--rate", f"{rate_pps:.3f}", "--duration", f"{duration_s:.3f}", "--batch", str(batch),
+            "--frame-size", str(spec.frame_size), "--dport", "5001", "--sport", "5000"]
+    if spec.flows == "multi":
+        args += ["--dst-count", "254", "--random-ports"]
+    if spec.drop_share:
+        args += ["--drop-share", str(spec.drop_share), "--drop-dport", str(TrafficSpec.DROP_PORT)]
+    k0, s0, c0 = tb.tx_counters(), tb.sink_count(), cpu_times()
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    p = tb.spawn(tb.ns_tg, *args, cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=duration_s * 3 + 10)
+    finally:
+        if p in tb.procs:
+            tb.procs.remove(p)
+    if p.returncode != 0:
+        raise RouterlabError(f"traffic generator failed ({p.returncode}): {err.strip()}")
+    c1 = cpu_times()
+    time.sleep(DRAIN_S)
+    k1, s1 = tb.tx_counters(), tb.sink_count()
+    res = {k.removeprefix("RESULT-"): float(v) for k, v in
+           (line.split("=", 1) for line in out.splitlines() if line.startswith("RESULT-"))}
+    kernel_tx = (k1["tx_packets"] - k0["tx_packets"]) + (k1["tx_dropped"] - k0["tx_dropped"])
+    offered = res["sent"] + res["refused"]
+    tx = int(res["legit_sent"] + res["legit_refused"]) if spec.drop_share else kernel_tx
+    busy, steal = cpu_usage(c0, c1, tb.router_cpu)
+    requested = res["requested"]
+    limited = res["blocked"] > 0 or (requested > 0 and offered < GENERATOR_TOLERANCE * requested)
+    return TrialResult(
+        offered_pps=rate_pps, duration_s=duration_s, tx=tx, rx=s1 - s0,
+        sent_pps=offered / res["elapsed"], refused=int(res["refused"]),
+        generator_limited=bool(limited), cpu_load=round(busy, 4), steal=round(steal, 4),
+        steal_flagged=steal > STEAL_FLAG, kernel_tx=int(kernel_tx), started_at=started)
+
+
+def ceiling(duration_s: float = 2.0, spec: TrafficSpec | None = None, runs: int = 3) -> float:
+    """The generator's own ceiling in pps: as fast as it can, wired straight to the sink.
+
+    Returns the median over ``runs`` trials of the offered rate (sent + refused per second).
+    """
+    import statistics
+
+    spec = spec or TrafficSpec()
+    with Testbed(direct=True) as tb:
+        rates = [run_trial(tb, 0, duration_s, spec).sent_pps for _ in range(runs)]
+    return statistics.median(rates)

@@ -1,0 +1,177 @@
+"""The namespace testbed, for real: topology up and down, forwarding, counters, clean-up.
+
+Needs root (network namespaces); skipped otherwise, with that reason."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from routerlab import engines, scenarios, testbed, traffic
+from routerlab.errors import NeedsRoot, ParameterError
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and veth")
+
+
+def our_namespaces(prefix):
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith(prefix)]
+
+
+def test_topology_up_and_down_leaves_nothing():
+    tb = testbed.Testbed()
+    with tb:
+        assert sorted(our_namespaces(tb.prefix)) == sorted(tb.namespaces)
+        assert tb.state_file.is_file()
+        # the DUT's two links are up with their addresses; IPv6 is off
+        addrs = json.loads(testbed.sh("ip", "-n", tb.ns_dut, "-j", "addr", "show"))
+        v4 = {a["ifname"]: [i["local"] for i in a["addr_info"] if i["family"] == "inet"] for a in addrs}
+        assert v4[tb.dut_in] == ["10.70.1.1"] and v4[tb.dut_out] == ["10.70.2.1"]
+        assert not any(i["family"] == "inet6" for a in addrs for i in a["addr_info"])
+    assert our_namespaces(tb.prefix) == [] and not tb.state_file.exists()
+
+
+def test_host_is_untouched():
+    before = testbed.sh("ip", "-j", "link", "show")
+    routes = testbed.sh("ip", "route", "show")
+    with testbed.Testbed():
+        pass
+    assert testbed.sh("ip", "-j", "link", "show") == before and testbed.sh("ip", "route", "show") == routes
+
+
+@pytest.mark.parametrize("engine, scenario", [("linux", "single-flow"), ("nft", "single-flow-fw5"),
+                                              ("ebpf", "single-flow-fw5"), ("linux", "multi-flow")])
+def test_forwarding_and_counters_add_up(engine, scenario):
+    sc = scenarios.load(scenario)
+    eng = engines.get(engine)
+    try:
+        eng.check(sc)
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(str(e))
+    spec = traffic.TrafficSpec(flows=sc.flows)
+    with testbed.Testbed() as tb:
+        eng.start(tb, sc)
+        f0 = eng.forwarded(tb)
+        r = traffic.run_trial(tb, 20_000, 0.5, spec)
+        f1 = eng.forwarded(tb)
+        # a low load: nothing lost, kernel's count of what was offered = the generator's
+        assert r.tx == r.kernel_tx > 0.95 * 10_000
+        assert r.rx == r.tx, r
+        assert f1 - f0 == r.rx  # the engine's own forwarded counter matches the sink
+        if not eng.kernel_forwarding:
+            assert engines.guard_count(tb) == 0  # the kernel forwarded nothing for the engine
+
+
+def test_drop_scenario_counts_only_legit_traffic():
+    sc = scenarios.load("ddos-drop50-fw5", routes=10)
+    with testbed.Testbed() as tb:
+        engines.get("nft").start(tb, sc)
+        r = traffic.run_trial(tb, 20_000, 0.5, traffic.TrafficSpec(flows="multi", drop_share=0.5))
+        assert r.tx == pytest.approx(r.kernel_tx / 2, rel=0.01)
+        assert r.rx == r.tx
+
+
+def test_ebpf_gre_packets_carry_the_outer_header():
+    sc = scenarios.load("gre-multiflow-fw50")
+    try:
+        engines.get("ebpf").check(sc)
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(str(e))
+    code = textwrap.dedent("""
+        import socket, struct, sys
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+        s.bind((sys.argv[1], 0)); s.settimeout(5)
+        f = s.recv(2048)
+        print(f[14:34].hex(), f[34:38].hex(), f[38:58].hex())
+    """)
+    with testbed.Testbed() as tb:
+        engines.get("ebpf").start(tb, sc)
+        cap = tb.spawn(tb.ns_sink, sys.executable, "-c", code, tb.sink_if, stdout=subprocess.PIPE, text=True)
+        time.sleep(0.3)
+        traffic.run_trial(tb, 1000, 0.3, traffic.TrafficSpec(flows="multi"))
+        outer, gre, inner = cap.communicate(timeout=10)[0].split()
+    outer, inner = bytes.fromhex(outer), bytes.fromhex(inner)
+    assert outer[9] == 47 and outer[12:16] == bytes([10, 70, 2, 1]) and outer[16:20] == bytes([10, 70, 2, 2])
+    assert gre == "00000800"
+    assert inner[16:19] == bytes([10, 71, 0]) and inner[8] == 63  # TTL decremented once
+
+
+def test_large_route_table_loads_in_batch():
+    sc = scenarios.load("single-flow", routes=20_000)
+    with testbed.Testbed() as tb:
+        facts = engines.get("linux").start(tb, sc)
+        n = len(testbed.sh("ip", "-n", tb.ns_dut, "route", "show").splitlines())
+    assert n >= 20_000 and facts["routes_load_s"] < 30
+
+
+SCRIPT = textwrap.dedent("""
+    import sys, time
+    from routerlab import testbed
+    tb = testbed.Testbed(prefix=sys.argv[1])
+    with tb:
+        print("up", flush=True)
+        time.sleep(60)
+""")
+
+
+def _start_run(prefix):
+    p = subprocess.Popen([sys.executable, "-c", SCRIPT, prefix], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "up"
+    assert len(our_namespaces(prefix)) == 3
+    return p
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_cleanup_on_signal(sig):
+    prefix = "rl" + os.urandom(3).hex()
+    p = _start_run(prefix)
+    p.send_signal(sig)
+    p.wait(timeout=20)
+    assert our_namespaces(prefix) == []
+    assert not (testbed.STATE_DIR / f"{prefix}.json").exists()
+
+
+def test_clean_after_kill_9():
+    prefix = "rl" + os.urandom(3).hex()
+    p = _start_run(prefix)
+    p.kill()
+    p.wait()
+    assert len(our_namespaces(prefix)) == 3  # kill -9 leaves them behind...
+    removed = testbed.clean()
+    assert our_namespaces(prefix) == []  # ...and routerlab clean removes them
+    assert any(prefix in r for r in removed)
+
+
+def test_clean_leaves_live_runs_alone():
+    with testbed.Testbed() as tb:
+        testbed.clean()
+        assert sorted(our_namespaces(tb.prefix)) == sorted(tb.namespaces)
+
+
+def test_bad_parameters_are_named():
+    with pytest.raises(ParameterError, match="mtu"):
+        testbed.Testbed(mtu=10)
+    with pytest.raises(ParameterError, match="router_cpu"):
+        testbed.Testbed(router_cpu=999)
+    with pytest.raises(ParameterError, match="engine"):
+        engines.get("vpp")
+    with pytest.raises(ParameterError, match="scenario"):
+        scenarios.load("warp-speed")
+    with pytest.raises(ParameterError, match="rate"):
+        traffic.run_trial(None, -5, 1, traffic.TrafficSpec())
+
+
+def test_unsupported_feature_is_refused():
+    with pytest.raises(ParameterError, match="does not support gre"):
+        engines.get("nft").check(scenarios.load("gre-multiflow-fw50"))
+
+
+def test_without_root_says_so(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(NeedsRoot, match="needs root"):
+        testbed.require_root()
