@@ -51,3 +51,20 @@ def test_generator_limited_trials_never_pass():
 def test_bad_range_is_named():
     with pytest.raises(Exception, match="lo"):
         search.bisect(model, kind="pdr", lo=10, hi=5)
+
+
+def test_whole_range_passing_answers_at_least_the_ceiling():
+    r = search.bisect(lambda load, d: (int(load * d), int(load * d), False), kind="pdr", lo=6_000, hi=600_000,
+                      final_duration=1.0)
+    assert r.lower == 600_000 and r.upper is None
+
+
+def test_final_loads_pass_on_the_median_trial():
+    seq = iter([0.0, 0.02, 0.0] * 100)  # one trial in three loses 2%
+
+    def noisy(load, d):
+        tx = int(load * d)
+        return tx, int(tx * (1 - next(seq))), False
+
+    r = search.bisect(noisy, kind="pdr", lo=6_000, hi=600_000, final_duration=1.0)
+    assert r.lower == 600_000  # two of three trials pass at every load

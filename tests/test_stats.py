@@ -163,3 +163,15 @@ def test_assessment_record_is_flat_and_complete():
     rec = a.record()
     assert rec["verdict"] in ("GOOD", "BAD") and rec["loads"] == 3 and rec["runs_max"] == 2
     assert rec["pdr_pps"] == 100_000
+
+
+def test_generator_limited_trials_are_left_out_and_named():
+    t = trials({100: [0.0, 0.0], 200: [0.0, 0.5]}).assign(generator_limited=[False, False, False, True])
+    t["experiment"] = "x"
+    (a,) = stats.assess(t)
+    assert a.summary["runs"].tolist() == [2, 1]
+    assert a.summary["plr"].iloc[1] == 0.0  # the limited trial's "loss" is the generator's, not the router's
+    assert any("generator-limited" in n and "1 at 200 pps" in n for n in a.notes)
+    # also when read back from CSV as text
+    t["generator_limited"] = t["generator_limited"].astype(str)
+    assert stats.assess(t)[0].summary["runs"].tolist() == [2, 1]

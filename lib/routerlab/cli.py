@@ -34,6 +34,12 @@ class InputFormat(str, Enum):
     routerlab = "routerlab"
 
 
+class SearchKind(str, Enum):
+    pdr = "pdr"
+    ndr = "ndr"
+    both = "both"
+
+
 def _fail(msg: str, code: int = 2):
     err.print(f"[red]routerlab: error:[/red] {msg}", highlight=False)
     raise typer.Exit(code)
@@ -153,18 +159,78 @@ def bench_assess(
     typer.echo(bench.format_assess(res))
 
 
+@bench_app.command("generators")
+def bench_generators(
+    duration: float = typer.Option(2.0, help="Seconds per trial."),
+    runs: int = typer.Option(3, min=1, help="Trials per generator and rate."),
+    csv: Optional[Path] = typer.Option(None, help="Also write every trial to this CSV."),
+):
+    """Rate precision of rlgen, trafgen and tcpreplay at 25/50/75/100% of the ceiling (needs root)."""
+    from . import bench, testbed
+
+    try:
+        testbed.require_root()
+        ceil, df = bench.generators(duration=duration, runs=runs)
+    except RouterlabError as e:
+        _fail(str(e), 1)
+    if csv:
+        df.to_csv(csv, index=False)
+    typer.echo(bench.format_generators(ceil, df))
+
+
+@bench_app.command("engines")
+def bench_engines(
+    out: Path = typer.Option(Path("runs/bench-engines"), help="Folder for the search trials and results."),
+    duration: float = typer.Option(2.0, help="Seconds per final trial."),
+    engine: List[str] = typer.Option(["linux", "nft", "ebpf"], help="Engines (first = reference); nft runs 50 rules."),
+):
+    """PDR@0.5% of several engines measured in one run, as ratios to the first (needs root)."""
+    from . import bench, testbed
+
+    try:
+        testbed.require_root()
+        ceil, df = bench.engines_pdr(tuple(engine), out=out, duration=duration)
+    except RouterlabError as e:
+        _fail(str(e), 1)
+    typer.echo(f"generator ceiling: {ceil:.0f} pps")
+    typer.echo(df.to_string(index=False, float_format=lambda x: f"{x:.3f}" if x < 10 else f"{x:.0f}"))
+
+
+@bench_app.command("search")
+def bench_search(
+    engine: str = typer.Option("linux", help="Engine to search."),
+    scenario: str = typer.Option("single-flow", help="Scenario preset."),
+    out: Path = typer.Option(Path("runs/bench-search"), help="Folder for the search trials and results."),
+    duration: float = typer.Option(2.0, help="Seconds per final trial."),
+    kind: SearchKind = typer.Option(SearchKind.both, help="pdr, ndr or both."),
+):
+    """Our PDR/NDR search and MLRsearch (PyPI) on the same testbed: answers and trial-seconds (needs root)."""
+    from . import scenarios, search, testbed, traffic
+
+    try:
+        testbed.require_root()
+        sc = scenarios.load(scenario)
+        ceil = traffic.ceiling()
+        res = search.run_search(engine, sc, out, kind=kind.value, ceiling_pps=ceil, final_duration=duration,
+                                methods=("routerlab", "mlrsearch"), experiment=f"bench-search-{engine}-{sc.name}")
+    except RouterlabError as e:
+        _fail(str(e), 1)
+    typer.echo(f"generator ceiling: {ceil:.0f} pps")
+    for line in search.format_result(res):
+        typer.echo(line)
+    for k in {r.kind for r in res}:
+        ours, mlr = [r for r in res if r.kind == k and r.method == "routerlab"], [r for r in res if r.kind == k and r.method == "mlrsearch"]
+        if ours and mlr and ours[0].lower and mlr[0].lower:
+            typer.echo(f"{k.upper()}: routerlab / mlrsearch answer = {ours[0].lower / mlr[0].lower:.3f}, "
+                       f"trial-seconds = {ours[0].trial_seconds / mlr[0].trial_seconds:.2f}")
+
+
 def main():  # pragma: no cover - console entry for `python -m routerlab`
     app()
 
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
-
-
-class SearchKind(str, Enum):
-    pdr = "pdr"
-    ndr = "ndr"
-    both = "both"
 
 
 @app.command()

@@ -281,15 +281,11 @@ def is_raw_file(path) -> bool:
 
 def verdict_table(trials: pd.DataFrame, assessments) -> pd.DataFrame:
     """One row per experiment: its set-up columns, verdict, PDR and saturation loads (pps)."""
+    from .stats import records
+
     setup = trials.drop_duplicates("experiment").set_index("experiment")
     cols = [c for c in SETUP_COLUMNS if c in setup.columns]
-    rows = []
-    for a in assessments:
-        rec = a.record()
-        row = {"experiment": a.experiment, **setup.loc[a.experiment, cols].to_dict(),
-               "verdict": rec["verdict"], "pdr_pps": rec["pdr_pps"], "ndr_pps": rec["ndr_pps"],
-               "saturation_pps": rec["saturation_pps"], "loads": rec["loads"], "runs": rec["runs_max"],
-               "reason": rec["reason"]}
-        row["title"] = title(row, rec["runs_max"])
-        rows.append(row)
-    return pd.DataFrame(rows)
+    table = records(assessments).rename(columns={"runs_max": "runs"})
+    table = table.join(setup[cols], on="experiment")
+    table["title"] = [title(row, row["runs"]) for row in table.to_dict("records")]
+    return table

@@ -78,7 +78,8 @@ def passes(kind: str, tx: int, rx: int, pdr: float) -> bool:
 
 
 def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = 0.005,
-           precision: float = 0.02, short_duration: float = 0.5, final_duration: float = 2.0) -> SearchResult:
+           precision: float = 0.02, short_duration: float = 0.5, final_duration: float = 2.0,
+           final_trials: int = 3) -> SearchResult:
     """Our PDR/NDR search (see the module docstring).
 
     Parameters
@@ -90,6 +91,11 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = 0.
         Search range in pps (``hi``: the generator's ceiling).
     precision : float
         Stop when (upper - lower) / upper <= precision.
+    final_trials : int
+        Trials per load at full duration; the load passes when at least half of them pass
+        (the median trial: the criterion MLRsearch applies with exceed ratio 0.5, so both
+        searches answer the same question). One trial is too noisy on a machine with
+        steal time.
     """
     if kind not in ("pdr", "ndr"):
         raise ParameterError("kind", f"must be pdr or ndr, got {kind!r}")
@@ -100,11 +106,15 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = 0.
 
     def trial(load, dur, phase):
         nonlocal limited
-        tx, rx, lim = measure(load, dur)
-        ok = (not lim) and passes(kind, tx, rx, pdr)
-        limited |= lim
-        probes.append(Probe("routerlab", phase, load, dur, tx, rx, ok, lim))
-        return ok
+        n = final_trials if phase == "final" else 1
+        good = 0
+        for _ in range(n):
+            tx, rx, lim = measure(load, dur)
+            limited |= lim
+            ok = (not lim) and passes(kind, tx, rx, pdr)
+            good += ok
+            probes.append(Probe("routerlab", phase, load, dur, tx, rx, ok, lim))
+        return 2 * good >= n
 
     def narrow(low, high, dur, width, phase):
         # low passes (or is None), high fails (or is None): bisect geometrically
@@ -117,10 +127,12 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = 0.
         return low, high
 
     # coarse bracket with short trials
-    low = lo if trial(lo, short_duration, "short") else None
-    high = hi if (low is None or not trial(hi, short_duration, "short")) else None
-    if low is not None and high is not None:
-        low, high = narrow(low, high, short_duration, max(precision * 4, 0.05), "short")
+    if not trial(lo, short_duration, "short"):
+        low, high = None, lo
+    elif trial(hi, short_duration, "short"):
+        low, high = hi, None  # the whole range passes: the ceiling is the candidate
+    else:
+        low, high = narrow(lo, hi, short_duration, max(precision * 4, 0.05), "short")
     # full duration: confirm the bracket, widening where the short answer does not hold
     if low is not None:
         while not trial(low, final_duration, "final"):
@@ -138,11 +150,14 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = 0.
 
 
 def mlrsearch(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = 0.005,
-              precision: float = 0.02, short_duration: float = 0.5, final_duration: float = 2.0) -> SearchResult:
+              precision: float = 0.02, short_duration: float = 0.5, final_duration: float = 2.0,
+              final_trials: int = 3) -> SearchResult:
     """The same search done by the MLRsearch package (PyPI), driving the same measure.
 
-    Goal: one full-duration trial whose loss ratio is within the target (exceed ratio 0,
-    duration sum = one final trial), the same relative width and initial duration.
+    Goal: ``final_trials`` full-duration trials' worth of time (duration sum), judged at
+    exceed ratio 0.5 (a load is a lower bound when most of that time passed the loss
+    target: MLRsearch's counterpart of our pooled trials), the same relative width and
+    initial duration.
     """
     from MLRsearch import AbstractMeasurer, Config, MeasurementResult, MultipleLossRatioSearch, SearchGoal
 
@@ -159,9 +174,10 @@ def mlrsearch(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float =
             return MeasurementResult(intended_duration=intended_duration, intended_load=intended_load,
                                      offered_count=tx, forwarding_count=min(rx, tx))
 
-    goal = SearchGoal(loss_ratio=0.0 if kind == "ndr" else pdr, exceed_ratio=0.0, relative_width=precision,
-                      initial_trial_duration=short_duration, final_trial_duration=final_duration,
-                      duration_sum=final_duration, preceding_targets=2, fail_fast=False)
+    goal = SearchGoal(loss_ratio=0.0 if kind == "ndr" else pdr, exceed_ratio=0.5 if final_trials > 1 else 0.0,
+                      relative_width=precision, initial_trial_duration=short_duration,
+                      final_trial_duration=final_duration, duration_sum=final_duration * final_trials,
+                      preceding_targets=2, fail_fast=False)
     config = Config()
     config.goals = [goal]
     config.min_load = lo
@@ -185,7 +201,7 @@ def testbed_measure(tb: Testbed, spec: traffic.TrafficSpec) -> Measure:
 
 def run_search(engine: str, sc: Scenario, out, *, kind: str = "both", pdr: float = 0.005, ceiling_pps: float,
                final_duration: float = 2.0, precision: float = 0.02, methods=("routerlab",),
-               experiment: str = "") -> list[SearchResult]:
+               experiment: str = "", final_trials: int = 3) -> list[SearchResult]:
     """Search PDR and/or NDR of an engine on a fresh testbed; write every probe and the
     results to ``out/search_trials.csv`` and ``out/search_results.csv``."""
     kinds = ["pdr", "ndr"] if kind == "both" else [kind]
@@ -202,15 +218,15 @@ def run_search(engine: str, sc: Scenario, out, *, kind: str = "both", pdr: float
                 fn = bisect if m == "routerlab" else mlrsearch
                 t0 = time.perf_counter()
                 r = fn(measure, kind=k, lo=ceiling_pps * 0.01, hi=ceiling_pps, pdr=pdr, precision=precision,
-                       final_duration=final_duration)
+                       final_duration=final_duration, final_trials=final_trials)
                 r.wall_seconds = time.perf_counter() - t0
                 results.append(r)
         eng.stop(tb)
-    _write(out, experiment, engine, sc, results, ceiling_pps)
+    _write(out, experiment, engine, sc, results, ceiling_pps, final_trials)
     return results
 
 
-def _write(out, experiment, engine, sc, results, ceiling):
+def _write(out, experiment, engine, sc, results, ceiling, final_trials):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     probes = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "kind": r.kind,
@@ -218,6 +234,7 @@ def _write(out, experiment, engine, sc, results, ceiling):
     summary = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "method": r.method,
                              "kind": r.kind, "lower_pps": r.lower, "upper_pps": r.upper, "precision": r.precision,
                              "trial_seconds": r.trial_seconds, "trials": len(r.probes),
+                             "final_trials": final_trials,
                              "limited_by_generator": r.limited_by_generator, "generator_ceiling_pps": round(ceiling),
                              "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())} for r in results])
     for name, df in (("search_trials.csv", probes), ("search_results.csv", summary)):

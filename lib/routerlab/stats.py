@@ -489,8 +489,8 @@ def assess(
         lim = trials["generator_limited"].astype(str).str.lower().isin(["true", "1"])
         if lim.any():
             exp_col = trials[experiment] if experiment in trials.columns else pd.Series("experiment", trials.index)
-            for (name, load), n in trials[lim].groupby([exp_col[lim], trials.loc[lim, load]]).size().items():
-                excluded.setdefault(str(name), []).append(f"{n} at {load:.0f} pps")
+            for (name, o), n in trials[lim].groupby([exp_col[lim], trials.loc[lim, load]]).size().items():
+                excluded.setdefault(str(name), []).append(f"{n} at {o:.0f} pps")
             trials = trials[~lim]
     if experiment not in trials.columns:
         trials = trials.assign(**{experiment: "experiment"})
@@ -532,3 +532,15 @@ def representative_pair(assessments: list[Assessment]) -> list[Assessment]:
     bad = next((a for a in assessments if not a.verdict.good and rising(a)), None)
     bad = bad or next((a for a in assessments if not a.verdict.good), None)
     return [a for a in (good, bad) if a is not None]
+
+
+def records(assessments: list[Assessment]) -> pd.DataFrame:
+    """One row per experiment (:meth:`Assessment.record`, without the nested params)."""
+    return pd.DataFrame([{k: v for k, v in a.record().items() if k not in ("params", "notes")}
+                         | {"notes": "; ".join(a.notes)} for a in assessments])
+
+
+def summaries(assessments: list[Assessment]) -> pd.DataFrame:
+    """Every per-load summary stacked, with the experiment and its verdict as columns (long form)."""
+    return pd.concat([a.summary.assign(experiment=a.experiment, verdict=a.verdict.label) for a in assessments],
+                     ignore_index=True)

@@ -178,3 +178,14 @@ def _record(out: Path, experiment: str, env: dict):
     old = old[old["experiment"] != experiment]
     datasets.write_experiments(pd.concat([old, pd.DataFrame([{"experiment": experiment, **env}])],
                                          ignore_index=True), out)
+
+
+def measure_fractions(engine: str, scenario: str, fractions: str, *, runs: int, duration: float, out) -> Path:
+    """Measure an engine at loads given as fractions of the generator's ceiling (measured
+    first, straight into the sink); returns the dataset folder. Needs root."""
+    sc = scenarios.load(scenario)
+    spec = traffic.TrafficSpec(flows=sc.flows, frame_size=sc.frame_size, drop_share=sc.drop_share)
+    ceiling_pps = traffic.ceiling(spec=spec)
+    plan = SweepPlan(engine, sc, parse_loads(loads_frac=fractions, ceiling_pps=ceiling_pps), runs=runs,
+                     duration=duration)
+    return run(plan, Path(out), ceiling_pps=ceiling_pps)
