@@ -82,3 +82,27 @@ def test_measure_rejects_bad_parameters_before_needing_root():
         r = runner.invoke(app, ["measure", "--out", "/tmp/unused", *args])
         assert r.exit_code == 2, (args, r.output)
         assert msg in r.stderr, (args, r.stderr)
+
+
+def test_figures_carries_on_past_a_failing_notebook(tmp_path, monkeypatch):
+    import nbformat
+
+    from routerlab import notebooks
+
+    def book(name, code):
+        nb = nbformat.v4.new_notebook()
+        params = nbformat.v4.new_code_cell('mode: str = "replay"  # replay or measure\nout_dir: str = ""  # figures')
+        params.metadata["tags"] = ["parameters"]
+        nb.cells = [params, nbformat.v4.new_code_cell(code)]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        path = tmp_path / f"{name}.ipynb"
+        nbformat.write(nb, path)
+        return path
+
+    broken = book("a_broken", "raise ValueError('boom')")
+    good = book("b_good", "from pathlib import Path\nPath(out_dir).mkdir(parents=True)\n(Path(out_dir) / 'ok').write_text('1')")
+    monkeypatch.setattr(notebooks, "list_notebooks", lambda folder=None: [broken, good])
+    r = runner.invoke(app, ["figures", "--out", str(tmp_path / "out")])
+    assert r.exit_code == 1
+    assert "FAILED a_broken" in r.stderr and "ValueError: boom" in r.stderr and "ok b_good" in r.stderr
+    assert (tmp_path / "out" / "b_good" / "ok").is_file()  # the next notebook still ran

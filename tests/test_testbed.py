@@ -177,3 +177,19 @@ def test_without_root_says_so(monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(NeedsRoot, match="needs root"):
         testbed.require_root()
+
+
+def test_sweep_writes_as_it_goes_and_resumes(tmp_path):
+    from routerlab import datasets, sweep
+
+    plan = sweep.SweepPlan("linux", scenarios.load("single-flow"), [5_000, 10_000], runs=2, duration=0.2)
+    sweep.run(plan, tmp_path, ceiling_pps=400_000, progress=False)
+    ds = datasets.read(tmp_path)
+    assert len(ds.trials) == 4 and ds.experiments["generator_ceiling_pps"].iloc[0] == 400_000
+    assert ds.experiments["kernel"].iloc[0] == os.uname().release
+    # an interrupted sweep: drop the last trial, run again, only that one is measured anew
+    lines = (tmp_path / "trials.csv").read_text().splitlines()
+    (tmp_path / "trials.csv").write_text("\n".join(lines[:-1]) + "\n")
+    sweep.run(plan, tmp_path, ceiling_pps=400_000, progress=False)
+    t = datasets.read(tmp_path).trials
+    assert len(t) == 4 and sorted(zip(t.offered_pps, t.trial)) == [(5000, 0), (5000, 1), (10000, 0), (10000, 1)]

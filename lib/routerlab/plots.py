@@ -13,6 +13,10 @@ import seaborn as sns
 
 from .stats import Verdict
 
+#: Axis labels, with units, of the tidy columns.
+AXIS_LABELS = {"offered_pps": "offered load (pps)", "plr": "PLR (mean loss ratio)", "dr": "delivery ratio",
+               "throughput_pps": "throughput (pps)", "cpu_load": "router CPU busy fraction"}
+
 #: Height (PLR) at which the step markers are drawn, as in the paper's figures.
 PDR_STEP_LEVEL = 1e-3
 SATURATION_STEP_LEVEL = 5e-2
@@ -109,7 +113,9 @@ def load_loss(data: pd.DataFrame, *, x: str = "offered_pps", y: str = "plr", hue
     if log:
         ax.set_yscale("log")
         ax.set_ylim(floor / 2, 1.5)
-    ax.set_xlabel("offered load (pps)" if x == "offered_pps" else x)
+    ax.set_xlabel(AXIS_LABELS.get(x, x))
+    label = AXIS_LABELS.get(y, y)
+    ax.set_ylabel(f"{label} (log, floored at {floor:g})" if log else label)
     ax.grid(True, alpha=0.4)
     if title:
         ax.set_title(title)
