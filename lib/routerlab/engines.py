@@ -356,3 +356,8 @@ def find_binary(engine: str, binary: str, var: str | None = None) -> str:
     if not found:
         raise EngineNotFound(f"{engine}: {binary} not found on PATH and {var} is not set")
     return found
+
+
+# External engines register themselves when their module is imported (they import this one
+# for the base class, so it is imported by module, not by name: safe in either order).
+from . import clickrouter  # noqa: E402,F401
