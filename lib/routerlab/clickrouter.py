@@ -126,7 +126,7 @@ class ClickEngine(engines.Engine):
         nsexec(tb.ns_dut, "nft", "-f", "-", input=(
             "table netdev rlclick {\n"
             f"  chain in {{ type filter hook ingress device \"{tb.dut_in}\" priority 0; drop; }}\n}}\n"))
-        engines._install_guard(tb)
+        engines.install_guard(tb)
         folder = write_configs(STATE_DIR / f"{tb.prefix}-click", sc)
         self._sock = str(folder / "control.sock")
         defines = {"IN_DEV": tb.dut_in, "OUT_DEV": tb.dut_out,

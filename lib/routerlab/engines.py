@@ -122,7 +122,7 @@ def guard_count(tb: Testbed) -> int:
     return next(o["counter"]["packets"] for o in out["nftables"] if "counter" in o)
 
 
-def _install_guard(tb: Testbed):
+def install_guard(tb: Testbed):
     nsexec(tb.ns_dut, "nft", "-f", "-", input=(
         "table inet rlguard {\n  counter guarded { }\n"
         "  chain guard { type filter hook forward priority -400; counter name \"guarded\" drop; }\n}\n"))
@@ -244,7 +244,7 @@ class Ebpf(Engine):
         # makes sure the kernel itself forwards nothing (it drops and counts).
         _sysctl(tb.ns_dut, net__ipv4__ip_forward=1, net__ipv4__conf__all__rp_filter=0,
                 net__ipv4__conf__default__rp_filter=0, net__ipv4__conf__all__send_redirects=0)
-        _install_guard(tb)
+        install_guard(tb)
         t = install_routes(tb, sc)
         objs = self.objects()
         sh("ip", "-n", tb.ns_sink, "link", "set", "dev", tb.sink_if, "xdpdrv", "obj", str(objs["xdp_pass"]), "sec", "xdp")
