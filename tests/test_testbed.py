@@ -193,3 +193,11 @@ def test_sweep_writes_as_it_goes_and_resumes(tmp_path):
     sweep.run(plan, tmp_path, ceiling_pps=400_000, progress=False)
     t = datasets.read(tmp_path).trials
     assert len(t) == 4 and sorted(zip(t.offered_pps, t.trial)) == [(5000, 0), (5000, 1), (10000, 0), (10000, 1)]
+
+
+def test_route_loader_reports_refused_routes():
+    sc = scenarios.load("single-flow", routes=1_000)
+    with testbed.Testbed() as tb:
+        engines.get("linux").start(tb, sc)
+        with pytest.raises(testbed.TestbedError, match="refused 999 of 999"):
+            engines.install_routes(tb, sc)  # the same routes again: the kernel refuses each one
