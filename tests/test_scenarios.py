@@ -44,3 +44,9 @@ def test_firewall_rules_traverse_all_and_drop_half():
     assert len(rules) == 50 and policy == "drop" and rules[-1].action == "accept" and rules[-1].dport_negate
     text = engines.nft_ruleset(scenarios.load("ddos-drop50"))
     assert "policy drop" in text and "udp dport != 9 accept" in text and text.count(" drop\n") == 49
+
+
+def test_overrides_are_part_of_the_name():
+    assert scenarios.load("single-flow").name == "single-flow"
+    assert scenarios.load("single-flow", rules=0).name == "single-flow"  # no change, no new name
+    assert scenarios.load("single-flow", rules=5, frame_size=128).name == "single-flow_frame_size128_rules5"

@@ -201,3 +201,13 @@ def test_route_loader_reports_refused_routes():
         engines.get("linux").start(tb, sc)
         with pytest.raises(testbed.TestbedError, match="refused 999 of 999"):
             engines.install_routes(tb, sc)  # the same routes again: the kernel refuses each one
+
+
+def test_resume_refuses_a_different_configuration(tmp_path):
+    from routerlab import sweep
+
+    sweep.run(sweep.SweepPlan("linux", scenarios.load("single-flow"), [5_000], runs=1, duration=0.2,
+                              experiment="x"), tmp_path, ceiling_pps=400_000, progress=False)
+    other = sweep.SweepPlan("nft", scenarios.load("single-flow"), [5_000], runs=1, duration=0.2, experiment="x")
+    with pytest.raises(ParameterError, match="would mix them"):
+        sweep.run(other, tmp_path, ceiling_pps=400_000, progress=False)

@@ -133,4 +133,9 @@ def load(name_or_path: str, **overrides) -> Scenario:
     unknown = set(overrides) - _KEYS
     if unknown:
         raise ParameterError("scenario", f"unknown override(s) {', '.join(sorted(unknown))}")
-    return replace(sc, **overrides) if overrides else sc
+    changed = {k: v for k, v in overrides.items() if getattr(sc, k) != v}
+    if not changed:
+        return sc
+    # the overrides are part of the name, so experiments with other knobs never share an id
+    name = sc.name + "".join(f"_{k}{v}" for k, v in sorted(changed.items()))
+    return replace(sc, name=name, **changed)

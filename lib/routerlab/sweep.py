@@ -142,6 +142,7 @@ def run(plan: SweepPlan, out: Path, *, ceiling_pps: float | None = None, progres
     eng = engines.get(plan.engine)
     eng.check(plan.scenario)
     out = Path(out)
+    _check_resumable(out, plan)
     writer = datasets.TrialWriter(out, TRIAL_FIELDS)
     done = writer.done()
     todo = [(o, k) for o in plan.loads for k in range(plan.runs) if (plan.experiment, o, k) not in done]
@@ -170,6 +171,23 @@ def run(plan: SweepPlan, out: Path, *, ceiling_pps: float | None = None, progres
         finally:
             eng.stop(tb)
     return out
+
+
+def _check_resumable(out: Path, plan: SweepPlan):
+    """Refuse to add trials to an experiment that was measured with another engine or scenario."""
+    path = out / "experiments.csv"
+    if not path.is_file():
+        return
+    old = datasets.read_experiments(path)
+    old = old[old["experiment"] == plan.experiment]
+    if old.empty:
+        return
+    want = f"{plan.scenario.name}: {plan.scenario.describe()}"
+    rec = old.iloc[0]
+    if rec.get("engine") != plan.engine or rec.get("scenario") != want:
+        raise ParameterError("experiment", f"{plan.experiment!r} in {out} was measured with engine "
+                             f"{rec.get('engine')}, scenario {rec.get('scenario')!r}; resuming it with "
+                             f"{plan.engine}, {want!r} would mix them: give --experiment or another --out")
 
 
 def _record(out: Path, experiment: str, env: dict):
