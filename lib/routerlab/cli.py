@@ -251,35 +251,21 @@ def measure(
     pdr: float = typer.Option(0.005, help="PDR fraction for --search and the verdict."),
 ):
     """Measure a router on the namespace testbed: a fixed sweep or a PDR/NDR search."""
-    from . import scenarios, search as search_mod, sweep, testbed, traffic
+    from . import engines, scenarios, search as search_mod, sweep, testbed, traffic
 
     try:
-        # every parameter is checked before anything needs root
         sc = scenarios.load(scenario, rules=rules, routes=routes, frame_size=frame_size)
-        from . import engines as eng_mod
-
-        eng_mod.get(engine).check(sc)
-        spec = traffic.TrafficSpec(flows=sc.flows, frame_size=sc.frame_size, drop_share=sc.drop_share)
-        if search is None:
-            sweep.SweepPlan(engine, sc, sweep.parse_loads(loads, loads_frac, ceiling or 1.0), runs=runs,
-                            duration=duration)
-        testbed.require_root()
         if search is not None:
-            ceil = ceiling or traffic.ceiling(spec=spec)
+            engines.get(engine).check(sc)
+            testbed.require_root()
+            ceil = ceiling or traffic.ceiling(spec=traffic.TrafficSpec.for_scenario(sc))
             res = search_mod.run_search(engine, sc, out, kind=search.value, pdr=pdr, ceiling_pps=ceil,
                                         final_duration=duration, experiment=experiment)
             for line in search_mod.format_result(res):
                 typer.echo(line)
             return
-        if loads_frac and ceiling is None:
-            err.print("measuring the generator's ceiling (generator straight into the sink)...")
-            ceiling = traffic.ceiling(spec=spec)
-            err.print(f"generator ceiling: {ceiling:.0f} pps")
-        load_list = sweep.parse_loads(loads, loads_frac, ceiling)
-        plan = sweep.SweepPlan(engine, sc, load_list, runs=runs, duration=duration, experiment=experiment)
-        err.print(f"{plan.experiment}: {len(plan.loads)} loads x {plan.runs} runs x {plan.duration:g} s "
-                  f"(about {plan.seconds / 60:.1f} min)")
-        sweep.run(plan, out, ceiling_pps=ceiling)
+        sweep.measure(engine, sc, out, loads=loads, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs,
+                      duration=duration, experiment=experiment, announce=err.print)
     except KeyboardInterrupt:
         err.print("interrupted: finished trials are kept; run the same command again to resume")
         raise typer.Exit(130)

@@ -23,8 +23,6 @@ class Check:
 
 #: External engines: name -> (binary, variable naming it, where to get it).
 EXTERNAL = {
-    "click": ("click", "ROUTERLAB_CLICK",
-              "build Click (kohler/click on GitHub: ./configure --disable-linuxmodule && make install)"),
     "fastclick": ("click", "ROUTERLAB_FASTCLICK",
                   "build FastClick (tbarbette/fastclick on GitHub, see its README); its binary is also "
                   "called click, so name it with ROUTERLAB_FASTCLICK"),

@@ -207,7 +207,7 @@ def run_search(engine: str, sc: Scenario, out, *, kind: str = "both", pdr: float
     kinds = ["pdr", "ndr"] if kind == "both" else [kind]
     eng = engines.get(engine)
     eng.check(sc)
-    spec = traffic.TrafficSpec(flows=sc.flows, frame_size=sc.frame_size, drop_share=sc.drop_share)
+    spec = traffic.TrafficSpec.for_scenario(sc)
     experiment = experiment or f"{engine}-{sc.name}"
     results = []
     with Testbed() as tb:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from . import datasets, engines, scenarios, traffic
 from .errors import ParameterError
-from .testbed import Testbed
+from .testbed import Testbed, require_root
 
 #: Columns of trials.csv written by the testbed.
 TRIAL_FIELDS = ["experiment", "engine", "scenario", "offered_pps", "trial", "duration_s", "tx", "rx",
@@ -93,19 +93,13 @@ def parse_loads(loads: str | None = None, loads_frac: str | None = None, ceiling
 def environment(engine: engines.Engine, tb: Testbed, scenario: scenarios.Scenario, ceiling_pps: float,
                 facts: dict) -> dict:
     """The environment record of an experiment."""
-    cpu = "unknown"
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+        cpuinfo = open("/proc/cpuinfo").read()
     except OSError:
-        pass
-    virt = ""
-    try:
-        virt = "; hypervisor" if "hypervisor" in open("/proc/cpuinfo").read() else "; bare metal"
-    except OSError:
-        pass
+        cpuinfo = ""
+    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
+               "unknown")
+    virt = "; hypervisor" if "hypervisor" in cpuinfo else "; bare metal"
     return {
         "source": "routerlab testbed",
         "where": f"{platform.node()} (network namespaces, veth{virt})",
@@ -146,8 +140,7 @@ def run(plan: SweepPlan, out: Path, *, ceiling_pps: float | None = None, progres
     writer = datasets.TrialWriter(out, TRIAL_FIELDS)
     done = writer.done()
     todo = [(o, k) for o in plan.loads for k in range(plan.runs) if (plan.experiment, o, k) not in done]
-    spec = traffic.TrafficSpec(flows=plan.scenario.flows, frame_size=plan.scenario.frame_size,
-                               drop_share=plan.scenario.drop_share)
+    spec = traffic.TrafficSpec.for_scenario(plan.scenario)
     if not todo:
         writer.close()
         return out
@@ -198,12 +191,36 @@ def _record(out: Path, experiment: str, env: dict):
                                          ignore_index=True), out)
 
 
-def measure_fractions(engine: str, scenario: str, fractions: str, *, runs: int, duration: float, out) -> Path:
-    """Measure an engine at loads given as fractions of the generator's ceiling (measured
-    first, straight into the sink); returns the dataset folder. Needs root."""
-    sc = scenarios.load(scenario)
-    spec = traffic.TrafficSpec(flows=sc.flows, frame_size=sc.frame_size, drop_share=sc.drop_share)
-    ceiling_pps = traffic.ceiling(spec=spec)
-    plan = SweepPlan(engine, sc, parse_loads(loads_frac=fractions, ceiling_pps=ceiling_pps), runs=runs,
-                     duration=duration)
-    return run(plan, Path(out), ceiling_pps=ceiling_pps)
+
+def measure(engine: str, scenario: scenarios.Scenario, out, *, loads: str | None = None,
+            loads_frac: str | None = None, ceiling_pps: float | None = None, runs: int = 10,
+            duration: float = 2.0, experiment: str = "", announce=None, progress: bool = True) -> Path:
+    """Check every parameter, then (needs root) measure a sweep into the dataset ``out``.
+
+    Parameters
+    ----------
+    loads, loads_frac : str
+        Exactly one: loads in pps (``"50000,100000"``) or fractions of the generator's
+        ceiling (``"0.1,0.2"``), which is then measured first unless ``ceiling_pps`` is given.
+    announce : callable, optional
+        Called with one-line messages (the ceiling found, the plan and its duration).
+
+    Returns
+    -------
+    pathlib.Path
+        The dataset folder.
+    """
+    announce = announce or (lambda msg: None)
+    engines.get(engine).check(scenario)
+    # every parameter is checked before anything needs root
+    SweepPlan(engine, scenario, parse_loads(loads, loads_frac, ceiling_pps or 1.0), runs=runs, duration=duration)
+    require_root()
+    if loads_frac and ceiling_pps is None:
+        announce("measuring the generator's ceiling (generator straight into the sink)...")
+        ceiling_pps = traffic.ceiling(spec=traffic.TrafficSpec.for_scenario(scenario))
+        announce(f"generator ceiling: {ceiling_pps:.0f} pps")
+    plan = SweepPlan(engine, scenario, parse_loads(loads, loads_frac, ceiling_pps), runs=runs,
+                     duration=duration, experiment=experiment)
+    announce(f"{plan.experiment}: {len(plan.loads)} loads x {plan.runs} runs x {plan.duration:g} s "
+             f"(about {plan.seconds / 60:.1f} min)")
+    return run(plan, out, ceiling_pps=ceiling_pps, progress=progress)

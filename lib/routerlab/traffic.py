@@ -79,6 +79,11 @@ class TrafficSpec:
     #: UDP port of the packets the firewall is meant to drop.
     DROP_PORT = 9
 
+    @classmethod
+    def for_scenario(cls, sc) -> "TrafficSpec":
+        """The traffic a :class:`~routerlab.scenarios.Scenario` asks for."""
+        return cls(flows=sc.flows, frame_size=sc.frame_size, drop_share=sc.drop_share)
+
 
 @dataclass
 class TrialResult:
