@@ -106,3 +106,11 @@ def test_figures_carries_on_past_a_failing_notebook(tmp_path, monkeypatch):
     assert r.exit_code == 1
     assert "FAILED a_broken" in r.stderr and "ValueError: boom" in r.stderr and "ok b_good" in r.stderr
     assert (tmp_path / "out" / "b_good" / "ok").is_file()  # the next notebook still ran
+
+
+def test_measure_loads_frac_passes_the_checks_before_root(monkeypatch):
+    import os
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)  # stop at the root check: the checks before it passed
+    r = runner.invoke(app, ["measure", "--engine", "linux", "--loads-frac", "0.02,0.05", "--out", "/tmp/unused"])
+    assert r.exit_code == 2 and "needs root" in r.stderr, r.stderr

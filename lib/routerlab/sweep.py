@@ -212,8 +212,9 @@ def measure(engine: str, scenario: scenarios.Scenario, out, *, loads: str | None
     """
     announce = announce or (lambda msg: None)
     engines.get(engine).check(scenario)
-    # every parameter is checked before anything needs root
-    SweepPlan(engine, scenario, parse_loads(loads, loads_frac, ceiling_pps or 1.0), runs=runs, duration=duration)
+    # every parameter is checked before anything needs root; fractions are checked against a
+    # nominal ceiling (the real one needs root), large enough that none rounds to 0 pps
+    SweepPlan(engine, scenario, parse_loads(loads, loads_frac, ceiling_pps or 1e6), runs=runs, duration=duration)
     require_root()
     if loads_frac and ceiling_pps is None:
         announce("measuring the generator's ceiling (generator straight into the sink)...")
