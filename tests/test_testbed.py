@@ -78,10 +78,12 @@ def test_drop_scenario_counts_only_legit_traffic():
         assert 0.98 * r.tx <= r.rx <= r.tx  # the dropped half never reaches the sink
 
 
-def test_ebpf_gre_packets_carry_the_outer_header():
+@pytest.mark.parametrize("engine", ["ebpf", "click", "bmv2"])
+def test_gre_packets_carry_the_outer_header(engine):
     sc = scenarios.load("gre-multiflow-fw50")
+    eng = engines.get(engine)
     try:
-        engines.get("ebpf").check(sc)
+        eng.check(sc)
     except Exception as e:  # noqa: BLE001
         pytest.skip(str(e))
     code = textwrap.dedent("""
@@ -92,11 +94,14 @@ def test_ebpf_gre_packets_carry_the_outer_header():
         print(f[14:34].hex(), f[34:38].hex(), f[38:58].hex())
     """)
     with testbed.Testbed() as tb:
-        engines.get("ebpf").start(tb, sc)
-        cap = tb.spawn(tb.ns_sink, sys.executable, "-c", code, tb.sink_if, stdout=subprocess.PIPE, text=True)
-        time.sleep(0.3)
-        traffic.run_trial(tb, 1000, 0.3, traffic.TrafficSpec(flows="multi"))
-        outer, gre, inner = cap.communicate(timeout=10)[0].split()
+        try:
+            eng.start(tb, sc)
+            cap = tb.spawn(tb.ns_sink, sys.executable, "-c", code, tb.sink_if, stdout=subprocess.PIPE, text=True)
+            time.sleep(0.3)
+            traffic.run_trial(tb, 1000, 0.3, traffic.TrafficSpec(flows="multi"))
+            outer, gre, inner = cap.communicate(timeout=10)[0].split()
+        finally:
+            eng.stop(tb)
     outer, inner = bytes.fromhex(outer), bytes.fromhex(inner)
     assert outer[9] == 47 and outer[12:16] == bytes([10, 70, 2, 1]) and outer[16:20] == bytes([10, 70, 2, 2])
     assert gre == "00000800"

@@ -32,6 +32,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from .errors import NeedsRoot, ParameterError, RouterlabError
 
@@ -122,6 +123,11 @@ class Testbed:
     router_cpu: int = 1
     prefix: str = field(default_factory=lambda: "rl" + secrets.token_hex(3))
     procs: list = field(default_factory=list, repr=False)
+    #: Fixed, locally administered MACs by interface role (suffix of the name): table
+    #: entries written as data (the P4 exercises) can name them. Each testbed is its own
+    #: L2 domain, so concurrent testbeds do not clash.
+    MACS: ClassVar[dict[str, str]] = {"g0": "02:72:6c:01:00:02", "d0": "02:72:6c:01:00:01",
+                                      "d1": "02:72:6c:02:00:01", "s0": "02:72:6c:02:00:02"}
     _old_handlers: dict = field(default_factory=dict, repr=False)
     _up: bool = field(default=False, repr=False)
 
@@ -250,8 +256,8 @@ class Testbed:
             self.set_rps(self.ns_sink, self.sink_if, self.router_cpu)
 
     def _veth(self, ns_a, a, ns_b, b):
-        sh("ip", "link", "add", a, "netns", ns_a, "mtu", str(self.mtu), "type", "veth",
-           "peer", "name", b, "netns", ns_b, "mtu", str(self.mtu))
+        sh("ip", "link", "add", a, "address", self.MACS[a[-2:]], "netns", ns_a, "mtu", str(self.mtu),
+           "type", "veth", "peer", "name", b, "address", self.MACS[b[-2:]], "netns", ns_b, "mtu", str(self.mtu))
         for ns, dev in ((ns_a, a), (ns_b, b)):
             sh("ip", "-n", ns, "link", "set", dev, "up")
 

@@ -12,7 +12,7 @@ AddressInfo(
   out_if  10.70.2.1  10.70.2.0/24  02:00:00:00:00:02,
 );
 
-require(library tables.click, library router-core.click);
+require(library services.click, library tables.click, library router-core.click);
 
 router :: IPRouter(02:00:00:00:00:04, 02:00:00:00:00:03, $MTU);
 

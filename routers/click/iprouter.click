@@ -23,7 +23,7 @@ AddressInfo(
   out_if  10.70.2.1  10.70.2.0/24  $OUT_MAC,
 );
 
-require(library tables.click, library router-core.click);
+require(library services.click, library tables.click, library router-core.click);
 
 ControlSocket(unix, $CONTROL);
 

@@ -8,10 +8,11 @@
 //   $next_mac  Ethernet address of the next hop on the sink side (static: no ARP there)
 //   $prev_mac  Ethernet address of the sender side's host, for ICMP errors
 //   $mtu       MTU of the sink-side link, bytes
-// Routes and firewall come from the generated library tables.click (routerlab writes it
-// from the scenario; never edit it by hand):
+// Routes, firewall and tunnel come from the generated library tables.click (routerlab
+// writes it from the scenario; never edit it by hand):
 //   elementclass Routes    output 0 = towards the sink, output 1 = no route
 //   elementclass Firewall  IPFilter rules, first match wins; passes what it allows
+//   elementclass Tunnel    passes packets as they are, or through GRETunnel (services.click)
 
 elementclass IPRouter { $next_mac, $prev_mac, $mtu |
 
@@ -29,6 +30,7 @@ elementclass IPRouter { $next_mac, $prev_mac, $mtu |
   // FORWARD: TTL, fragmentation, next-hop Ethernet header
   rt[0] -> DropBroadcasts
         -> ttl :: DecIPTTL                    // also fixes the checksum incrementally
+        -> Tunnel
         -> frag :: IPFragmenter($mtu)
         -> EtherEncap(0x0800, out_if, $next_mac)
         -> [0]output;
