@@ -20,6 +20,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                        "testbed, reference routers and the figures of published work.")
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: commands that print a figure.")
 app.add_typer(bench_app, name="bench")
+p4_app = typer.Typer(no_args_is_help=True, help="P4 programs on bmv2: build them, check the course exercises.")
+app.add_typer(p4_app, name="p4")
 err = Console(stderr=True, soft_wrap=True)
 
 
@@ -225,13 +227,6 @@ def bench_search(
                        f"trial-seconds = {ours[0].trial_seconds / mlr[0].trial_seconds:.2f}")
 
 
-def main():  # pragma: no cover - console entry for `python -m routerlab`
-    app()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
 
 @app.command()
 def measure(
@@ -303,3 +298,54 @@ def doctor():
         table.add_row(c.group, c.name, "[green]ok[/green]" if c.ok else "[yellow]missing[/yellow]", c.detail)
         missing += not c.ok
     Console(soft_wrap=False).print(table)
+
+
+@p4_app.command("build")
+def p4_build(
+    program: List[str] = typer.Argument(None, help="Programs (router, firewall, gre, shortcut) or .p4 files; default all."),
+    skeletons: bool = typer.Option(True, help="Also compile the course skeletons (they compile; they do not pass)."),
+):
+    """Compile the P4 programs with p4c-bm2-ss (output in the user cache, not the checkout)."""
+    from . import p4
+
+    names = program or list(p4.PROGRAMS)
+    try:
+        for name in names:
+            typer.echo(f"{p4.source(name)}: {p4.compile_program(name)}")
+            if skeletons and name in p4.PROGRAMS:
+                typer.echo(f"{p4.source(name, solution=False)}: {p4.compile_program(name, solution=False)}")
+    except RouterlabError as e:
+        _fail(str(e))
+
+
+@p4_app.command("check")
+def p4_check(
+    exercise: str = typer.Argument(..., help="Exercise: router, firewall, gre or shortcut."),
+    program: Optional[Path] = typer.Option(None, help="Your .p4 file (default: the exercise's skeleton)."),
+    solution: bool = typer.Option(False, "--solution", help="Check the reference solution instead."),
+):
+    """Send real packets through your program on bmv2 and say which expectations pass."""
+    from . import p4exercises
+
+    try:
+        results = p4exercises.check(exercise, program, solution=solution)
+    except KeyboardInterrupt:
+        raise typer.Exit(130)
+    except RouterlabError as e:
+        _fail(str(e))
+    for r in results:
+        mark = "[green]PASS[/green]" if r.passed else "[red]FAIL[/red]"
+        Console(soft_wrap=True).print(f"{mark}  {r.name}" + (f"  [dim]({r.detail})[/dim]" if r.detail else ""),
+                                      highlight=False)
+    failed = sum(not r.passed for r in results)
+    typer.echo(f"{len(results) - failed} of {len(results)} expectations pass")
+    if failed:
+        raise typer.Exit(1)
+
+
+def main():  # pragma: no cover - console entry for `python -m routerlab`
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

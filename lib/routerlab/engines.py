@@ -355,4 +355,4 @@ def find_binary(engine: str, binary: str, var: str | None = None) -> str:
 
 # External engines register themselves when their module is imported (they import this one
 # for the base class, so it is imported by module, not by name: safe in either order).
-from . import clickrouter  # noqa: E402,F401
+from . import bmv2, clickrouter  # noqa: E402,F401

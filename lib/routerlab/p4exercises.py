@@ -1,0 +1,185 @@
+"""The P4 course exercises' checks: real packets through bmv2 on the namespace testbed.
+
+Each exercise (``p4/<name>/``) has a statement (README), a skeleton with numbered TODOs,
+a solution and ``entries.json``. :func:`check` compiles a program (the solution, the
+skeleton or a student's file), starts simple_switch with the exercise's entries on a
+fresh testbed, sends scapy-built packets from the generator side (port 0) or the sink
+side (port 1) and reports which expectations pass. ``routerlab p4 check <name>`` prints
+them; CI runs them against every solution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import p4, probe
+from .bmv2 import Bmv2
+from .errors import RouterlabError
+from .testbed import Testbed
+
+
+@dataclass
+class Expectation:
+    """One expectation of an exercise's check and whether it held."""
+
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+def _scapy():
+    from scapy.layers.inet import GRE, IP, TCP, UDP  # noqa: F401
+    from scapy.layers.l2 import Ether
+
+    return Ether, IP, UDP, TCP, GRE
+
+
+def frame(dst: str, *, src: str = "10.70.1.2", ttl: int = 64, proto: str = "udp", dport: int = 5000,
+          from_port: int = 0) -> bytes:
+    """An Ethernet/IPv4/UDP (or TCP) frame addressed to the DUT's port ``from_port``."""
+    Ether, IP, UDP, TCP, _ = _scapy()
+    m = Testbed.MACS
+    eth = Ether(src=m["g0"], dst=m["d0"]) if from_port == 0 else Ether(src=m["s0"], dst=m["d1"])
+    l4 = UDP(sport=1234, dport=dport) if proto == "udp" else TCP(sport=1234, dport=dport, flags="S")
+    return bytes(eth / IP(src=src, dst=dst, ttl=ttl) / l4 / (b"routerlab" * 2))
+
+
+class Run:
+    """A started exercise: send frames and see where they come out."""
+
+    def __init__(self, tb: Testbed, engine: Bmv2):
+        self.tb, self.engine = tb, engine
+
+    def send(self, frames: list[bytes], from_port: int = 0) -> dict[int, list]:
+        """Frames sent into port ``from_port``; returns the scapy packets seen leaving on
+        each port (0: arrived at the generator side, 1: at the sink side)."""
+        Ether = _scapy()[0]
+        tb = self.tb
+        where = (tb.ns_tg, tb.tg_if) if from_port == 0 else (tb.ns_sink, tb.sink_if)
+        got = probe.exchange(tb, where, frames, {0: (tb.ns_tg, tb.tg_if), 1: (tb.ns_sink, tb.sink_if)})
+        return {port: [Ether(f) for f in fs] for port, fs in got.items()}
+
+
+def _recomputed(pkt_ip) -> int:
+    """The IPv4 header checksum scapy computes for this header (to compare with its own)."""
+    IP = _scapy()[1]
+    p = IP(bytes(pkt_ip))
+    p.chksum = None
+    return IP(bytes(p)).chksum
+
+
+def _check_router(run: Run) -> list[Expectation]:
+    IP = _scapy()[1]
+    out = []
+    got = run.send([frame("10.71.0.5")])
+    ok = len(got[1]) == 1 and not got[0]
+    detail = f"port 0: {len(got[0])}, port 1: {len(got[1])} packets"
+    if ok:
+        p = got[1][0]
+        ok = (p[IP].ttl == 63 and p.src == Testbed.MACS["d1"] and p.dst == Testbed.MACS["s0"]
+              and _recomputed(p[IP]) == p[IP].chksum)
+        detail = f"TTL {p[IP].ttl}, MACs {p.src} -> {p.dst}, checksum {'right' if _recomputed(p[IP]) == p[IP].chksum else 'wrong'}"
+    out.append(Expectation("10.71.0.5 leaves on port 1, TTL 64 -> 63, MACs rewritten, checksum right", ok, detail))
+    got = run.send([frame("10.71.0.200")])
+    out.append(Expectation("10.71.0.200: the longer prefix (10.71.0.128/25) wins, out of port 0",
+                           len(got[0]) == 1 and not got[1], f"port 0: {len(got[0])}, port 1: {len(got[1])}"))
+    got = run.send([frame("10.71.0.5", ttl=1)])
+    out.append(Expectation("TTL 1 is dropped", not got[0] and not got[1], f"{len(got[0]) + len(got[1])} left"))
+    got = run.send([frame("10.99.0.1")])
+    out.append(Expectation("no route (10.99.0.1) is dropped", not got[0] and not got[1],
+                           f"{len(got[0]) + len(got[1])} left"))
+    return out
+
+
+def _passes(run: Run, f: bytes) -> tuple[bool, str]:
+    got = run.send([f])
+    return len(got[1]) == 1, f"{len(got[1])} of 1 arrived at the sink"
+
+
+def _check_firewall(run: Run) -> list[Expectation]:
+    cases = [("UDP to port 5000 passes", frame("10.71.0.5"), True),
+             ("UDP to port 9 is dropped (priority 1)", frame("10.71.0.5", dport=9), False),
+             ("TCP to port 9 passes (the rule is for UDP)", frame("10.71.0.5", proto="tcp", dport=9), True),
+             ("from 192.0.2.7 is dropped (priority 2)", frame("10.71.0.5", src="192.0.2.7"), False),
+             ("TTL 1 is still dropped behind the ACL", frame("10.71.0.5", ttl=1), False)]
+    out = []
+    for name, f, want in cases:
+        arrived, detail = _passes(run, f)
+        out.append(Expectation(name, arrived == want, detail))
+    return out
+
+
+def _check_gre(run: Run) -> list[Expectation]:
+    _, IP, UDP, _, GRE = _scapy()
+    got = run.send([frame("10.71.0.5")])
+    if len(got[1]) != 1:
+        return [Expectation("the packet arrives at the sink", False, f"{len(got[1])} arrived")]
+    p = got[1][0]
+    outer = p[IP]
+    out = [Expectation("outer IPv4 10.70.2.1 -> 10.70.2.2, protocol 47 (GRE)",
+                       (outer.src, outer.dst, outer.proto) == ("10.70.2.1", "10.70.2.2", 47),
+                       f"{outer.src} -> {outer.dst}, protocol {outer.proto}")]
+    out.append(Expectation("outer checksum right and total length = inner + 24",
+                           _recomputed(outer) == outer.chksum and GRE in p and outer.len == p[GRE].payload.len + 24,
+                           f"length {outer.len}"))
+    ok = GRE in p and p[GRE].proto == 0x0800 and bytes(p[GRE])[:2] == b"\0\0"
+    out.append(Expectation("GRE header: no flags, version 0, protocol 0x0800", ok,
+                           f"{bytes(p[GRE])[:4].hex() if GRE in p else 'no GRE header'}"))
+    inner = p[GRE].payload if GRE in p else None
+    ok = inner is not None and inner.dst == "10.71.0.5" and inner.ttl == 63 and UDP in inner
+    out.append(Expectation("inner packet: routed (TTL 63), intact", ok,
+                           f"inner {inner.dst if inner else '-'} TTL {inner.ttl if inner else '-'}"))
+    return out
+
+
+def _check_shortcut(run: Run) -> list[Expectation]:
+    eng = run.engine
+    out = []
+    got = run.send([frame("10.71.0.5")])
+    out.append(Expectation("D1 (10.71.0.0/25) leaves on its primary, port 1", len(got[1]) == 1 and not got[0],
+                           f"port 0: {len(got[0])}, port 1: {len(got[1])}"))
+    eng.register_write("RlIngress.port_down", 1, 1)
+    got = run.send([frame("10.71.0.5")])
+    out.append(Expectation("port 1 down: D1 moves to its backup, port 0", len(got[0]) == 1 and not got[1],
+                           f"port 0: {len(got[0])}, port 1: {len(got[1])}"))
+    eng.register_write("RlIngress.port_down", 1, 0)
+    got = run.send([frame("10.71.0.200", from_port=1)], from_port=1)
+    out.append(Expectation("a packet for D2 arriving from D2's next hop (port 1) is a loop: "
+                           "it leaves on the backup, port 0", len(got[0]) == 1 and not got[1],
+                           f"port 0: {len(got[0])}, port 1: {len(got[1])}"))
+    got = run.send([frame("10.71.0.201", from_port=1)], from_port=1)
+    out.append(Expectation("D2 stays on its backup afterwards, without the control plane",
+                           len(got[0]) == 1 and not got[1], f"port 0: {len(got[0])}, port 1: {len(got[1])}"))
+    loops = eng.counter("RlIngress.switched", 1)
+    # 2 if the choice was not remembered: the second packet would have been a "new" loop
+    out.append(Expectation("the switched counter saw exactly one loop", loops == 1, f"{loops}"))
+    return out
+
+
+CHECKS: dict[str, Callable[[Run], list[Expectation]]] = {
+    "router": _check_router, "firewall": _check_firewall, "gre": _check_gre, "shortcut": _check_shortcut}
+
+
+def check(exercise: str, program: str | Path | None = None, solution: bool = True) -> list[Expectation]:
+    """Run exercise ``exercise``'s check against ``program`` (a .p4 file), or against the
+    exercise's solution (``solution=True``) or skeleton. Needs root and bmv2."""
+    if exercise not in CHECKS:
+        from .errors import ParameterError
+
+        raise ParameterError("exercise", f"unknown exercise {exercise!r}; known: {', '.join(CHECKS)}")
+    eng = Bmv2()
+    eng.check()
+    entries_file = p4.p4_dir() / exercise / "entries.json"
+    entries = p4.read_entries(entries_file)
+    with Testbed() as tb:
+        try:
+            try:
+                eng.run(tb, program or exercise, entries, solution=solution, source=str(entries_file))
+            except RouterlabError as e:
+                # a student's program that does not compile or lacks a table is a result, not a crash
+                return [Expectation("compiles and takes the exercise's table entries", False, str(e))]
+            return [Expectation("compiles and takes the exercise's table entries", True)] + CHECKS[exercise](Run(tb, eng))
+        finally:
+            eng.stop(tb)
