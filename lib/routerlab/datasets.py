@@ -176,6 +176,22 @@ def read(path) -> Dataset:
 NUMERIC_EXPERIMENT_COLUMNS = ("generator_ceiling_pps", "frame_size")
 
 
+def read_many(paths) -> Dataset:
+    """Several datasets as one: their trials and experiments stacked.
+
+    Experiment ids must not repeat across the datasets (each names one sweep).
+    """
+    parts = [read(p) for p in paths]
+    seen: dict[str, Path | None] = {}
+    for ds in parts:
+        for e in ds.trials["experiment"].unique():
+            if e in seen:
+                raise DataFormatError(ds.path, None, f"experiment {e!r} is also in {seen[e]}")
+            seen[e] = ds.path
+    return Dataset(pd.concat([d.trials for d in parts], ignore_index=True),
+                   pd.concat([d.experiments for d in parts], ignore_index=True), None)
+
+
 def read_experiments(path) -> pd.DataFrame:
     """Read ``experiments.csv``: text columns stay text, numeric ones become numbers."""
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
