@@ -1,5 +1,6 @@
-"""The Click engine: configurations parse, the router logic from memory, and real packets
-on the testbed. Skipped, with the reason, where Click is not built."""
+"""The Click engines (click, fastclick, fastclick-dpdk): configurations parse, the router
+logic from memory, and real packets on the testbed. Skipped, with the reason, where an
+engine is not built."""
 
 import os
 import signal
@@ -16,11 +17,23 @@ from routerlab.errors import EngineNotFound
 
 try:
     CLICK = engines.find_binary("click", "click", "ROUTERLAB_CLICK")
+    needs_click = pytest.mark.skipif(False, reason="")
 except EngineNotFound as e:
-    pytestmark = pytest.mark.skip(reason=f"Click not built: {e}")
+    needs_click = pytest.mark.skip(reason=f"Click not built: {e}")
     CLICK = None
 
 root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and veth")
+
+
+@pytest.fixture(params=["click", "fastclick", "fastclick-dpdk"])
+def engine(request):
+    """Each Click flavour that is built (FastClick: ROUTERLAB_FASTCLICK), else a skip."""
+    eng = engines.get(request.param)
+    try:
+        eng.check()
+    except EngineNotFound as e:
+        pytest.skip(str(e))
+    return eng
 
 
 def configs(tmp_path, scenario="single-flow", **over):
@@ -42,6 +55,7 @@ def click_check(folder, conf):
     assert r.returncode == 0 and "error" not in r.stderr.lower(), r.stderr
 
 
+@needs_click
 @pytest.mark.parametrize("name", list(scenarios.presets()))
 def test_every_configuration_parses(tmp_path, name):
     folder = configs(tmp_path, name, routes=min(scenarios.presets()[name].routes, 2000))
@@ -60,6 +74,7 @@ def run_expr(folder, expr):
 UDP_5000_5001 = r"\<1388 1389 0012 0000 0000 0000 0000 0000 0000>"
 
 
+@needs_click
 def test_gre_tunnel_writes_the_outer_header(tmp_path):
     lines = run_expr(configs(tmp_path), rf"""
         InfiniteSource(DATA {UDP_5000_5001}, LIMIT 1, STOP true)
@@ -70,6 +85,7 @@ def test_gre_tunnel_writes_the_outer_header(tmp_path):
     assert head[5] == "00000800" and head[6].startswith("45")  # GRE: no flags, IPv4; then the inner header
 
 
+@needs_click
 def test_source_nat_rewrites_and_maps_replies_back(tmp_path):
     lines = run_expr(configs(tmp_path), rf"""
         nat :: SourceNAT(10.70.2.1);
@@ -87,6 +103,7 @@ def test_source_nat_rewrites_and_maps_replies_back(tmp_path):
     assert len(back) == 1 and "10.71.0.1.5001 > 10.70.1.2.5000" in back[0]  # the stray one is dropped
 
 
+@needs_click
 def test_load_balancer_keeps_flows_on_one_backend(tmp_path):
     lines = run_expr(configs(tmp_path), """
         FastUDPFlows(RATE 0, LIMIT 64, LENGTH 60, SRCETH 02:00:00:00:00:03, SRCIP 10.70.1.2,
@@ -105,16 +122,19 @@ def test_load_balancer_keeps_flows_on_one_backend(tmp_path):
     assert len(set().union(*backend.values())) >= 3                       # and the flows are spread
 
 
+@needs_click
 def test_forwards_from_memory(tmp_path):
     assert run_nodev(configs(tmp_path), COUNT=1000) == (1000, 0)
 
 
+@needs_click
 def test_ttl_expiry_and_no_route_become_icmp_errors(tmp_path):
     folder = configs(tmp_path)
     assert run_nodev(folder, COUNT=10, TTL=1) == (0, 10)
     assert run_nodev(folder, COUNT=10, DST="192.0.2.9") == (0, 10)
 
 
+@needs_click
 def test_firewall_drops_what_its_rules_drop(tmp_path):
     folder = configs(tmp_path, "ddos-drop50-fw5", routes=10)
     assert run_nodev(folder, COUNT=10) == (10, 0)  # to 10.71.0.1, port 5001: allowed
@@ -129,10 +149,10 @@ def test_generated_tables_say_so():
 
 
 @root
-def test_on_the_testbed_forwarding_counters_and_drop():
+def test_on_the_testbed_forwarding_counters_and_drop(engine):
+    eng = engine
     for name, legit_share in (("single-flow", 1.0), ("ddos-drop50-fw5", 0.5)):
         sc = scenarios.load(name, routes=100)
-        eng = engines.get("click")
         with testbed.Testbed() as tb:
             eng.start(tb, sc)
             f0 = eng.forwarded(tb)
@@ -163,8 +183,8 @@ SEND_TTL1 = textwrap.dedent("""
 
 
 @root
-def test_ttl_expiry_is_answered_with_icmp_on_the_testbed():
-    eng = engines.get("click")
+def test_ttl_expiry_is_answered_with_icmp_on_the_testbed(engine):
+    eng = engine
     with testbed.Testbed() as tb:
         eng.start(tb, scenarios.load("single-flow"))
         p = tb.spawn(tb.ns_tg, sys.executable, "-c", SEND_TTL1, tb.tg_if, testbed.Testbed.mac(tb.ns_tg, tb.tg_if),
@@ -175,8 +195,8 @@ def test_ttl_expiry_is_answered_with_icmp_on_the_testbed():
 
 
 @root
-def test_stops_cleanly_on_ctrl_c():
-    eng = engines.get("click")
+def test_stops_cleanly_on_ctrl_c(engine):
+    eng = engine
     with testbed.Testbed() as tb:
         eng.start(tb, scenarios.load("single-flow"))
         t0 = time.monotonic()
@@ -184,4 +204,5 @@ def test_stops_cleanly_on_ctrl_c():
         eng._proc.wait(timeout=10)
         assert time.monotonic() - t0 < 5
         eng.stop(tb)
-        assert not (testbed.STATE_DIR / f"{tb.prefix}-click").exists()
+        assert not (testbed.STATE_DIR / f"{tb.prefix}-{eng.name}").exists()
+        assert not (Path("/var/run/dpdk") / tb.prefix).exists()

@@ -78,7 +78,7 @@ def test_drop_scenario_counts_only_legit_traffic():
         assert 0.98 * r.tx <= r.rx <= r.tx  # the dropped half never reaches the sink
 
 
-@pytest.mark.parametrize("engine", ["ebpf", "click", "bmv2"])
+@pytest.mark.parametrize("engine", ["ebpf", "click", "fastclick", "fastclick-dpdk", "bmv2"])
 def test_gre_packets_carry_the_outer_header(engine):
     sc = scenarios.load("gre-multiflow-fw50")
     eng = engines.get(engine)

@@ -110,6 +110,9 @@ class ClickEngine(engines.Engine):
     features = {"routes", "firewall", "drop", "gre"}
     where = ("build Click from kohler/click (GitHub): ./configure --disable-linuxmodule && make install; "
              "put click on PATH or set ROUTERLAB_CLICK")
+    #: The configuration the engine runs (in the folder write_configs fills).
+    config = "iprouter.click"
+    capture = "AF_PACKET (FromDevice, sniffer)"
 
     def binary(self) -> str:
         return engines.find_binary("click", "click", "ROUTERLAB_CLICK")
@@ -122,6 +125,12 @@ class ClickEngine(engines.Engine):
     def version(self):
         return sh(self.binary(), "--version").splitlines()[0]
 
+    def write(self, folder: Path, sc: Scenario) -> Path:
+        return write_configs(folder, sc)
+
+    def command(self, tb: Testbed, folder: Path, defines: dict) -> list[str]:
+        return [self.binary(), str(folder / self.config), *[f"{k}={v}" for k, v in defines.items()]]
+
     def start(self, tb: Testbed, sc: Scenario) -> dict:
         # kernel forwarding off; the DUT's ingress drops what Click captured, so the kernel
         # does not process those packets too (receive livelock otherwise)
@@ -130,29 +139,31 @@ class ClickEngine(engines.Engine):
             "table netdev rlclick {\n"
             f"  chain in {{ type filter hook ingress device \"{tb.dut_in}\" priority 0; drop; }}\n}}\n"))
         engines.install_guard(tb)
-        folder = write_configs(STATE_DIR / f"{tb.prefix}-click", sc)
+        folder = self.write(STATE_DIR / f"{tb.prefix}-{self.name}", sc)
+        self._folder = folder
         self._sock = str(folder / "control.sock")
         defines = {"IN_DEV": tb.dut_in, "OUT_DEV": tb.dut_out,
                    "IN_MAC": Testbed.mac(tb.ns_dut, tb.dut_in), "OUT_MAC": Testbed.mac(tb.ns_dut, tb.dut_out),
                    "PREV_MAC": Testbed.mac(tb.ns_tg, tb.tg_if), "NEXT_MAC": Testbed.mac(tb.ns_sink, tb.sink_if),
                    "MTU": str(tb.mtu), "CONTROL": self._sock}
         self._log = open(folder / "click.log", "w")
-        self._proc = tb.spawn(tb.ns_dut, self.binary(), str(folder / "iprouter.click"),
-                              *[f"{k}={v}" for k, v in defines.items()], cpu=tb.router_cpu,
+        self._proc = tb.spawn(tb.ns_dut, *self.command(tb, folder, defines), cpu=tb.router_cpu,
                               stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60 + sc.routes / 20_000
         while True:
             if self._proc.poll() is not None:
-                raise RouterlabError(f"click exited ({self._proc.returncode}): "
+                raise RouterlabError(f"{self.name} exited ({self._proc.returncode}): "
                                      + (folder / "click.log").read_text()[-500:])
             try:
                 read_handler(self._sock, "out/sent.count")
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RouterlabError("click did not become ready (no control socket)") from None
+                    raise RouterlabError(f"{self.name} did not become ready (no control socket)") from None
                 time.sleep(0.1)
-        return {"click_config": "routers/click/iprouter.click", "capture": "AF_PACKET (FromDevice, sniffer)"}
+        return {"click_config": f"routers/{self.config_dir}/{self.config}", "capture": self.capture}
+
+    config_dir = "click"
 
     def forwarded(self, tb):
         return int(read_handler(self._sock, "out/sent.count"))
@@ -167,7 +178,76 @@ class ClickEngine(engines.Engine):
                 p.kill()
         if getattr(self, "_log", None):
             self._log.close()
-        shutil.rmtree(STATE_DIR / f"{tb.prefix}-click", ignore_errors=True)
+        shutil.rmtree(STATE_DIR / f"{tb.prefix}-{self.name}", ignore_errors=True)
+
+
+#: Packets per batch of the FastClick engines (the configurations' $BATCH).
+FASTCLICK_BATCH = 32
+
+
+class FastClickEngine(ClickEngine):
+    """FastClick on AF_PACKET with batching: ``routers/fastclick/iprouter.click``."""
+
+    name = "fastclick"
+    where = ("build FastClick from tbarbette/fastclick (GitHub), following its README (for DPDK: "
+             "--enable-dpdk, Debian's dpdk-dev); its binary is also called click: set ROUTERLAB_FASTCLICK")
+    config_dir = "fastclick"
+    capture = f"AF_PACKET (FromDevice, sniffer), batches of {FASTCLICK_BATCH}"
+
+    def binary(self) -> str:
+        # FastClick's binary is also called click: only the variable names it
+        var = "ROUTERLAB_FASTCLICK"
+        if not os.environ.get(var):
+            raise EngineNotFound(f"fastclick: {var} is not set (FastClick's binary is also called click, "
+                                 "so routerlab does not look for it on PATH)")
+        return engines.find_binary("fastclick", "click", var)
+
+    def version(self):
+        import hashlib
+
+        # FastClick's --version crashes (double free); name the binary by its hash instead
+        digest = hashlib.sha256(Path(self.binary()).read_bytes()).hexdigest()[:12]
+        return f"FastClick (binary sha256 {digest})"
+
+    def write(self, folder, sc):
+        write_configs(folder, sc)
+        src = routers_dir().parent / "fastclick"
+        for f in src.glob("*.click"):
+            shutil.copy(f, folder / f.name)
+        return folder
+
+    def command(self, tb, folder, defines):
+        return [self.binary(), str(folder / self.config), f"BATCH={FASTCLICK_BATCH}",
+                *[f"{k}={v}" for k, v in defines.items()]]
+
+
+class FastClickDpdkEngine(FastClickEngine):
+    """FastClick on DPDK, the veth links bound through DPDK's af_xdp driver."""
+
+    name = "fastclick-dpdk"
+    config = "iprouter-dpdk.click"
+    capture = f"DPDK af_xdp (XDP redirect to AF_XDP sockets), batches of {FASTCLICK_BATCH}"
+
+    def check(self, sc=None):
+        super().check(sc)
+        if "FromDPDKDevice" not in Path(self.binary()).read_bytes().decode("latin-1"):
+            raise EngineNotFound("fastclick-dpdk: this FastClick was built without DPDK (configure --enable-dpdk)")
+
+    def command(self, tb, folder, defines):
+        defines = {k: v for k, v in defines.items() if k not in ("IN_DEV", "OUT_DEV")}
+        # its own --file-prefix, so runs never share DPDK's runtime files (removed by stop and by
+        # routerlab clean); --no-huge: af_xdp needs no hugepages
+        return [self.binary(), "--dpdk", "-l", str(tb.router_cpu), "--file-prefix", tb.prefix, "--no-huge", "-m", "512",
+                "--no-pci", f"--vdev=net_af_xdp0,iface={tb.dut_in}", f"--vdev=net_af_xdp1,iface={tb.dut_out}",
+                "--", str(folder / self.config), f"BATCH={FASTCLICK_BATCH}",
+                *[f"{k}={v}" for k, v in defines.items()]]
+
+
+    def stop(self, tb):
+        super().stop(tb)
+        shutil.rmtree(Path("/var/run/dpdk") / tb.prefix, ignore_errors=True)
 
 
 engines.register(ClickEngine)
+engines.register(FastClickEngine)
+engines.register(FastClickDpdkEngine)

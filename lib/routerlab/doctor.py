@@ -21,13 +21,8 @@ class Check:
     detail: str
 
 
-#: External engines: name -> (binary, variable naming it, where to get it).
+#: Tools that are not engines themselves: name -> (binary, variable naming it, where to get it).
 EXTERNAL = {
-    "fastclick": ("click", "ROUTERLAB_FASTCLICK",
-                  "build FastClick (tbarbette/fastclick on GitHub, see its README); its binary is also "
-                  "called click, so name it with ROUTERLAB_FASTCLICK"),
-    "bmv2": ("simple_switch", "ROUTERLAB_SIMPLE_SWITCH",
-             "Ubuntu: the p4lang package repository; elsewhere build p4lang/behavioral-model"),
     "p4c": ("p4c-bm2-ss", "ROUTERLAB_P4C",
             "Ubuntu: the p4lang package repository; elsewhere build p4lang/p4c"),
 }
@@ -62,11 +57,7 @@ def report() -> list[Check]:
         except RouterlabError as err:
             checks.append(Check("engine", name, False, f"{err}; get it: {e.where}"))
     for name, (binary, var, where) in EXTERNAL.items():
-        if name in engines.ENGINES:
-            continue
         try:
-            if name == "fastclick" and not os.environ.get(var):
-                raise RouterlabError(f"{name}: {var} is not set")
             path = engines.find_binary(name, binary, var)
             checks.append(Check("engine", name, True, path))
         except RouterlabError as err:

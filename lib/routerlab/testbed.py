@@ -364,6 +364,14 @@ def clean(all_runs: bool = False) -> list[str]:
         if m and m.group(1) not in live:
             _delete_ns(name)
             removed.append(f"namespace {name}")
+    # run folders of engines (Click configs, bmv2 sockets) and DPDK's runtime files (FastClick)
+    for base in (STATE_DIR, Path("/var/run/dpdk")):
+        if base.is_dir():
+            for d in base.glob("rl*"):
+                m = re.match(r"(rl[0-9a-f]{6})(-|$)", d.name)
+                if d.is_dir() and m and m.group(1) not in live:
+                    shutil.rmtree(d, ignore_errors=True)
+                    removed.append(f"folder {d}")
     return removed
 
 
