@@ -187,3 +187,72 @@ def engines_pdr(engine_names=("linux", "nft", "ebpf"), scenario_for=None, *, out
     df = pd.DataFrame(rows)
     df["ratio_to_first"] = df["pdr_pps"] / df["pdr_pps"].iloc[0]
     return ceil, df
+
+
+def forwarding_table(engine_names=("click", "fastclick"), testbed_pdr=None, **kw):
+    """The MoonRoute comparison: in-memory single-route forwarding (Mpps, median of the
+    repeats) of Click and FastClick, and, if given, testbed PDRs (``testbed_pdr``: a
+    DataFrame with ``engine`` and ``pdr_pps``), each as a ratio to the fastest; next to the
+    published table. Returns (ours, published, rows of every repeat)."""
+    import pandas as pd
+
+    from . import microbench
+
+    rows = []
+    for name in engine_names:
+        rows += microbench.forwarding(name, **kw)
+    return forwarding_summary(pd.DataFrame(rows), testbed_pdr)
+
+
+def forwarding_summary(raw, testbed_pdr=None):
+    """:func:`forwarding_table` from the rows of earlier runs (``forwarding.csv``)."""
+    import pandas as pd
+
+    from . import datasets
+
+    ours = (raw.groupby("engine", sort=False)
+               .agg(mpps=("mpps", "median"), instructions_per_packet=("instructions_per_packet", "first"))
+               .reset_index())
+    ours.insert(1, "where", "in memory")
+    if testbed_pdr is not None and len(testbed_pdr):
+        tb = testbed_pdr.assign(where="testbed (PDR@0.5%)", mpps=testbed_pdr["pdr_pps"] / 1e6)
+        ours = pd.concat([ours, tb[["engine", "where", "mpps"]]], ignore_index=True)
+    ours["ratio_to_fastest"] = ours["mpps"] / ours.groupby("where")["mpps"].transform("max")
+    pub = datasets.reference("moonroute-comparison")
+    pub = pub.assign(ratio_to_fastest=pub["mpps"] / pub["mpps"].max())
+    return ours, pub, raw
+
+
+def format_forwarding(ours, pub) -> str:
+    lines = ["ours (this machine):", ours.to_string(index=False, float_format=lambda x: f"{x:.3f}"),
+             "", "published (MoonRoute poster, 10GE, DPDK, one core):",
+             pub[["router", "mpps", "ratio_to_fastest", "notes"]].to_string(index=False,
+                                                                             float_format=lambda x: f"{x:.2f}")]
+    return "\n".join(lines)
+
+
+def format_batch(df) -> str:
+    t = (df.groupby("burst").agg(mpps=("mpps", "median"), instructions_per_packet=("instructions_per_packet", "first"))
+           .reset_index())
+    best = t.loc[t["mpps"].idxmax()]
+    t["ratio_to_best"] = t["mpps"] / best["mpps"]
+    fewest = t.loc[t["instructions_per_packet"].idxmin()]
+    return (t.to_string(index=False, float_format=lambda x: f"{x:.3f}")
+            + f"\nfastest batch size: {int(best['burst'])} ({best['mpps']:.2f} Mpps); fewest instructions "
+              f"per packet: {int(fewest['burst'])}; published claim: 128")
+
+
+def format_consolidation(df) -> str:
+    from . import datasets, microbench
+
+    red = microbench.reductions(df)
+    pub = datasets.reference("fastpath-consolidation")
+    pub = pub.pivot_table(index=["nf", "header_actions"], columns="platform", values="cycle_reduction_pct")
+    red["published_BESS_pct"] = [pub["BESS"].get((r.nf, r.actions)) for r in red.itertuples()]
+    red["published_OpenNetVM_pct"] = [pub["OpenNetVM"].get((r.nf, r.actions)) for r in red.itertuples()]
+    first = df[df["packet"] == "first"].groupby(["nf", "actions", "variant"])["instructions"].first().unstack()
+    lines = ["instructions per later packet, and the reduction from consolidation (ours: Click, callgrind):",
+             red.to_string(index=False, float_format=lambda x: f"{x:.3f}" if abs(x) < 10 else f"{x:.0f}"),
+             "", "instructions per first packet of a flow:",
+             first.to_string(float_format=lambda x: f"{x:.0f}")]
+    return "\n".join(lines)

@@ -42,6 +42,24 @@ class SearchKind(str, Enum):
     both = "both"
 
 
+class _progress:
+    """A rich progress bar; the context value advances it to (done, total)."""
+
+    def __init__(self, what: str, total: int):
+        from rich.progress import Progress
+
+        self._p = Progress(console=err, transient=True)
+        self._task = self._p.add_task(what, total=total)
+
+    def __enter__(self):
+        self._p.start()
+        return lambda done, total: self._p.update(self._task, completed=done)
+
+    def __exit__(self, *exc):
+        self._p.stop()
+        return False
+
+
 def _fail(msg: str, code: int = 2):
     err.print(f"[red]routerlab: error:[/red] {msg}", highlight=False)
     raise typer.Exit(code)
@@ -196,6 +214,80 @@ def bench_engines(
         _fail(str(e), 1)
     typer.echo(f"generator ceiling: {ceil:.0f} pps")
     typer.echo(df.to_string(index=False, float_format=lambda x: f"{x:.3f}" if x < 10 else f"{x:.0f}"))
+
+
+@bench_app.command("forwarding")
+def bench_forwarding(
+    engine: List[str] = typer.Option(["click", "fastclick"], help="Click flavours to run from memory."),
+    packets: int = typer.Option(2_000_000, help="Packets per timed run."),
+    repeats: int = typer.Option(3, min=1, help="Timed runs per engine."),
+    testbed_pdr: Optional[Path] = typer.Option(None, help="A search_results.csv whose PDR rows join the table."),
+    out: Optional[Path] = typer.Option(None, help="Also write every run to OUT/forwarding.csv, with its environment."),
+):
+    """MoonRoute comparison: single-route forwarding in Mpps, in memory (and on the testbed)."""
+    import pandas as pd
+
+    from . import bench
+
+    try:
+        pdr = None
+        if testbed_pdr:
+            res = pd.read_csv(testbed_pdr)
+            pdr = res[res["kind"] == "pdr"].rename(columns={"lower_pps": "pdr_pps"})[["engine", "pdr_pps"]]
+        ours, pub, raw = bench.forwarding_table(tuple(engine), pdr, packets=packets, repeats=repeats)
+    except RouterlabError as e:
+        _fail(str(e), 1)
+    if out:
+        from . import microbench
+
+        microbench.save(raw, out, "forwarding", microbench.environment("forwarding", engine, " ".join(sys.argv)))
+    typer.echo(bench.format_forwarding(ours, pub))
+
+
+@bench_app.command("batch")
+def bench_batch(
+    engine: str = typer.Option("fastclick", help="Click flavour (FastClick batches; Click does not)."),
+    sizes: str = typer.Option("1,2,4,8,16,32,64,128,256", help="Batch sizes, comma-separated."),
+    packets: int = typer.Option(2_000_000, help="Packets per timed run."),
+    repeats: int = typer.Option(3, min=1, help="Timed runs per size."),
+    out: Optional[Path] = typer.Option(None, help="Also write every run to OUT/batch.csv, with its environment."),
+):
+    """Forwarding from memory against batch size (is 128 best?)."""
+    from . import bench, microbench
+
+    try:
+        size_list = [int(x) for x in sizes.split(",")]
+    except ValueError:
+        _fail(f"--sizes: expected integers separated by commas, got {sizes!r}")
+    with _progress(f"{engine} batch sizes", len(size_list)) as advance:
+        try:
+            df = microbench.batch_sizes(engine, size_list, progress=advance, packets=packets, repeats=repeats)
+        except RouterlabError as e:
+            _fail(str(e), 1)
+    if out:
+        microbench.save(df, out, "batch", microbench.environment("batch", [engine], " ".join(sys.argv)))
+    typer.echo(bench.format_batch(df))
+
+
+@bench_app.command("consolidation")
+def bench_consolidation(
+    nf: List[str] = typer.Option(["IPFilter", "MazuNAT", "Maglev"], help="Network functions to chain."),
+    repeats: int = typer.Option(3, min=1, help="Timed runs per configuration."),
+    out: Optional[Path] = typer.Option(None, help="Also write every run to OUT/consolidation.csv, with its environment."),
+):
+    """FastPath header-action consolidation: NF chains of 1-3, plain and behind a per-flow cache."""
+    from . import bench, microbench
+
+    n = len(nf) * 3 * 2
+    with _progress("consolidation", n) as advance:
+        try:
+            df = microbench.consolidation(tuple(nf), repeats=repeats, progress=advance)
+        except RouterlabError as e:
+            _fail(str(e), 1)
+    if out:
+        microbench.save(df, out, "consolidation", microbench.environment("consolidation", ["click"],
+                                                                         " ".join(sys.argv)))
+    typer.echo(bench.format_consolidation(df))
 
 
 @bench_app.command("search")

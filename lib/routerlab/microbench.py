@@ -95,6 +95,45 @@ def run_click(binary: str, config: str, cwd: Path, *, callgrind: bool = False, e
     return Run(dt, instr, p.stdout)
 
 
+def environment(benchmark: str, engine_names, command: str) -> dict:
+    """The environment record of a microbenchmark run (one row of ``environment.csv``)."""
+    import platform
+    import sys
+
+    from . import engines
+
+    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
+               "unknown")
+    versions = []
+    for name in engine_names:
+        try:
+            versions.append(f"{name}: {engines.get(name).version()}")
+        except Exception as e:  # noqa: BLE001 - the record says what it could not learn
+            versions.append(f"{name}: unknown ({e})")
+    vg = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip() \
+        if shutil.which("valgrind") else "not installed"
+    return {"benchmark": benchmark, "source": "routerlab microbenchmark (in memory, no network)",
+            "where": f"{platform.node()} ({'hypervisor' if 'hypervisor' in cpuinfo else 'bare metal'})",
+            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": platform.release(),
+            "cpu": f"{cpu} x{os.cpu_count()}", "engines": "; ".join(versions), "valgrind": vg,
+            "python": sys.version.split()[0], "command": command}
+
+
+def save(df, out: Path, name: str, env: dict):
+    """Write a benchmark's rows to ``out/name.csv`` and its record to ``out/environment.csv``
+    (replacing an earlier record of the same benchmark)."""
+    import pandas as pd
+
+    out.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out / f"{name}.csv", index=False)
+    path = out / "environment.csv"
+    old = pd.read_csv(path) if path.is_file() else pd.DataFrame()
+    if len(old):
+        old = old[old["benchmark"] != env["benchmark"]]
+    pd.concat([old, pd.DataFrame([env])], ignore_index=True).to_csv(path, index=False)
+
+
 # -- the element package -------------------------------------------------------------------
 
 def elements_dir() -> Path:
@@ -163,12 +202,12 @@ def _workdir() -> Path:
 
 
 def forwarding(engine: str = "click", packets: int = 2_000_000, repeats: int = 3, burst: int = 32,
-               callgrind_packets: int = 20_000) -> dict:
+               callgrind_packets: int = 20_000) -> list[dict]:
     """Single-route forwarding from memory: Mpps and instructions per packet.
 
-    Mpps is ``packets`` over the time difference to a run with no packets (median of
-    ``repeats`` pairs). Instructions per packet come from two callgrind runs that differ
-    by ``callgrind_packets``.
+    One row per repeat: Mpps is ``packets`` over the time difference to a run with no
+    packets. Instructions per packet (the same in every row: they repeat) come from two
+    callgrind runs that differ by ``callgrind_packets``.
     """
     binary = click_binary(engine)
     d = _workdir()
@@ -185,9 +224,22 @@ def forwarding(engine: str = "click", packets: int = 2_000_000, repeats: int = 3
         i1 = run_click(binary, forwarding_config(1000 + callgrind_packets, burst), d, callgrind=True).instructions
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    dt = statistics.median(times)
-    return {"engine": engine, "burst": burst, "packets": packets, "mpps": packets / dt / 1e6,
-            "ns_per_packet": dt / packets * 1e9, "instructions_per_packet": (i1 - i0) / callgrind_packets}
+    return [{"engine": engine, "burst": burst, "repeat": r, "packets": packets, "mpps": packets / dt / 1e6,
+             "ns_per_packet": dt / packets * 1e9, "instructions_per_packet": (i1 - i0) / callgrind_packets}
+            for r, dt in enumerate(times)]
+
+
+def batch_sizes(engine: str = "fastclick", sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256), progress=None, **kw):
+    """:func:`forwarding` at each batch size (the source's BURST: FastClick passes batches
+    of that size through the router). A DataFrame, one row per size and repeat."""
+    import pandas as pd
+
+    rows = []
+    for i, b in enumerate(sizes):
+        rows += forwarding(engine, burst=b, **kw)
+        if progress:
+            progress(i + 1, len(sizes))
+    return pd.DataFrame(rows)
 
 
 # -- consolidation (FastPath) -----------------------------------------------------------------
@@ -258,9 +310,10 @@ def consolidation(kinds=NFS, lengths=(1, 2, 3), flows: int = 1000, first_packets
                   later_packets: int = 20_000, timed_scale: int = 10, repeats: int = 3, progress=None):
     """Cost per packet of NF chains, plain and consolidated, for first and later packets.
 
-    Returns a long DataFrame: nf, actions (chain length), variant (``chain`` or
-    ``consolidated``), packet (``first`` or ``later``), instructions (per packet, the
-    source's cost subtracted) and ns (per packet, median of ``repeats``, source subtracted).
+    Returns a long DataFrame, one row per configuration, packet kind and timed repeat:
+    nf, actions (chain length), variant (``chain`` or ``consolidated``), packet (``first``
+    or ``later``), repeat, instructions (per packet, counted once: they repeat) and ns (per
+    packet in that repeat). The source's cost is subtracted from both.
 
     - first packets: ``first_packets`` packets of as many flows, against no packets;
     - later packets: ``flows`` flows warmed up with 20 packets each (every first packet is
@@ -288,32 +341,34 @@ def consolidation(kinds=NFS, lengths=(1, 2, 3), flows: int = 1000, first_packets
             write_pcap(d / f"{mode}-{name}.pcap", order)
 
     def cost(kind, length, cached, callgrind):
-        """(first, later) per packet for one configuration: instructions or ns."""
+        """Per packet, for one configuration: [(first, later)] per repeat (instructions: one)."""
         mode = "counted" if callgrind else "timed"
-        runs = {}
-        for name in ("none", "first", "warm", "later"):
-            path, n = pcaps[mode, name]
-            values = []
-            for _ in range(1 if callgrind else repeats):
+        n_first, n_later = sizes[mode]
+        out = []
+        for _ in range(1 if callgrind else repeats):
+            runs = {}
+            for name in ("none", "first", "warm", "later"):
+                path, n = pcaps[mode, name]
                 r = run_click(binary, chain_config(kind, length, cached, path), d, callgrind=callgrind, env=env)
                 if int(r.output.split()[0]) != n:
                     raise RouterlabError(f"{kind} x{length}: {r.output.split()[0]} of {n} packets came out "
                                          "(the benchmark chains must drop nothing)")
-                values.append(r.instructions if callgrind else r.seconds * 1e9)
-            runs[name] = statistics.median(values)
-        n_first, n_later = sizes[mode]
-        return ((runs["first"] - runs["none"]) / n_first, (runs["later"] - runs["warm"]) / n_later)
+                runs[name] = r.instructions if callgrind else r.seconds * 1e9
+            out.append(((runs["first"] - runs["none"]) / n_first, (runs["later"] - runs["warm"]) / n_later))
+        return out
 
     rows = []
     try:
         configs = [(k, n, c) for k in kinds for n in lengths for c in (False, True)]
-        src_i = cost(kinds[0], 0, False, True)
-        src_t = cost(kinds[0], 0, False, False)
+        (src_i,) = cost(kinds[0], 0, False, True)
+        src_t = [statistics.median(x) for x in zip(*cost(kinds[0], 0, False, False))]
         for i, (kind, n, cached) in enumerate(configs):
-            (fi, li), (ft, lt) = cost(kind, n, cached, True), cost(kind, n, cached, False)
-            for packet, instr, ns in (("first", fi - src_i[0], ft - src_t[0]), ("later", li - src_i[1], lt - src_t[1])):
-                rows.append({"nf": kind, "actions": n, "variant": "consolidated" if cached else "chain",
-                             "packet": packet, "instructions": instr, "ns": ns})
+            (fi, li), timed = cost(kind, n, cached, True)[0], cost(kind, n, cached, False)
+            for rep, (ft, lt) in enumerate(timed):
+                for packet, instr, ns in (("first", fi - src_i[0], ft - src_t[0]),
+                                          ("later", li - src_i[1], lt - src_t[1])):
+                    rows.append({"nf": kind, "actions": n, "variant": "consolidated" if cached else "chain",
+                                 "packet": packet, "repeat": rep, "instructions": instr, "ns": ns})
             if progress:
                 progress(i + 1, len(configs))
     finally:
@@ -325,7 +380,7 @@ def reductions(df):
     """Reduction in cost per later packet from consolidation, by NF and chain length:
     ``1 - consolidated / chain`` (a ratio; negative = consolidation costs more)."""
     later = df[df["packet"] == "later"].pivot_table(index=["nf", "actions"], columns="variant",
-                                                   values=["instructions", "ns"])
+                                                   values=["instructions", "ns"], aggfunc="median")
     out = later["instructions"][["chain", "consolidated"]].rename(columns=lambda c: f"{c}_instructions")
     out["reduction_instructions"] = 1 - later["instructions"]["consolidated"] / later["instructions"]["chain"]
     out["reduction_ns"] = 1 - later["ns"]["consolidated"] / later["ns"]["chain"]

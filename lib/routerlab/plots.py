@@ -252,3 +252,137 @@ def tir_steps(offered, tir, verdict: Verdict, *, title: str | None = None):
     ax.set_title(title or f"{verdict.label}: {verdict.reason}", fontsize=8, wrap=True)
     fig.tight_layout()
     return fig
+
+
+def ratio_bars(ours: pd.DataFrame, published: pd.DataFrame, *, title: str | None = None):
+    """Throughput as a ratio to the fastest: ours (one group per ``where``) next to a
+    published table (``router``, ``ratio_to_fastest``)."""
+    df = pd.concat([ours.assign(source="ours, " + ours["where"], router=ours["engine"]),
+                    published.assign(source="published (MoonRoute poster)")], ignore_index=True)
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    sns.barplot(df, x="router", y="ratio_to_fastest", hue="source", ax=ax)
+    ax.set(xlabel="router", ylabel="throughput / fastest (ratio)", ylim=(0, 1.05),
+           title=title or "Single-route forwarding, 64-byte packets, as ratios to the fastest")
+    ax.tick_params(axis="x", rotation=20)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def batch_curve(df: pd.DataFrame, *, claim: int | None = 128, title: str | None = None):
+    """Mpps (every repeat, band = range) and instructions per packet against batch size."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    sns.lineplot(df, x="burst", y="mpps", errorbar=("pi", 100), marker="o", ax=axes[0])
+    sns.lineplot(df, x="burst", y="instructions_per_packet", marker="o", ax=axes[1], errorbar=None)
+    for ax, ylabel in zip(axes, ("throughput (Mpps)", "instructions per packet")):
+        ax.set_xscale("log", base=2)
+        ax.set(xlabel="batch size (packets)", ylabel=ylabel)
+        if claim:
+            ax.axvline(claim, color="gray", ls=":", label=f"published optimum ({claim})")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title or f"{df['engine'].iloc[0]}: forwarding from memory against batch size")
+    fig.tight_layout()
+    return fig
+
+
+def consolidation_cost(df: pd.DataFrame, *, y: str = "instructions"):
+    """Cost per packet of NF chains, plain and consolidated, by chain length: one panel per
+    NF and packet kind (first / later packets of a flow)."""
+    g = sns.catplot(df, x="actions", y=y, hue="variant", col="nf", row="packet", kind="bar",
+                    errorbar=None, height=2.6, aspect=1.2, sharey="row")
+    g.set_axis_labels("header actions (NFs in the chain)", f"{y} per packet")
+    g.figure.suptitle("Cost per packet, source subtracted (Click, callgrind)", y=1.02)
+    return g.figure
+
+
+def reduction_bars(reductions: pd.DataFrame, published: pd.DataFrame):
+    """Reduction in cost per later packet (percent): ours (instructions) next to the
+    published (cycles, one bar per platform), by NF and number of header actions."""
+    ours = reductions.assign(source="ours (Click, instructions)", pct=100 * reductions["reduction_instructions"])
+    pub = published.rename(columns={"header_actions": "actions"}).assign(
+        source=lambda d: "published, " + d["platform"] + " (cycles)", pct=lambda d: d["cycle_reduction_pct"])
+    df = pd.concat([ours[["nf", "actions", "source", "pct"]], pub[["nf", "actions", "source", "pct"]]])
+    df = df[df["actions"] >= 2]
+    g = sns.catplot(df, x="actions", y="pct", hue="source", col="nf", kind="bar", height=3, aspect=1.1)
+    g.set_axis_labels("header actions", "reduction per later packet (%)")
+    return g.figure
+
+
+def loss_tables(df: pd.DataFrame, *, x_label: str, title: str | None = None, show_ci: bool = False):
+    """The 100GE source's tables: one per scenario, rows = routers, columns = offered load,
+    cells = loss in percent coloured green (0.0), yellow (below 5), red (5 or more), grey
+    (not tested). ``df`` is long: scenario, router, offered, loss_pct (NaN = not tested),
+    colour (:func:`routerlab.comparison.colour`), optionally ci95_pct."""
+    from matplotlib.colors import to_rgb
+
+    from .comparison import COLOURS
+
+    scen = list(dict.fromkeys(df["scenario"]))
+    fig, axes = plt.subplots(len(scen), 1, figsize=(10, 1.2 + 0.55 * df.groupby("scenario")["router"].nunique().sum()
+                                                    + 0.5 * len(scen)), squeeze=False)
+    for ax, s in zip(axes[:, 0], scen):
+        d = df[df["scenario"] == s]
+        cols = sorted(d["offered"].dropna().unique())
+        rows = list(dict.fromkeys(d["router"]))
+        cells, colours = [], []
+        for r in rows:
+            line, cl = [], []
+            for c in cols:
+                hit = d[(d["router"] == r) & (d["offered"] == c)]
+                v = hit["loss_pct"].iloc[0] if len(hit) else np.nan
+                text = "" if np.isnan(v) else f"{v:.1f}%"
+                if show_ci and len(hit) and "ci95_pct" in hit and not np.isnan(hit["ci95_pct"].iloc[0]):
+                    text += f"\n±{hit['ci95_pct'].iloc[0]:.1f}"
+                line.append(text)
+                cl.append(to_rgb(COLOURS["grey" if np.isnan(v) else
+                                         ("green" if v == 0 else "yellow" if v < 5 else "red")]))
+            cells.append(line)
+            colours.append(cl)
+        ax.axis("off")
+        if cols:
+            t = ax.table(cellText=cells, cellColours=colours, rowLabels=rows,
+                         colLabels=[f"{c:g}" for c in cols], loc="center", cellLoc="center")
+            t.auto_set_font_size(False)
+            t.set_fontsize(8)
+            t.scale(1, 1.4 if show_ci else 1.1)
+        ax.set_title(f"{s}  (columns: {x_label})", fontsize=9)
+    fig.suptitle(title or "Forwarding loss", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def loss_heatmap(df: pd.DataFrame, *, floor: float = 0.01):
+    """All scenarios in one heatmap: rows scenario/router, columns offered load, colour =
+    loss in percent on a log scale (floored at ``floor``); blank = not tested."""
+    from matplotlib.colors import LogNorm
+
+    d = df.dropna(subset=["offered"]).copy()
+    d["row"] = d["scenario"] + " / " + d["router"]
+    g = d.pivot_table(index="row", columns="offered", values="loss_pct", aggfunc="mean")
+    fig, ax = plt.subplots(figsize=(9, 0.3 * len(g) + 1.5))
+    sns.heatmap(g.clip(lower=floor), norm=LogNorm(vmin=floor, vmax=100), cmap="RdYlGn_r", ax=ax,
+                cbar_kws={"label": "loss (%)"}, annot=g.round(1), fmt="g", annot_kws={"fontsize": 7})
+    ax.set(xlabel="offered load (fraction of the generator's ceiling)", ylabel="")
+    fig.tight_layout()
+    return fig
+
+
+def reroute_timeseries(samples: pd.DataFrame, *, fail_at: float = 10.0, converge_after: float | None = 5.0):
+    """Throughput, RTT and CPU load over time per variant (mean over runs, band = 95%
+    interval), a dotted line at the failure (and a faint one at convergence)."""
+    d = samples.copy()
+    d["throughput_mbps"] = d["throughput_bps"] / 1e6
+    fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
+    for ax, (col, label) in zip(axes, (("throughput_mbps", "throughput (Mbit/s)"), ("rtt_ms", "RTT (ms)"),
+                                       ("cpu_busy", "CPU busy (fraction)"))):
+        sns.lineplot(d, x="t", y=col, hue="variant", errorbar=("ci", 95), ax=ax, lw=1)
+        ax.axvline(fail_at, color="k", ls=":", lw=1.2, label="link failure")
+        if converge_after is not None:
+            ax.axvline(fail_at + converge_after, color="gray", ls=":", lw=0.8, label="control plane")
+        ax.set(ylabel=label)
+    axes[1].set_yscale("log")
+    axes[-1].set(xlabel="time (s)")
+    for ax in axes[1:]:
+        ax.get_legend().remove()
+    fig.tight_layout()
+    return fig

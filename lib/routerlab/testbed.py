@@ -38,7 +38,7 @@ from .errors import NeedsRoot, ParameterError, RouterlabError
 
 STATE_DIR = Path(os.environ.get("ROUTERLAB_STATE_DIR", "/run/routerlab"))
 PREFIX_RE = re.compile(r"^rl[0-9a-f]{6}$")
-NS_RE = re.compile(r"^(rl[0-9a-f]{6})-(tg|dut|sink)$")
+NS_RE = re.compile(r"^(rl[0-9a-f]{6})-(tg|dut|sink|src|dst|r[1-4])$")
 
 #: Addresses inside the testbed (only ever configured inside its own namespaces).
 TG_NET, SINK_NET = "10.70.1", "10.70.2"

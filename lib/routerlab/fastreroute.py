@@ -1,0 +1,365 @@
+"""Fast reroute with and without ShortCut, over time, on Linux routers in namespaces.
+
+The topology (the Mininet case of the fast-reroute poster), every link with MTU 850::
+
+    src -- R1 -- R2 -- R4 -- dst
+           |           |
+           +--- R3 ----+
+
+R1 reaches dst through R2 (primary) and has R3 as its alternative. R2 reaches dst through
+R4 and holds a pre-installed failover route back through R1 (metric 100). The reverse
+path, dst -> src, goes R4 -> R3 -> R1 and never crosses the failing link.
+
+At ``fail_at`` seconds the link R2-R4 fails. R2's kernel drops the primary route at once,
+and its failover route sends the packets back to R1, which still routes them to R2. They
+loop until their TTL runs out. ``converge_after`` seconds later the "control plane" (a
+scripted route update) moves R1 to R3, and plain fast reroute recovers then. ShortCut on
+R1 sees a packet for dst arrive from R2, its own next hop towards dst, and switches dst to
+R3 at once. It does this in the packet path, in one of two ways:
+
+- ``nft``: a prerouting rule adds the destination to a dynamic set;
+- ``ebpf``: a tc program writes it into a BPF map (``lib/routerlab/bpf/shortcut_tc.c``).
+
+Either way, packets for a destination in the set or map get a firewall mark, and a policy
+rule routes that mark through R3. The variant ``p4`` runs R1 as bmv2 with
+``p4/shortcut``: not done yet.
+
+Per sample (every ``interval`` seconds) we record:
+- the transfer's throughput (iperf3, TCP);
+- ping's round-trip time;
+- the host's CPU busy and softirq fractions from /proc/stat. The routers are namespaces of
+  this host, so their forwarding work is the softirq share.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import EngineNotFound, ParameterError, RouterlabError
+from .testbed import Testbed, nsexec, sh
+
+VARIANTS = ("frr", "nft", "ebpf")
+MARK = 0x5C
+DST_NET = "10.80.9.0/24"
+SRC_NET = "10.80.0.0/24"
+DST_HOST = "10.80.9.2"
+#: Links: (router a, router b, subnet); a gets .1 (or its router number), b the other.
+LINKS = [("src", "r1", "10.80.0"), ("r1", "r2", "10.80.12"), ("r1", "r3", "10.80.13"),
+         ("r2", "r4", "10.80.24"), ("r3", "r4", "10.80.34"), ("r4", "dst", "10.80.9")]
+
+
+def _host(node: str, net: str) -> str:
+    """A node's address on a link: routers rN get .N, src/dst get .100/.2."""
+    if node.startswith("r"):
+        return f"{net}.{node[1]}"
+    return f"{net}.100" if node == "src" else f"{net}.2"
+
+
+@dataclass
+class RerouteNet(Testbed):
+    """Six namespaces (src, r1-r4, dst) joined as in the module docstring; cleaned up like
+    every testbed (down, signals, ``routerlab clean``)."""
+
+    mtu: int = 850
+    routers: tuple = field(default=("r1", "r2", "r3", "r4"), repr=False)
+
+    def ns(self, node: str) -> str:
+        return f"{self.prefix}-{node}"
+
+    def dev(self, node: str, peer: str) -> str:
+        """The interface of ``node`` towards ``peer`` (15-character limit: prefix + 2 + 2)."""
+        short = {"src": "s", "dst": "d"}
+        return f"{self.prefix}{short.get(node, node[1])}{short.get(peer, peer[1])}"
+
+    @property
+    def namespaces(self):
+        return [self.ns(n) for n in ("src", "r1", "r2", "r3", "r4", "dst")]
+
+    def up(self):
+        self._up = True
+        self._write_state()
+        for ns in self.namespaces:
+            sh("ip", "netns", "add", ns)
+            for k in ("all", "default"):
+                nsexec(ns, "sysctl", "-qw", f"net.ipv6.conf.{k}.disable_ipv6=1")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        for a, b, net in LINKS:
+            da, db = self.dev(a, b), self.dev(b, a)
+            sh("ip", "link", "add", da, "netns", self.ns(a), "mtu", str(self.mtu), "type", "veth",
+               "peer", "name", db, "netns", self.ns(b), "mtu", str(self.mtu))
+            for node, d in ((a, da), (b, db)):
+                sh("ip", "-n", self.ns(node), "addr", "add", f"{_host(node, net)}/24", "dev", d)
+                sh("ip", "-n", self.ns(node), "link", "set", d, "up")
+        for r in self.routers:
+            for k, v in (("net.ipv4.ip_forward", 1), ("net.ipv4.conf.all.rp_filter", 0),
+                         ("net.ipv4.conf.default.rp_filter", 0),
+                         ("net.ipv4.conf.all.ignore_routes_with_linkdown", 1)):
+                nsexec(self.ns(r), "sysctl", "-qw", f"{k}={v}")
+        route = lambda node, *args: sh("ip", "-n", self.ns(node), "route", "add", *args)  # noqa: E731
+        route("src", "default", "via", "10.80.0.1")
+        route("dst", "default", "via", "10.80.9.4")
+        route("r1", DST_NET, "via", "10.80.12.2")                       # primary: R2
+        route("r2", DST_NET, "via", "10.80.24.4", "metric", "10")       # primary: R4
+        route("r2", DST_NET, "via", "10.80.12.1", "metric", "100")      # failover: back to R1
+        route("r3", DST_NET, "via", "10.80.34.4")
+        route("r4", SRC_NET, "via", "10.80.34.3")                        # reverse path avoids R2-R4
+        route("r3", SRC_NET, "via", "10.80.13.1")
+        route("r2", SRC_NET, "via", "10.80.12.1")
+        # ShortCut's alternative for marked packets (installed for every variant; only
+        # ShortCut marks): R1's table 100 goes through R3
+        sh("ip", "-n", self.ns("r1"), "route", "add", DST_NET, "via", "10.80.13.3", "table", "100")
+        sh("ip", "-n", self.ns("r1"), "rule", "add", "fwmark", str(MARK), "table", "100")
+
+    # -- failure and convergence ---------------------------------------------------------------
+    def fail(self):
+        """The routing error: the link R2-R4 goes down (R2 loses its primary route)."""
+        sh("ip", "-n", self.ns("r2"), "link", "set", self.dev("r2", "r4"), "down")
+
+    def converge(self):
+        """The control plane's answer: R1 routes dst through R3."""
+        sh("ip", "-n", self.ns("r1"), "route", "replace", DST_NET, "via", "10.80.13.3")
+
+
+# -- ShortCut ---------------------------------------------------------------------------------
+
+def nft_shortcut(net: RerouteNet) -> str:
+    """R1's ShortCut in nftables: a packet for dst from R2 (R1's next hop) adds its
+    destination to the dynamic set looped; packets to a looped destination are marked."""
+    return (
+        "table ip shortcut {\n"
+        "  set looped { type ipv4_addr; flags dynamic; size 4096; }\n"
+        "  chain pre {\n"
+        "    type filter hook prerouting priority mangle - 1;\n"
+        f"    iifname \"{net.dev('r1', 'r2')}\" ip daddr {DST_NET} add @looped {{ ip daddr }}\n"
+        f"    ip daddr @looped meta mark set {MARK}\n"
+        "  }\n}\n")
+
+
+def ebpf_object() -> Path:
+    """Compile ``bpf/shortcut_tc.c`` (cached by source hash)."""
+    import hashlib
+    import os
+
+    if not shutil.which("clang"):
+        raise EngineNotFound("ebpf ShortCut: clang is not installed (Debian package clang)")
+    src = resources.files("routerlab").joinpath("bpf/shortcut_tc.c").read_bytes()
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / "bpf"
+    cache.mkdir(parents=True, exist_ok=True)
+    obj = cache / f"shortcut_tc-{hashlib.sha256(src).hexdigest()[:12]}.o"
+    if not obj.is_file():
+        c = cache / "shortcut_tc.c"
+        c.write_bytes(src)
+        p = subprocess.run(["clang", "-O2", "-g", "-target", "bpf", f"-I/usr/include/{os.uname().machine}-linux-gnu",
+                            "-c", str(c), "-o", str(obj)], capture_output=True, text=True)
+        if p.returncode:
+            raise RouterlabError(f"compiling shortcut_tc.c failed:\n{p.stderr}")
+    return obj
+
+
+def install_shortcut(net: RerouteNet, variant: str):
+    """Install ShortCut on R1 (``nft`` or ``ebpf``); ``frr`` installs nothing."""
+    r1 = net.ns("r1")
+    if variant == "frr":
+        return
+    if variant == "nft":
+        nsexec(r1, "nft", "-f", "-", input=nft_shortcut(net))
+        return
+    if variant != "ebpf":
+        raise ParameterError("variant", f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
+    obj = ebpf_object()
+
+    for peer in ("src", "r2", "r3"):
+        dev = net.dev("r1", peer)
+        sh("ip", "netns", "exec", r1, "tc", "qdisc", "add", "dev", dev, "clsact")
+        sh("ip", "netns", "exec", r1, "tc", "filter", "add", "dev", dev, "ingress", "bpf", "da", "obj", str(obj),
+           "sec", "tc")
+    # the protected destination and the ifindex of R1's next hop towards it (R2)
+    ifindex = json.loads(sh("ip", "-n", r1, "-j", "link", "show", net.dev("r1", "r2")))[0]["ifindex"]
+    maps = _maps(r1, net.dev("r1", "r2"))
+    key = [f"0x{b:02x}" for b in (24).to_bytes(4, "little") + bytes([10, 80, 9, 0])]
+    val = [f"0x{b:02x}" for b in ifindex.to_bytes(4, "little")]
+    sh("bpftool", "map", "update", "id", str(maps["rl_protected"]), "key", *key, "value", *val)
+
+
+
+def _maps(ns: str, dev: str) -> dict[str, int]:
+    out = json.loads(sh("ip", "netns", "exec", ns, "tc", "-j", "filter", "show", "dev", dev, "ingress"))
+    prog_id = next(f["options"]["prog"]["id"] for f in out if "options" in f and "prog" in f["options"])
+    ids = json.loads(sh("bpftool", "-j", "prog", "show", "id", str(prog_id)))["map_ids"]
+    return {json.loads(sh("bpftool", "-j", "map", "show", "id", str(i)))["name"]: i for i in ids}
+
+
+def looped_count(net: RerouteNet, variant: str) -> int:
+    """Destinations ShortCut has switched on R1 (0 for plain fast reroute)."""
+    r1 = net.ns("r1")
+    if variant == "nft":
+        out = json.loads(nsexec(r1, "nft", "-j", "list", "set", "ip", "shortcut", "looped"))
+        return sum(len(o["set"].get("elem", [])) for o in out["nftables"] if "set" in o)
+    if variant == "ebpf":
+        mid = _maps(r1, net.dev("r1", "r2"))["rl_looped"]
+        return len(json.loads(sh("bpftool", "-j", "map", "dump", "id", str(mid))))
+    return 0
+
+
+def flush_shortcut(net: RerouteNet, variant: str):
+    """The control plane has converged: ShortCut's switches are no longer needed."""
+    r1 = net.ns("r1")
+    if variant == "nft":
+        nsexec(r1, "nft", "flush", "set", "ip", "shortcut", "looped")
+    elif variant == "ebpf":
+        mid = _maps(r1, net.dev("r1", "r2"))["rl_looped"]
+        for e in json.loads(sh("bpftool", "-j", "map", "dump", "id", str(mid))):
+            key = e["key"] if isinstance(e["key"], list) else [f"0x{b:02x}" for b in int(e["key"]).to_bytes(4, "little")]
+            sh("bpftool", "map", "delete", "id", str(mid), "key", *key, check=False)
+
+
+# -- one run -------------------------------------------------------------------------------------
+
+def _cpu() -> tuple[int, int, int]:
+    """(total, busy, softirq) jiffies of all CPUs from /proc/stat."""
+    f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = f[3] + f[4]
+    return sum(f[:8]), sum(f[:8]) - idle, f[6]
+
+
+def run_once(variant: str, *, duration: float = 30.0, fail_at: float = 10.0, converge_after: float = 5.0,
+             interval: float = 0.2) -> tuple[pd.DataFrame, dict]:
+    """One run: samples every ``interval`` s (t, throughput_bps, rtt_ms, cpu_busy,
+    cpu_softirq) and facts (looped destinations, ping losses). Needs root, iperf3."""
+    if variant not in VARIANTS:
+        raise ParameterError("variant", f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
+    for tool, pkg in (("iperf3", "iperf3"), ("ping", "iputils-ping")):
+        if not shutil.which(tool):
+            raise EngineNotFound(f"{tool} is not installed (Debian package {pkg})")
+    if not 0 < fail_at < duration or converge_after < 0:
+        raise ParameterError("fail_at", f"must lie inside the run (0 < fail_at < duration = {duration})")
+    with RerouteNet() as net:
+        install_shortcut(net, variant)
+        srv = net.spawn(net.ns("dst"), "iperf3", "-s", "-1", "-B", DST_HOST, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL)
+        time.sleep(0.5)
+        cli = net.spawn(net.ns("src"), "iperf3", "-c", DST_HOST, "-t", str(duration), "-i", str(interval), "-J",
+                        "--connect-timeout", "3000", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # a count, not a deadline: with -w, ping exits at the first ICMP error (the loop's
+        # "time to live exceeded")
+        ping = net.spawn(net.ns("src"), "ping", "-D", "-n", "-i", str(interval), "-W", str(max(interval, 0.2)),
+                         "-c", str(int(duration / interval)), DST_HOST, stdout=subprocess.PIPE, text=True)
+        t0 = time.time()
+        cpu, stop = [], threading.Event()
+
+        def sample_cpu():
+            last = _cpu()
+            while not stop.wait(interval):
+                now = _cpu()
+                dt = max(now[0] - last[0], 1)
+                cpu.append((time.time() - t0, (now[1] - last[1]) / dt, (now[2] - last[2]) / dt))
+                last = now
+
+        th = threading.Thread(target=sample_cpu, daemon=True)
+        th.start()
+        events = {}
+        time.sleep(max(0.0, fail_at - (time.time() - t0)))
+        net.fail()
+        events["fail_s"] = time.time() - t0
+        time.sleep(max(0.0, fail_at + converge_after - (time.time() - t0)))
+        looped = looped_count(net, variant)
+        net.converge()
+        flush_shortcut(net, variant)
+        events["converge_s"] = time.time() - t0
+        events["looped_destinations"] = looped
+        out, err = cli.communicate(timeout=duration + 30)
+        ping_out = ping.communicate(timeout=duration + 10)[0]
+        stop.set()
+        th.join()
+        srv.wait(timeout=5)
+    if not out.strip():
+        raise RouterlabError(f"iperf3 gave no result: {err.strip()[-300:]}")
+    rep = json.loads(out)
+    if "error" in rep and not rep.get("intervals"):
+        raise RouterlabError(f"iperf3: {rep['error']}")
+    thr = pd.DataFrame([{"t": iv["sum"]["end"], "throughput_bps": iv["sum"]["bits_per_second"]}
+                        for iv in rep["intervals"]])
+    # iperf3's clock starts at its connection, a little after t0: shift to ours
+    start = rep["start"]["timestamp"]["timesecs"] - t0
+    thr["t"] = thr["t"] + max(start, 0)
+    pings = [(float(m.group(1)) - t0, float(m.group(2)))
+             for m in re.finditer(r"^\[(\d+\.\d+)\].*time=([\d.]+) ms", ping_out, re.M)]
+    sent = re.search(r"(\d+) packets transmitted, (\d+) received", ping_out)
+    grid = np.arange(interval, duration + 1e-9, interval)
+    df = pd.DataFrame({"t": np.round(grid, 3)})
+    df["throughput_bps"] = np.interp(grid, thr["t"], thr["throughput_bps"], left=np.nan, right=np.nan)
+    rtt = pd.Series({round(round(t / interval) * interval, 3): r for t, r in pings})
+    df["rtt_ms"] = df["t"].map(rtt)
+    c = pd.DataFrame(cpu, columns=["t", "cpu_busy", "cpu_softirq"])
+    df["cpu_busy"] = np.interp(grid, c["t"], c["cpu_busy"]) if len(c) else np.nan
+    df["cpu_softirq"] = np.interp(grid, c["t"], c["cpu_softirq"]) if len(c) else np.nan
+    events["ping_sent"], events["ping_received"] = (int(sent.group(1)), int(sent.group(2))) if sent else (0, 0)
+    return df, events
+
+
+def experiment(variants=VARIANTS, runs: int = 10, *, progress=None, **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``runs`` runs of each variant, interleaved (variant order rotates each round so that
+    drifts in the host spread evenly). Returns (samples, runs): long tables with
+    ``variant`` and ``run``."""
+    samples, facts = [], []
+    total, done = runs * len(variants), 0
+    for r in range(runs):
+        order = list(variants[r % len(variants):]) + list(variants[:r % len(variants)])
+        for v in order:
+            df, ev = run_once(v, **kw)
+            samples.append(df.assign(variant=v, run=r))
+            facts.append({"variant": v, "run": r, **ev,
+                          "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+            done += 1
+            if progress:
+                progress(done, total)
+    return pd.concat(samples, ignore_index=True), pd.DataFrame(facts)
+
+
+def summary(samples: pd.DataFrame, runs: pd.DataFrame, *, fail_at: float = 10.0, within: float = 0.10):
+    """Per variant, with Student-t 95% intervals over the runs: recovery time (s from the
+    failure until throughput is back within ``within`` of its mean before the failure and
+    stays there for a second), RTT spike (max RTT after the failure minus the median
+    before, ms), load spike (max CPU busy fraction after the failure minus the mean
+    before), ping replies lost."""
+    from . import stats
+
+    per_run = []
+    for (v, r), g in samples.groupby(["variant", "run"]):
+        g = g.sort_values("t")
+        before = g[(g["t"] > 2) & (g["t"] <= fail_at)]
+        after = g[g["t"] > fail_at]
+        base = before["throughput_bps"].mean()
+        ok = (after["throughput_bps"] >= (1 - within) * base).to_numpy()
+        hold = max(1, int(round(1.0 / (g["t"].diff().median() or 0.2))))
+        rec = np.nan
+        for i in range(len(ok) - hold + 1):
+            if ok[i:i + hold].all():
+                rec = float(after["t"].iloc[i] - fail_at)
+                break
+        per_run.append({"variant": v, "run": r, "recovery_s": rec,
+                        "rtt_spike_ms": after["rtt_ms"].max() - before["rtt_ms"].median(),
+                        "load_spike": after["cpu_busy"].max() - before["cpu_busy"].mean()})
+    pr = pd.DataFrame(per_run).merge(runs[["variant", "run", "ping_sent", "ping_received"]], on=["variant", "run"])
+    pr["ping_lost"] = pr["ping_sent"] - pr["ping_received"]
+    rows = []
+    for v, g in pr.groupby("variant", sort=False):
+        row = {"variant": v, "runs": len(g)}
+        for col in ("recovery_s", "rtt_spike_ms", "load_spike", "ping_lost"):
+            x = g[col].dropna().to_numpy(dtype=float)
+            row[col] = x.mean() if len(x) else np.nan
+            row[f"{col}_ci95"] = (stats.t_quantile(len(x)) * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else np.nan
+        row["unrecovered_runs"] = int(g["recovery_s"].isna().sum())
+        rows.append(row)
+    return pd.DataFrame(rows), pr

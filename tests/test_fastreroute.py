@@ -1,0 +1,56 @@
+"""Fast reroute with ShortCut: short real runs in namespaces (both mechanisms recover and
+nothing is left behind) and the summary's arithmetic."""
+
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from routerlab import fastreroute, testbed
+
+root = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("iperf3"),
+                          reason="needs root (network namespaces) and iperf3")
+
+
+def ours():
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if testbed.NS_RE.match(line.split()[0])]
+
+
+@root
+@pytest.mark.parametrize("variant", ["nft", "ebpf"])
+def test_shortcut_recovers_before_the_control_plane_and_leaves_nothing(variant):
+    before = ours()
+    df, ev = fastreroute.run_once(variant, duration=8, fail_at=3, converge_after=3, interval=0.2)
+    assert ours() == before
+    assert ev["looped_destinations"] >= 1  # the switch happened in the packet path, before convergence
+    after = df[(df["t"] > 4.5) & (df["t"] < 6)]  # after the failure, before the control plane
+    assert after["throughput_bps"].mean() > 0.3 * df[(df["t"] > 1) & (df["t"] < 3)]["throughput_bps"].mean()
+
+
+@root
+def test_plain_fast_reroute_loops_until_the_control_plane():
+    df, ev = fastreroute.run_once("frr", duration=8, fail_at=3, converge_after=3, interval=0.2)
+    assert ev["looped_destinations"] == 0
+    base = df[(df["t"] > 1) & (df["t"] < 3)]["throughput_bps"].mean()
+    looping = df[(df["t"] > 3.6) & (df["t"] < 5.8)]["throughput_bps"].mean()
+    assert looping < 0.1 * base  # the loop carries nothing
+    assert df[df["t"] > 7]["throughput_bps"].max() > 0.5 * base  # recovered after convergence
+
+
+def test_summary_recovery_time_and_intervals():
+    t = np.round(np.arange(0.2, 20.01, 0.2), 3)
+    rows = []
+    for run, rec in enumerate((1.0, 2.0, 3.0)):
+        thr = np.where((t > 10) & (t <= 10 + rec), 0.0, 100.0)
+        rows.append(pd.DataFrame({"t": t, "throughput_bps": thr, "rtt_ms": np.where(t > 10, 5.0 + run, 1.0),
+                                  "cpu_busy": 0.5, "cpu_softirq": 0.1, "variant": "x", "run": run}))
+    runs = pd.DataFrame({"variant": "x", "run": [0, 1, 2], "ping_sent": 100, "ping_received": [99, 98, 97]})
+    table, per_run = fastreroute.summary(pd.concat(rows), runs)
+    assert per_run["recovery_s"].round(1).tolist() == [1.2, 2.2, 3.2]  # first sample back within 10%
+    row = table.iloc[0]
+    assert row["recovery_s"] == pytest.approx(2.2) and row["recovery_s_ci95"] == pytest.approx(4.303 * 1.0 / np.sqrt(3), rel=1e-3)
+    assert row["rtt_spike_ms"] == pytest.approx(5.0) and row["ping_lost"] == pytest.approx(2.0)
