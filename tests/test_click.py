@@ -3,11 +3,9 @@ logic from memory, and real packets on the testbed. Skipped, with the reason, wh
 engine is not built."""
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -192,17 +190,3 @@ def test_ttl_expiry_is_answered_with_icmp_on_the_testbed(engine):
         src, icmp_type, code = p.communicate(timeout=20)[0].split()
         eng.stop(tb)
     assert src == "0a460101" and (icmp_type, code) == ("11", "0")  # time exceeded from 10.70.1.1
-
-
-@root
-def test_stops_cleanly_on_ctrl_c(engine):
-    eng = engine
-    with testbed.Testbed() as tb:
-        eng.start(tb, scenarios.load("single-flow"))
-        t0 = time.monotonic()
-        os.killpg(eng._proc.pid, signal.SIGINT)
-        eng._proc.wait(timeout=10)
-        assert time.monotonic() - t0 < 5
-        eng.stop(tb)
-        assert not (testbed.STATE_DIR / f"{tb.prefix}-{eng.name}").exists()
-        assert not (Path("/var/run/dpdk") / tb.prefix).exists()

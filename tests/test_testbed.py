@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -216,3 +217,23 @@ def test_resume_refuses_a_different_configuration(tmp_path):
     other = sweep.SweepPlan("nft", scenarios.load("single-flow"), [5_000], runs=1, duration=0.2, experiment="x")
     with pytest.raises(ParameterError, match="would mix them"):
         sweep.run(other, tmp_path, ceiling_pps=400_000, progress=False)
+
+
+@pytest.mark.parametrize("engine", ["click", "fastclick", "fastclick-dpdk", "bmv2"])
+def test_external_engines_stop_cleanly_on_ctrl_c(engine):
+    """Ctrl-C reaches the engine's process group: it exits within 5 s, and stop() leaves
+    no run folder (nor DPDK runtime files) behind."""
+    eng = engines.get(engine)
+    try:
+        eng.check()
+    except Exception as e:  # noqa: BLE001
+        pytest.skip(str(e))
+    with testbed.Testbed() as tb:
+        eng.start(tb, scenarios.load("single-flow"))
+        t0 = time.monotonic()
+        os.killpg(eng._proc.pid, signal.SIGINT)
+        eng._proc.wait(timeout=10)
+        assert time.monotonic() - t0 < 5
+        eng.stop(tb)
+        assert not list(testbed.STATE_DIR.glob(f"{tb.prefix}-*"))
+        assert not (Path("/var/run/dpdk") / tb.prefix).exists()

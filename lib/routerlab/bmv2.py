@@ -65,30 +65,40 @@ class Bmv2(engines.Engine):
 
     # running a program ------------------------------------------------------------------
     def run(self, tb: Testbed, program: str | Path, entries: list[dict], solution: bool = True,
-            source: str = "entries") -> dict:
-        """Compile ``program``, start simple_switch on the testbed, load ``entries``."""
+            source: str = "entries", *, ns: str | None = None, ports: dict[int, str] | None = None,
+            cpu: int | None = -1) -> dict:
+        """Compile ``program``, start simple_switch, load ``entries``.
+
+        By default on the testbed's DUT with ports 0 = towards the generator and 1 =
+        towards the sink, pinned to the router's CPU; ``ns``, ``ports`` (port -> interface)
+        and ``cpu`` (None: not pinned) place it elsewhere, e.g. as one router of the
+        fast-reroute topology.
+        """
         json_path = p4.compile_program(program, solution)
         pipe = p4.Pipeline(json_path)
         cmds = p4.cli_commands(entries, pipe, source)
-        for dev in (tb.dut_in, tb.dut_out):
-            nsexec(tb.ns_dut, "sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1")
-        nsexec(tb.ns_dut, "sysctl", "-qw", "net.ipv4.ip_forward=0")
+        ns = ns or tb.ns_dut
+        ports = ports or {0: tb.dut_in, 1: tb.dut_out}
+        for dev in ports.values():
+            nsexec(ns, "sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1")
+        nsexec(ns, "sysctl", "-qw", "net.ipv4.ip_forward=0")
         # simple_switch captures before the ingress hook; the kernel must not process the
         # same packets (receive livelock, and it would answer them)
-        nsexec(tb.ns_dut, "nft", "-f", "-", input=(
-            "table netdev rlbmv2 {\n"
-            f"  chain in0 {{ type filter hook ingress device \"{tb.dut_in}\" priority 0; drop; }}\n"
-            f"  chain in1 {{ type filter hook ingress device \"{tb.dut_out}\" priority 0; drop; }}\n}}\n"))
-        engines.install_guard(tb)
+        nsexec(ns, "nft", "-f", "-", input="table netdev rlbmv2 {\n" + "".join(
+            f"  chain in{p} {{ type filter hook ingress device \"{dev}\" priority 0; drop; }}\n"
+            for p, dev in ports.items()) + "}\n")
+        if ns == tb.ns_dut:
+            engines.install_guard(tb)
         self._dir = STATE_DIR / f"{tb.prefix}-bmv2"
         self._dir.mkdir(parents=True, exist_ok=True)
-        self._tb = tb
+        self._ns = ns
         self._log = open(self._dir / "simple_switch.log", "w")
+        ifaces = [a for p, dev in sorted(ports.items()) for a in ("-i", f"{p}@{dev}")]
         # the notification socket is a file: one per run, or two runs would share it
-        self._proc = tb.spawn(tb.ns_dut, self.switch(), "-i", f"0@{tb.dut_in}", "-i", f"1@{tb.dut_out}",
+        self._proc = tb.spawn(ns, self.switch(), *ifaces,
                               "--thrift-port", str(THRIFT_PORT), "--device-id", "0",
                               "--notifications-addr", f"ipc://{self._dir}/notifications.ipc", str(json_path),
-                              cpu=tb.router_cpu, stdout=self._log, stderr=subprocess.STDOUT)
+                              cpu=tb.router_cpu if cpu == -1 else cpu, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while True:
             if self._proc.poll() is not None:
@@ -112,8 +122,7 @@ class Bmv2(engines.Engine):
 
     def cli_run(self, commands: list[str], check: bool = True) -> str:
         """Run commands through simple_switch_CLI in the DUT; errors name the command."""
-        tb = self._tb
-        p = subprocess.run(["ip", "netns", "exec", tb.ns_dut, cli_python(), self.cli(),
+        p = subprocess.run(["ip", "netns", "exec", self._ns, cli_python(), self.cli(),
                             "--thrift-port", str(THRIFT_PORT)],
                            input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=3600)
         out = p.stdout + p.stderr
@@ -158,16 +167,7 @@ class Bmv2(engines.Engine):
         return self.counter("RlEgress.tx_port", 1)
 
     def stop(self, tb):
-        p = getattr(self, "_proc", None)
-        if p is not None and p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        if getattr(self, "_log", None):
-            self._log.close()
+        self.stop_process()
         if getattr(self, "_dir", None):
             shutil.rmtree(self._dir, ignore_errors=True)
 

@@ -392,6 +392,69 @@ def doctor():
     Console(soft_wrap=False).print(table)
 
 
+@app.command()
+def compare(
+    out: Path = typer.Option(Path("runs/comparison"), help="Dataset folder (resumed if it holds some cells)."),
+    engine: List[str] = typer.Option(list(("linux", "nft", "ebpf", "click", "fastclick", "fastclick-dpdk", "bmv2")),
+                                     help="Engines (rows of the tables); those not built become grey cells."),
+    scenario: List[str] = typer.Option(["single-flow-fw50", "gre-multiflow-fw50", "routes900k-multiflow-fw50",
+                                        "ddos-drop50"], help="Scenario presets (one table each)."),
+    loads_frac: str = typer.Option("0.1,0.2,0.3,0.4,0.5,0.6,0.8,1.0", help="Offered loads, fractions of the generator's ceiling."),
+    runs: int = typer.Option(5, help="Trials per cell (K)."),
+    duration: float = typer.Option(2.0, help="Seconds per trial (T)."),
+    ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
+):
+    """Measure the 100GE comparison tables on the testbed: every engine in every scenario."""
+    from . import comparison
+
+    try:
+        fracs = [float(x) for x in loads_frac.split(",")]
+    except ValueError:
+        _fail(f"--loads-frac: expected numbers separated by commas, got {loads_frac!r}")
+    try:
+        comparison.measure(out, tuple(engine), tuple(scenario), fractions=fracs, runs=runs, duration=duration,
+                           ceiling_pps=ceiling, announce=err.print)
+    except KeyboardInterrupt:
+        err.print("interrupted: finished trials are kept; run the same command again to resume")
+        raise typer.Exit(130)
+    except RouterlabError as e:
+        _fail(str(e))
+    ours = comparison.ours(out)
+    typer.echo(comparison.orderings(comparison.published(), ours).to_string(index=False))
+
+
+@app.command()
+def reroute(
+    out: Path = typer.Option(Path("runs/fast-reroute"), help="Folder for samples.csv, runs.csv, environment.csv."),
+    variant: List[str] = typer.Option([], help="frr, nft (ShortCut in nftables), ebpf (in eBPF), p4 (on bmv2); "
+                                                "default: every one this machine can run."),
+    runs: int = typer.Option(10, min=1, help="Runs per variant."),
+    duration: float = typer.Option(30.0, help="Seconds per run."),
+    fail_at: float = typer.Option(10.0, help="Seconds into a run when the link fails."),
+    converge_after: float = typer.Option(5.0, help="Seconds from the failure to the control plane's update."),
+):
+    """The fast-reroute experiment: throughput, RTT and load over time, with and without ShortCut."""
+    from . import fastreroute
+
+    if not variant:
+        variant, why = fastreroute.available_variants()
+        for v, reason in why.items():
+            err.print(f"variant {v} left out: {reason}")
+    n = runs * len(variant)
+    try:
+        with _progress("fast reroute runs", n) as advance:
+            samples, facts = fastreroute.experiment(tuple(variant), runs, progress=advance, duration=duration,
+                                                    fail_at=fail_at, converge_after=converge_after)
+    except KeyboardInterrupt:
+        err.print("interrupted: nothing written (every run is short; start again)")
+        raise typer.Exit(130)
+    except RouterlabError as e:
+        _fail(str(e))
+    fastreroute.save(samples, facts, out, command=" ".join(sys.argv))
+    table, _ = fastreroute.summary(samples, facts, fail_at=fail_at)
+    typer.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+
+
 @p4_app.command("build")
 def p4_build(
     program: List[str] = typer.Argument(None, help="Programs (router, firewall, gre, shortcut) or .p4 files; default all."),

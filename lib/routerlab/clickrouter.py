@@ -169,15 +169,7 @@ class ClickEngine(engines.Engine):
         return int(read_handler(self._sock, "out/sent.count"))
 
     def stop(self, tb):
-        p = getattr(self, "_proc", None)
-        if p is not None and p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        if getattr(self, "_log", None):
-            self._log.close()
+        self.stop_process()
         shutil.rmtree(STATE_DIR / f"{tb.prefix}-{self.name}", ignore_errors=True)
 
 

@@ -161,6 +161,21 @@ class Engine:
     def stop(self, tb: Testbed):
         """Undo what :meth:`start` did that the namespaces' removal would not."""
 
+    def stop_process(self, timeout: float = 5.0):
+        """Stop the engine's own process (``self._proc``: SIGTERM, then SIGKILL after
+        ``timeout`` seconds) and close its log (``self._log``); safe to call twice."""
+        p = getattr(self, "_proc", None)
+        if p is not None and p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        log = getattr(self, "_log", None)
+        if log is not None and not log.closed:
+            log.close()
+
 
 class Linux(Engine):
     name = "linux"

@@ -49,7 +49,7 @@ import pandas as pd
 from .errors import EngineNotFound, ParameterError, RouterlabError
 from .testbed import Testbed, nsexec, sh
 
-VARIANTS = ("frr", "nft", "ebpf")
+VARIANTS = ("frr", "nft", "ebpf", "p4")
 MARK = 0x5C
 DST_NET = "10.80.9.0/24"
 SRC_NET = "10.80.0.0/24"
@@ -128,7 +128,16 @@ class RerouteNet(Testbed):
 
     def converge(self):
         """The control plane's answer: R1 routes dst through R3."""
+        if getattr(self, "bmv2", None) is not None:
+            p1, m1 = P4_PORTS["r3"], self.mac("r3", "r1")
+            # entry 0 is dst's route: R3 becomes its primary; choice starts afresh
+            self.bmv2.cli_run([f"table_modify RlIngress.routes RlIngress.set_routes 0 0 {p1} {m1} {p1} {m1}",
+                               "register_write RlIngress.choice 0 0"])
+            return
         sh("ip", "-n", self.ns("r1"), "route", "replace", DST_NET, "via", "10.80.13.3")
+
+    def mac(self, node: str, peer: str) -> str:
+        return Testbed.mac(self.ns(node), self.dev(node, peer))
 
 
 # -- ShortCut ---------------------------------------------------------------------------------
@@ -167,10 +176,61 @@ def ebpf_object() -> Path:
     return obj
 
 
+#: bmv2's port numbers on R1.
+P4_PORTS = {"src": 0, "r2": 1, "r3": 2}
+
+
+def install_p4(net: RerouteNet):
+    """R1 becomes bmv2 running shortcut.p4: dst with R2 as primary and R3 as backup, src
+    straight out of its port. Its neighbours learn R1's MACs statically: bmv2 answers no ARP."""
+    from .bmv2 import Bmv2
+
+    r1 = net.ns("r1")
+    macs = {peer: net.mac("r1", peer) for peer in P4_PORTS}
+    for peer, addr in (("src", "10.80.0.1"), ("r2", "10.80.12.1"), ("r3", "10.80.13.1")):
+        sh("ip", "-n", net.ns(peer), "neigh", "replace", addr, "lladdr", macs[peer], "dev", net.dev(peer, "r1"),
+           "nud", "permanent")
+    m = {peer: net.mac(peer, "r1") for peer in P4_PORTS}
+    entries = [
+        {"table": "RlIngress.routes", "match": {"hdr.ipv4.dstAddr": ["10.80.9.0", 24]},
+         "action_name": "RlIngress.set_routes",
+         "action_params": {"d": 0, "p1": P4_PORTS["r2"], "m1": m["r2"], "p2": P4_PORTS["r3"], "m2": m["r3"]}},
+        {"table": "RlIngress.routes", "match": {"hdr.ipv4.dstAddr": ["10.80.0.0", 24]},
+         "action_name": "RlIngress.set_routes",
+         "action_params": {"d": 1, "p1": P4_PORTS["src"], "m1": m["src"], "p2": P4_PORTS["src"], "m2": m["src"]}},
+    ] + [{"table": "RlIngress.port_mac", "match": {"standard_metadata.egress_spec": port},
+          "action_name": "RlIngress.set_src", "action_params": {"src": macs[peer]}} for peer, port in P4_PORTS.items()]
+    eng = Bmv2()
+    eng.check()
+    eng.run(net, "shortcut", entries, source="fast-reroute R1", ns=r1, cpu=None,
+            ports={port: net.dev("r1", peer) for peer, port in P4_PORTS.items()})
+    net.bmv2 = eng
+
+
+def available_variants() -> tuple[list[str], dict[str, str]]:
+    """The variants this machine can run, and why the others cannot."""
+    from .bmv2 import Bmv2
+
+    ok, why = [], {}
+    for v in VARIANTS:
+        try:
+            if v == "ebpf":
+                ebpf_object()
+            elif v == "p4":
+                Bmv2().check()
+            ok.append(v)
+        except RouterlabError as e:
+            why[v] = str(e)
+    return ok, why
+
+
 def install_shortcut(net: RerouteNet, variant: str):
-    """Install ShortCut on R1 (``nft`` or ``ebpf``); ``frr`` installs nothing."""
+    """Install ShortCut on R1 (``nft``, ``ebpf`` or ``p4``); ``frr`` installs nothing."""
     r1 = net.ns("r1")
     if variant == "frr":
+        return
+    if variant == "p4":
+        install_p4(net)
         return
     if variant == "nft":
         nsexec(r1, "nft", "-f", "-", input=nft_shortcut(net))
@@ -209,6 +269,8 @@ def looped_count(net: RerouteNet, variant: str) -> int:
     if variant == "ebpf":
         mid = _maps(r1, net.dev("r1", "r2"))["rl_looped"]
         return len(json.loads(sh("bpftool", "-j", "map", "dump", "id", str(mid))))
+    if variant == "p4":
+        return net.bmv2.counter("RlIngress.switched", 1)
     return 0
 
 
@@ -283,6 +345,8 @@ def run_once(variant: str, *, duration: float = 30.0, fail_at: float = 10.0, con
         stop.set()
         th.join()
         srv.wait(timeout=5)
+        if getattr(net, "bmv2", None) is not None:
+            net.bmv2.stop(net)
     if not out.strip():
         raise RouterlabError(f"iperf3 gave no result: {err.strip()[-300:]}")
     rep = json.loads(out)
@@ -363,3 +427,24 @@ def summary(samples: pd.DataFrame, runs: pd.DataFrame, *, fail_at: float = 10.0,
         row["unrecovered_runs"] = int(g["recovery_s"].isna().sum())
         rows.append(row)
     return pd.DataFrame(rows), pr
+
+
+def save(samples: pd.DataFrame, runs: pd.DataFrame, out, command: str = ""):
+    """Write samples.csv, runs.csv and environment.csv (where, when, versions) to ``out``."""
+    import os
+    import platform
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    samples.to_csv(out / "samples.csv", index=False)
+    runs.to_csv(out / "runs.csv", index=False)
+    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
+               "unknown")
+    env = {"source": "routerlab fast-reroute experiment (Linux routers in network namespaces, veth, MTU 850)",
+           "where": f"{platform.node()} ({'hypervisor' if 'hypervisor' in cpuinfo else 'bare metal'})",
+           "when": str(runs["started_at"].min()) if "started_at" in runs else "",
+           "kernel": platform.release(), "cpu": f"{cpu} x{os.cpu_count()}",
+           "iperf3": sh("iperf3", "--version", check=False).splitlines()[0] if shutil.which("iperf3") else "",
+           "nft": sh("nft", "--version", check=False).strip(), "command": command}
+    pd.DataFrame([env]).to_csv(out / "environment.csv", index=False)

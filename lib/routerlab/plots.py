@@ -258,7 +258,9 @@ def ratio_bars(ours: pd.DataFrame, published: pd.DataFrame, *, title: str | None
     """Throughput as a ratio to the fastest: ours (one group per ``where``) next to a
     published table (``router``, ``ratio_to_fastest``)."""
     df = pd.concat([ours.assign(source="ours, " + ours["where"], router=ours["engine"]),
-                    published.assign(source="published (MoonRoute poster)")], ignore_index=True)
+                    # lower-cased, so that each published router stands next to our engine of that name
+                    published.assign(source="published (MoonRoute poster)",
+                                     router=published["router"].str.lower())], ignore_index=True)
     fig, ax = plt.subplots(figsize=(8, 3.6))
     sns.barplot(df, x="router", y="ratio_to_fastest", hue="source", ax=ax)
     ax.set(xlabel="router", ylabel="throughput / fastest (ratio)", ylim=(0, 1.05),

@@ -1,0 +1,75 @@
+"""In-memory microbenchmarks: the element package builds, the consolidated chain sends
+out exactly what the plain chain does, and the cost arithmetic. Skipped where Click (or
+FastClick, or valgrind) is not built."""
+
+import shutil
+import subprocess
+
+import pandas as pd
+import pytest
+
+from routerlab import bench, clickrouter, microbench, scenarios
+from routerlab.errors import EngineNotFound
+
+try:
+    CLICK = microbench.click_binary("click")
+except EngineNotFound as e:
+    pytestmark = pytest.mark.skip(reason=f"Click not built: {e}")
+
+
+@pytest.fixture(scope="module")
+def package():
+    return microbench.build_package()
+
+
+def _print_chain(tmp_path, package, kind, n, cached, flows):
+    clickrouter.write_configs(tmp_path, scenarios.load("single-flow"))
+    microbench.write_pcap(tmp_path / "p.pcap", flows)
+    conf = microbench.chain_config(kind, n, cached, tmp_path / "p.pcap").replace(
+        "-> out :: Counter", "-> IPPrint(x, CONTENTS true, TIMESTAMP false, LENGTH true) -> out :: Counter")
+    p = subprocess.run([CLICK, "-e", conf], capture_output=True, text=True, cwd=tmp_path,
+                       env={"CLICKPATH": f"{package}:", "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 0, p.stderr
+    return p.stderr.splitlines()  # every packet: its header line and its bytes in hex
+
+
+@pytest.mark.parametrize("kind", ["MazuNAT", "Maglev", "IPFilter"])
+def test_consolidated_chain_sends_what_the_chain_sends(tmp_path, package, kind):
+    flows = [i % 7 for i in range(40)]  # 7 flows, first packets first, then repeats
+    plain = _print_chain(tmp_path, package, kind, 3, False, flows)
+    cached = _print_chain(tmp_path, package, kind, 3, True, flows)
+    assert sum(line.startswith("x:") for line in plain) == 40
+    assert cached == plain  # the same bytes (addresses, ports, checksums), packet by packet
+
+
+def test_cache_counts_first_and_later_packets(tmp_path, package):
+    clickrouter.write_configs(tmp_path, scenarios.load("single-flow"))
+    microbench.write_pcap(tmp_path / "p.pcap", [i % 5 for i in range(50)])
+    conf = microbench.chain_config("MazuNAT", 2, True, tmp_path / "p.pcap").replace(
+        "print out.count,", "print out.count, print cache.misses, print cache.hits, print cache.flows,")
+    p = subprocess.run([CLICK, "-e", conf], capture_output=True, text=True, cwd=tmp_path,
+                       env={"CLICKPATH": f"{package}:", "PATH": "/usr/bin:/bin"})
+    assert p.stdout.split() == ["50", "5", "45", "5"]
+
+
+def test_forwarding_counts_packets_and_instructions():
+    if not shutil.which("valgrind"):
+        pytest.skip("valgrind is not installed (Debian package valgrind)")
+    rows = microbench.forwarding("click", packets=20_000, repeats=1, callgrind_packets=2_000)
+    assert len(rows) == 1 and rows[0]["mpps"] > 0
+    assert 200 < rows[0]["instructions_per_packet"] < 20_000  # a router, not a no-op nor a stall
+
+
+def test_reductions_and_formats_from_rows():
+    rows = []
+    for nf in ("MazuNAT",):
+        for n, chain in ((2, 1000.0), (3, 1500.0)):
+            for variant, later in (("chain", chain), ("consolidated", 500.0)):
+                rows.append({"nf": nf, "actions": n, "variant": variant, "packet": "later", "repeat": 0,
+                             "instructions": later, "ns": later / 10})
+                rows.append({"nf": nf, "actions": n, "variant": variant, "packet": "first", "repeat": 0,
+                             "instructions": 3 * later, "ns": later / 3})
+    red = microbench.reductions(pd.DataFrame(rows))
+    assert red["reduction_instructions"].round(3).tolist() == [0.5, 0.667]
+    text = bench.format_consolidation(pd.DataFrame(rows))
+    assert "43" in text and "64" in text  # the published BESS figures (43.2, 63.5) stand next to ours
