@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import datasets, engines, scenarios, stats
-from .errors import EngineNotFound, ParameterError
+from .errors import EngineNotFound, ParameterError, RouterlabError
 
 #: Published scenario -> our preset.
 SCENARIOS = {"single_flow_50fw": "single-flow-fw50", "gre_multiflow_50fw": "gre-multiflow-fw50",
@@ -78,10 +78,19 @@ def measure(out, engine_names=ENGINES, scenario_names=tuple(SCENARIOS.values()),
         ceiling_pps = traffic.ceiling()
     announce(f"generator ceiling: {ceiling_pps:.0f} pps; {int(plan['runnable'].sum())} cells to measure, "
              f"{int((~plan['runnable']).sum())} grey")
-    for row in plan[plan["runnable"]].itertuples():
-        sweep.measure(row.engine, scenarios.load(row.scenario), out, loads_frac=",".join(map(str, fractions)),
-                      ceiling_pps=ceiling_pps, runs=runs, duration=duration,
-                      experiment=f"{row.engine}-{row.scenario}", announce=announce)
+    for i, row in enumerate(plan.itertuples()):
+        if not row.runnable:
+            continue
+        try:
+            sweep.measure(row.engine, scenarios.load(row.scenario), out, loads_frac=",".join(map(str, fractions)),
+                          ceiling_pps=ceiling_pps, runs=runs, duration=duration,
+                          experiment=f"{row.engine}-{row.scenario}", announce=announce)
+        except RouterlabError as e:
+            # an engine that fails in one scenario (e.g. cannot load 900k routes in time) is a
+            # grey cell with its reason, not the end of the campaign
+            plan.loc[i, ["runnable", "reason"]] = [False, f"failed: {e}"]
+            plan.to_csv(out / "cells.csv", index=False)
+            announce(f"{row.engine}-{row.scenario}: failed: {e}")
     return out
 
 

@@ -332,7 +332,8 @@ def loss_tables(df: pd.DataFrame, *, x_label: str, title: str | None = None, sho
             for c in cols:
                 hit = d[(d["router"] == r) & (d["offered"] == c)]
                 v = hit["loss_pct"].iloc[0] if len(hit) else np.nan
-                text = "" if np.isnan(v) else f"{v:.1f}%"
+                # below 0.1% two decimals, so that a yellow cell never reads 0.0%
+                text = "" if np.isnan(v) else f"{v:.2f}%" if 0 < v < 0.1 else f"{v:.1f}%"
                 if show_ci and len(hit) and "ci95_pct" in hit and not np.isnan(hit["ci95_pct"].iloc[0]):
                     text += f"\n±{hit['ci95_pct'].iloc[0]:.1f}"
                 line.append(text)
