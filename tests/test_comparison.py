@@ -92,3 +92,10 @@ def test_a_failing_cell_turns_grey_with_its_reason_and_the_rest_goes_on(tmp_path
     assert cells.loc[("nft", "single-flow-fw50"), "reason"] == "failed: nft did not become ready"
     assert not cells.loc[("nft", "single-flow-fw50"), "runnable"]
     assert done == [("nft", "ddos-drop50")]  # linux has no firewall: grey, never started
+
+
+def test_heatmap_draws_every_measured_cell(tmp_path):
+    df = comparison.ours(_fake_dataset(tmp_path))
+    fig = plots.loss_heatmap(df)
+    assert fig.axes[0].get_ylabel() == "" and len(fig.axes[0].texts) == 2  # two loads of one cell, annotated
+    plt.close(fig)

@@ -58,3 +58,24 @@ def test_summary_recovery_time_and_intervals():
     row = table.iloc[0]
     assert row["recovery_s"] == pytest.approx(2.2) and row["recovery_s_ci95"] == pytest.approx(4.303 * 1.0 / np.sqrt(3), rel=1e-3)
     assert row["rtt_spike_ms"] == pytest.approx(5.0) and row["ping_lost"] == pytest.approx(2.0)
+
+
+def test_timeseries_figure_marks_the_failure():
+    import matplotlib.pyplot as plt
+
+    from routerlab import plots
+
+    t = np.round(np.arange(0.2, 20.01, 0.2), 3)
+    df = pd.concat([pd.DataFrame({"t": t, "throughput_bps": np.where((t > 10) & (t < 12), 0.0, 1e9 * (v + 1)),
+                                  "rtt_ms": 0.1, "cpu_busy": 0.5, "variant": name, "run": r})
+                    for v, name in enumerate(("frr", "nft")) for r in range(2)])
+    fig = plots.reroute_timeseries(df, fail_at=10.0)
+    top = fig.axes[0]
+    assert len(fig.axes) == 3
+    lines = [line for line in top.get_lines() if len(line.get_xdata())]
+    assert any(line.get_xdata()[0] == 10.0 and line.get_linestyle() == ":" for line in lines)
+    # relative throughput: both variants at 1.0 before the failure, whatever their speed
+    curves = [line for line in lines if len(line.get_xdata()) > 2]
+    assert len(curves) == 2
+    assert all(abs(y - 1.0) < 1e-9 for line in curves for x, y in zip(*line.get_data()) if 3 < x < 9)
+    plt.close(fig)

@@ -370,15 +370,32 @@ def loss_heatmap(df: pd.DataFrame, *, floor: float = 0.01):
     return fig
 
 
+def _t_interval(x) -> tuple[float, float]:
+    """Student-t 95% interval of the mean of ``x`` (seaborn's bootstrap is slow for long
+    time series, and the t interval is the project's convention)."""
+    from .stats import t_quantile
+
+    x = np.asarray(x, dtype=float)
+    x = x[~np.isnan(x)]
+    if len(x) < 2:
+        return (np.nan, np.nan)
+    h = t_quantile(len(x)) * x.std(ddof=1) / np.sqrt(len(x))
+    return (x.mean() - h, x.mean() + h)
+
+
 def reroute_timeseries(samples: pd.DataFrame, *, fail_at: float = 10.0, converge_after: float | None = 5.0):
-    """Throughput, RTT and CPU load over time per variant (mean over runs, band = 95%
-    interval), a dotted line at the failure (and a faint one at convergence)."""
+    """Throughput (relative to the run's own mean before the failure), RTT and CPU load
+    over time per variant (mean over runs, band = 95% interval), a dotted line at the
+    failure (and a faint one at convergence). Absolute throughput is in the samples."""
     d = samples.copy()
-    d["throughput_mbps"] = d["throughput_bps"] / 1e6
+    # relative to each run's own mean before the failure: variants of very different speed
+    # (bmv2 carries a fraction of what the kernel does) share one axis
+    before = d[(d["t"] > 2) & (d["t"] <= fail_at)].groupby(["variant", "run"])["throughput_bps"].mean()
+    d["throughput_rel"] = d["throughput_bps"] / d.set_index(["variant", "run"]).index.map(before)
     fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
-    for ax, (col, label) in zip(axes, (("throughput_mbps", "throughput (Mbit/s)"), ("rtt_ms", "RTT (ms)"),
+    for ax, (col, label) in zip(axes, (("throughput_rel", "throughput / before the failure"), ("rtt_ms", "RTT (ms)"),
                                        ("cpu_busy", "CPU busy (fraction)"))):
-        sns.lineplot(d, x="t", y=col, hue="variant", errorbar=("ci", 95), ax=ax, lw=1)
+        sns.lineplot(d, x="t", y=col, hue="variant", errorbar=_t_interval, ax=ax, lw=1)
         ax.axvline(fail_at, color="k", ls=":", lw=1.2, label="link failure")
         if converge_after is not None:
             ax.axvline(fail_at + converge_after, color="gray", ls=":", lw=0.8, label="control plane")
