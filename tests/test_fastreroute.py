@@ -79,3 +79,19 @@ def test_timeseries_figure_marks_the_failure():
     assert len(curves) == 2
     assert all(abs(y - 1.0) < 1e-9 for line in curves for x, y in zip(*line.get_data()) if 3 < x < 9)
     plt.close(fig)
+
+
+def test_experiment_writes_each_run_and_resumes(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_run_once(variant, **kw):
+        calls.append(variant)
+        return pd.DataFrame({"t": [0.2, 0.4], "throughput_bps": [1.0, 2.0]}), {"ping_sent": 2, "ping_received": 2}
+
+    monkeypatch.setattr(fastreroute, "run_once", fake_run_once)
+    fastreroute.experiment(("frr", "nft"), runs=2, out=tmp_path)
+    assert sorted(calls) == ["frr", "frr", "nft", "nft"] and calls[:2] == ["frr", "nft"] and calls[2:] == ["nft", "frr"]
+    calls.clear()
+    samples, runs = fastreroute.experiment(("frr", "nft"), runs=3, out=tmp_path)  # one more round: only it runs
+    assert sorted(calls) == ["frr", "nft"]
+    assert len(pd.read_csv(tmp_path / "runs.csv")) == 6 and len(samples) == 12 and len(runs) == 6

@@ -443,14 +443,15 @@ def reroute(
     n = runs * len(variant)
     try:
         with _progress("fast reroute runs", n) as advance:
-            samples, facts = fastreroute.experiment(tuple(variant), runs, progress=advance, duration=duration,
-                                                    fail_at=fail_at, converge_after=converge_after)
+            samples, facts = fastreroute.experiment(tuple(variant), runs, out=out, progress=advance,
+                                                    duration=duration, fail_at=fail_at,
+                                                    converge_after=converge_after)
     except KeyboardInterrupt:
-        err.print("interrupted: nothing written (every run is short; start again)")
+        err.print("interrupted: finished runs are kept; run the same command again to resume")
         raise typer.Exit(130)
     except RouterlabError as e:
         _fail(str(e))
-    fastreroute.save(samples, facts, out, command=" ".join(sys.argv))
+    fastreroute.save_environment(out, command=" ".join(sys.argv), when=str(facts["started_at"].min()))
     table, _ = fastreroute.summary(samples, facts, fail_at=fail_at)
     typer.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
 

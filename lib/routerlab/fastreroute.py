@@ -372,23 +372,46 @@ def run_once(variant: str, *, duration: float = 30.0, fail_at: float = 10.0, con
     return df, events
 
 
-def experiment(variants=VARIANTS, runs: int = 10, *, progress=None, **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """``runs`` runs of each variant, interleaved (variant order rotates each round so that
+def experiment(variants=VARIANTS, runs: int = 10, *, out=None, progress=None, **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``runs`` runs of each variant, interleaved (the variant order rotates each round, so
     drifts in the host spread evenly). Returns (samples, runs): long tables with
-    ``variant`` and ``run``."""
+    ``variant`` and ``run``.
+
+    With ``out``, every finished run is appended to ``out/samples.csv`` and
+    ``out/runs.csv`` at once, and runs already there are skipped: an interrupted
+    experiment resumes where it stopped.
+    """
     samples, facts = [], []
-    total, done = runs * len(variants), 0
+    have = set()
+    if out is not None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        if (out / "runs.csv").is_file() and (out / "samples.csv").is_file():
+            old_runs, old_samples = pd.read_csv(out / "runs.csv"), pd.read_csv(out / "samples.csv")
+            have = set(zip(old_runs["variant"], old_runs["run"]))
+            facts.append(old_runs)
+            samples.append(old_samples)
+    total = runs * len(variants)
+    done = sum((v, r) in have for v in variants for r in range(runs))
     for r in range(runs):
         order = list(variants[r % len(variants):]) + list(variants[:r % len(variants)])
         for v in order:
+            if (v, r) in have:
+                continue
             df, ev = run_once(v, **kw)
-            samples.append(df.assign(variant=v, run=r))
-            facts.append({"variant": v, "run": r, **ev,
-                          "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+            df = df.assign(variant=v, run=r)
+            fact = pd.DataFrame([{"variant": v, "run": r, **ev,
+                                  "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}])
+            samples.append(df)
+            facts.append(fact)
+            if out is not None:
+                for name, part in (("samples.csv", df), ("runs.csv", fact)):
+                    path = out / name
+                    part.to_csv(path, mode="a", header=not path.is_file(), index=False)
             done += 1
             if progress:
                 progress(done, total)
-    return pd.concat(samples, ignore_index=True), pd.DataFrame(facts)
+    return pd.concat(samples, ignore_index=True), pd.concat(facts, ignore_index=True)
 
 
 def summary(samples: pd.DataFrame, runs: pd.DataFrame, *, fail_at: float = 10.0, within: float = 0.10):
@@ -429,22 +452,18 @@ def summary(samples: pd.DataFrame, runs: pd.DataFrame, *, fail_at: float = 10.0,
     return pd.DataFrame(rows), pr
 
 
-def save(samples: pd.DataFrame, runs: pd.DataFrame, out, command: str = ""):
-    """Write samples.csv, runs.csv and environment.csv (where, when, versions) to ``out``."""
+def save_environment(out, command: str = "", when: str = ""):
+    """Write ``out/environment.csv``: where, when, versions and the command."""
     import os
     import platform
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    samples.to_csv(out / "samples.csv", index=False)
-    runs.to_csv(out / "runs.csv", index=False)
     cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
     cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
                "unknown")
     env = {"source": "routerlab fast-reroute experiment (Linux routers in network namespaces, veth, MTU 850)",
            "where": f"{platform.node()} ({'hypervisor' if 'hypervisor' in cpuinfo else 'bare metal'})",
-           "when": str(runs["started_at"].min()) if "started_at" in runs else "",
-           "kernel": platform.release(), "cpu": f"{cpu} x{os.cpu_count()}",
+           "when": when, "kernel": platform.release(), "cpu": f"{cpu} x{os.cpu_count()}",
            "iperf3": sh("iperf3", "--version", check=False).splitlines()[0] if shutil.which("iperf3") else "",
            "nft": sh("nft", "--version", check=False).strip(), "command": command}
     pd.DataFrame([env]).to_csv(out / "environment.csv", index=False)
