@@ -11,7 +11,8 @@ BOOKS = notebooks.list_notebooks()
 
 
 def test_there_are_notebooks():
-    assert {"pastrami-methodology", "pastrami-experiments", "testbed-sweeps"} <= {b.stem for b in BOOKS}
+    assert {"pastrami-methodology", "pastrami-experiments", "testbed-sweeps", "moonroute-batch",
+            "fastpath-consolidation", "router-comparison", "fast-reroute"} <= {b.stem for b in BOOKS}
 
 
 @pytest.mark.parametrize("path", BOOKS, ids=lambda p: p.stem)
