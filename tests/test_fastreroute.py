@@ -45,7 +45,7 @@ def test_plain_fast_reroute_loops_until_the_control_plane():
     assert df[df["t"] > 7]["throughput_bps"].max() > 0.5 * base  # recovered after convergence
 
 
-def test_summary_recovery_time_and_intervals():
+def test_summary_outage_recovery_and_intervals():
     t = np.round(np.arange(0.2, 20.01, 0.2), 3)
     rows = []
     for run, rec in enumerate((1.0, 2.0, 3.0)):
@@ -54,9 +54,12 @@ def test_summary_recovery_time_and_intervals():
                                   "cpu_busy": 0.5, "cpu_softirq": 0.1, "variant": "x", "run": run}))
     runs = pd.DataFrame({"variant": "x", "run": [0, 1, 2], "ping_sent": 100, "ping_received": [99, 98, 97]})
     table, per_run = fastreroute.summary(pd.concat(rows), runs)
-    assert per_run["recovery_s"].round(1).tolist() == [1.2, 2.2, 3.2]  # first sample back within 10%
+    # outage: the first sample back above half the level before; recovery: the 1-s moving
+    # average (5 samples) back within 10% of it
+    assert per_run["outage_s"].round(1).tolist() == [1.2, 2.2, 3.2]
+    assert per_run["recovery_s"].round(1).tolist() == [2.0, 3.0, 4.0]
     row = table.iloc[0]
-    assert row["recovery_s"] == pytest.approx(2.2) and row["recovery_s_ci95"] == pytest.approx(4.303 * 1.0 / np.sqrt(3), rel=1e-3)
+    assert row["outage_s"] == pytest.approx(2.2) and row["outage_s_ci95"] == pytest.approx(4.303 / np.sqrt(3), rel=1e-3)
     assert row["rtt_spike_ms"] == pytest.approx(5.0) and row["ping_lost"] == pytest.approx(2.0)
 
 

@@ -39,14 +39,20 @@ FRAME = ("02726c010001" "02726c010002" "0800"           # Ethernet: to the route
          "13881389001a0000" + "00" * 18)                 # UDP 5000 -> 5001, no checksum, 18 bytes
 
 
+def _csum(b: bytes) -> int:
+    """The Internet checksum (RFC 1071) of ``b`` (even length)."""
+    import struct
+
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
 def _frame_with_checksum() -> str:
     """FRAME with a correct IPv4 header checksum (CheckIPHeader drops bad ones)."""
     b = bytearray(bytes.fromhex(FRAME))
-    ip = b[14:34]
-    s = sum(int.from_bytes(ip[i:i + 2], "big") for i in range(0, 20, 2))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    b[24:26] = (~s & 0xFFFF).to_bytes(2, "big")
+    b[24:26] = _csum(bytes(b[14:34])).to_bytes(2, "big")
     return b.hex()
 
 
@@ -268,12 +274,6 @@ def write_pcap(path: Path, flows: list[int]):
     and UDP checksums."""
     import struct
 
-    def csum(b: bytes) -> int:
-        s = sum(struct.unpack(f"!{len(b) // 2}H", b))
-        while s >> 16:
-            s = (s & 0xFFFF) + (s >> 16)
-        return ~s & 0xFFFF
-
     dst = bytes([10, 71, 0, 1])
     payload = b"routerlab!".ljust(18, b"\0")     # a 60-byte frame: 64 bytes on the wire with the FCS
     eth = bytes.fromhex("02726c010001" "02726c010002" "0800")
@@ -284,10 +284,10 @@ def write_pcap(path: Path, flows: list[int]):
         if f is None:
             src = bytes([10, 70, 1, 2 + n // 60000])
             ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(payload), 0, 0, 64, 17, 0, src, dst))
-            ip[10:12] = csum(bytes(ip)).to_bytes(2, "big")
+            ip[10:12] = _csum(bytes(ip)).to_bytes(2, "big")
             udp = struct.pack("!HHHH", 1024 + n % 60000, 5001, 8 + len(payload), 0) + payload
             pseudo = src + dst + struct.pack("!BBH", 0, 17, len(udp))
-            udp = udp[:6] + (csum(pseudo + udp) or 0xFFFF).to_bytes(2, "big") + udp[8:]
+            udp = udp[:6] + (_csum(pseudo + udp) or 0xFFFF).to_bytes(2, "big") + udp[8:]
             f = frames[n] = eth + bytes(ip) + udp
         out.append(struct.pack("<IIII", 0, 0, len(f), len(f)) + f)
     path.write_bytes(b"".join(out))
