@@ -61,6 +61,20 @@ def test_every_configuration_parses(tmp_path, name):
         click_check(folder, conf)
 
 
+@pytest.mark.parametrize("name", list(scenarios.presets()))
+def test_every_fastclick_configuration_parses(tmp_path, name):
+    eng = engines.get("fastclick")
+    try:
+        eng.check()
+    except EngineNotFound as e:
+        pytest.skip(str(e))
+    folder = eng.write(tmp_path / "fastclick", scenarios.load(name, routes=min(scenarios.presets()[name].routes, 2000)))
+    check = Path(eng.binary()).with_name("click-check")
+    for conf in ("iprouter.click", "iprouter-dpdk.click"):
+        r = subprocess.run([str(check), str(folder / conf)], capture_output=True, text=True, cwd=folder)
+        assert r.returncode == 0 and "configuration OK" in r.stderr, r.stderr
+
+
 def run_expr(folder, expr):
     """Run a Click configuration from memory in ``folder``; the lines it printed (IPPrint)."""
     out = subprocess.run([CLICK, "-e", "require(library services.click);\n" + textwrap.dedent(expr)],
