@@ -61,32 +61,18 @@ def format_assess(r: dict) -> str:
     ])
 
 
-def _frame(src_mac: str, dst_mac: str) -> bytes:
-    """The 60-byte Ethernet/IPv4/UDP frame rlgen sends (single flow), for other generators."""
-    import struct
-
-    def mac(m):
-        return bytes(int(x, 16) for x in m.split(":"))
-
-    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, 64, 17, 0,
-                               bytes([10, 70, 1, 2]), bytes([10, 70, 1, 1])))
-    s = sum(struct.unpack("!10H", bytes(ip)))
-    s = (s & 0xFFFF) + (s >> 16)
-    ip[10:12] = struct.pack("!H", ~s & 0xFFFF)
-    udp = struct.pack("!HHHH", 5000, 5001, 26, 0) + bytes(18)
-    return mac(dst_mac) + mac(src_mac) + b"\x08\x00" + bytes(ip) + udp
-
-
 def _run_external(tb, gen: str, rate: float, duration: float, workdir) -> tuple[int, float]:
     """Run trafgen or tcpreplay at ``rate`` pps for ``duration`` s; returns (kernel-counted
     packets offered, wall seconds)."""
-    import struct
     import subprocess
     from pathlib import Path
 
     from .testbed import Testbed
 
-    frame = _frame(Testbed.mac(tb.ns_tg, tb.tg_if), Testbed.mac(tb.ns_sink, tb.sink_if))
+    from .traffic import udp_frame, write_pcap
+
+    # rlgen's single-flow frame, on the direct wire (the sink holds 10.70.1.1)
+    frame = udp_frame(Testbed.mac(tb.ns_tg, tb.tg_if), Testbed.mac(tb.ns_sink, tb.sink_if), "10.70.1.2", "10.70.1.1")
     n = int(rate * duration)
     workdir = Path(workdir)
     if gen == "trafgen":
@@ -96,8 +82,7 @@ def _run_external(tb, gen: str, rate: float, duration: float, workdir) -> tuple[
                "--num", str(n), "--cpus", "1", "--no-sock-mem"]
     else:
         pcap = workdir / "frame.pcap"
-        pcap.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
-                         + struct.pack("<IIII", 0, 0, len(frame), len(frame)) + frame)
+        write_pcap(pcap, [frame])
         cmd = ["tcpreplay", "-q", "-i", tb.tg_if, f"--pps={rate:.0f}", f"--loop={n}", "--preload-pcap", str(pcap)]
     k0 = tb.tx_counters()
     t0 = time.perf_counter()

@@ -11,6 +11,7 @@ bmv2 is a reference model, not a fast path: expect tens of kpps.
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import subprocess
@@ -31,6 +32,7 @@ THRIFT_PORT = 9090  # each testbed has its own namespace, so one port serves all
 ROUTE_LIMIT = 100_000
 
 
+@functools.cache
 def cli_python() -> str:
     """A Python that can run simple_switch_CLI (it needs the ``thrift`` module)."""
     for py in (sys.executable, "/usr/bin/python3"):
@@ -146,13 +148,6 @@ class Bmv2(engines.Engine):
 
     def register_write(self, name: str, index: int, value: int):
         self.cli_run([f"register_write {name} {index} {value}"])
-
-    def register_read(self, name: str, index: int) -> int:
-        out = self.cli_run([f"register_read {name} {index}"])
-        m = re.search(rf"{re.escape(name)}\[{index}\]\s*=\s*(\d+)", out)
-        if not m:
-            raise RouterlabError(f"cannot read register {name}[{index}]: {out[-200:]}")
-        return int(m.group(1))
 
     # the engine interface --------------------------------------------------------------------
     def start(self, tb: Testbed, sc: Scenario) -> dict:

@@ -13,6 +13,7 @@ ControlSocket.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import shutil
@@ -110,8 +111,10 @@ class ClickEngine(engines.Engine):
     features = {"routes", "firewall", "drop", "gre"}
     where = ("build Click from kohler/click (GitHub): ./configure --disable-linuxmodule && make install; "
              "put click on PATH or set ROUTERLAB_CLICK")
-    #: The configuration the engine runs (in the folder write_configs fills).
+    #: The configuration the engine runs (in the folder write_configs fills), and where it
+    #: lives under routers/.
     config = "iprouter.click"
+    config_dir = "click"
     capture = "AF_PACKET (FromDevice, sniffer)"
 
     def binary(self) -> str:
@@ -163,14 +166,26 @@ class ClickEngine(engines.Engine):
                 time.sleep(0.1)
         return {"click_config": f"routers/{self.config_dir}/{self.config}", "capture": self.capture}
 
-    config_dir = "click"
-
     def forwarded(self, tb):
         return int(read_handler(self._sock, "out/sent.count"))
 
     def stop(self, tb):
         self.stop_process()
         shutil.rmtree(STATE_DIR / f"{tb.prefix}-{self.name}", ignore_errors=True)
+
+
+@functools.lru_cache(maxsize=8)
+def _binary_facts(path: str, mtime: float) -> tuple[str, bool]:
+    """(sha256 prefix, built with DPDK) of a FastClick binary, read once per file version:
+    the binary is tens of MB and every check() and version() wants these."""
+    import hashlib
+
+    data = Path(path).read_bytes()
+    return hashlib.sha256(data).hexdigest()[:12], b"FromDPDKDevice" in data
+
+
+def fastclick_facts(binary: str) -> tuple[str, bool]:
+    return _binary_facts(binary, os.stat(binary).st_mtime)
 
 
 #: Packets per batch of the FastClick engines (the configurations' $BATCH).
@@ -195,11 +210,8 @@ class FastClickEngine(ClickEngine):
         return engines.find_binary("fastclick", "click", var)
 
     def version(self):
-        import hashlib
-
         # FastClick's --version crashes (double free); name the binary by its hash instead
-        digest = hashlib.sha256(Path(self.binary()).read_bytes()).hexdigest()[:12]
-        return f"FastClick (binary sha256 {digest})"
+        return f"FastClick (binary sha256 {fastclick_facts(self.binary())[0]})"
 
     def write(self, folder, sc):
         write_configs(folder, sc)
@@ -222,7 +234,7 @@ class FastClickDpdkEngine(FastClickEngine):
 
     def check(self, sc=None):
         super().check(sc)
-        if "FromDPDKDevice" not in Path(self.binary()).read_bytes().decode("latin-1"):
+        if not fastclick_facts(self.binary())[1]:
             raise EngineNotFound("fastclick-dpdk: this FastClick was built without DPDK (configure --enable-dpdk)")
 
     def command(self, tb, folder, defines):

@@ -106,6 +106,27 @@ def install_routes(tb: Testbed, sc: Scenario) -> float:
     return time.perf_counter() - t0
 
 
+def compile_bpf(name: str) -> Path:
+    """Compile ``lib/routerlab/bpf/<name>.c`` with clang for BPF; the object is cached in
+    the user cache by the source's hash, so an unchanged program is not rebuilt."""
+    import hashlib
+
+    if not shutil.which("clang"):
+        raise EngineNotFound(f"{name}: clang is not installed (Debian package clang): run scripts/setup.sh")
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / "bpf"
+    cache.mkdir(parents=True, exist_ok=True)
+    src = resources.files("routerlab").joinpath(f"bpf/{name}.c").read_bytes()
+    obj = cache / f"{name}-{hashlib.sha256(src).hexdigest()[:12]}.o"
+    if not obj.is_file():
+        c = cache / f"{name}.c"
+        c.write_bytes(src)
+        p = subprocess.run(["clang", "-O2", "-g", "-target", "bpf", f"-I/usr/include/{os.uname().machine}-linux-gnu",
+                            "-c", str(c), "-o", str(obj)], capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RouterlabError(f"compiling {name}.c failed:\n{p.stderr}")
+    return obj
+
+
 def _sysctl(ns: str, **kv):
     for k, v in kv.items():
         nsexec(ns, "sysctl", "-qw", f"{k.replace('__', '.')}={v}")
@@ -230,24 +251,7 @@ class Ebpf(Engine):
     @staticmethod
     def objects() -> dict[str, Path]:
         """Compile the XDP programs (cached by source hash)."""
-        import hashlib
-
-        cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / "bpf"
-        cache.mkdir(parents=True, exist_ok=True)
-        out = {}
-        arch_inc = f"/usr/include/{os.uname().machine}-linux-gnu"
-        for name in ("xdp_router", "xdp_pass"):
-            src = resources.files("routerlab").joinpath(f"bpf/{name}.c").read_bytes()
-            obj = cache / f"{name}-{hashlib.sha256(src).hexdigest()[:12]}.o"
-            if not obj.is_file():
-                c = cache / f"{name}.c"
-                c.write_bytes(src)
-                p = subprocess.run(["clang", "-O2", "-g", "-target", "bpf", f"-I{arch_inc}", "-c", str(c),
-                                    "-o", str(obj)], capture_output=True, text=True)
-                if p.returncode != 0:
-                    raise RouterlabError(f"compiling {name}.c failed:\n{p.stderr}")
-            out[name] = obj
-        return out
+        return {name: compile_bpf(name) for name in ("xdp_router", "xdp_pass")}
 
     def start(self, tb, sc):
         # bpf_fib_lookup needs forwarding enabled on the ingress device; the guard table

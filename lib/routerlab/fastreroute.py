@@ -40,7 +40,6 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -157,23 +156,9 @@ def nft_shortcut(net: RerouteNet) -> str:
 
 def ebpf_object() -> Path:
     """Compile ``bpf/shortcut_tc.c`` (cached by source hash)."""
-    import hashlib
-    import os
+    from .engines import compile_bpf
 
-    if not shutil.which("clang"):
-        raise EngineNotFound("ebpf ShortCut: clang is not installed (Debian package clang)")
-    src = resources.files("routerlab").joinpath("bpf/shortcut_tc.c").read_bytes()
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / "bpf"
-    cache.mkdir(parents=True, exist_ok=True)
-    obj = cache / f"shortcut_tc-{hashlib.sha256(src).hexdigest()[:12]}.o"
-    if not obj.is_file():
-        c = cache / "shortcut_tc.c"
-        c.write_bytes(src)
-        p = subprocess.run(["clang", "-O2", "-g", "-target", "bpf", f"-I/usr/include/{os.uname().machine}-linux-gnu",
-                            "-c", str(c), "-o", str(obj)], capture_output=True, text=True)
-        if p.returncode:
-            raise RouterlabError(f"compiling shortcut_tc.c failed:\n{p.stderr}")
-    return obj
+    return compile_bpf("shortcut_tc")
 
 
 #: bmv2's port numbers on R1.
@@ -477,16 +462,12 @@ def summary(samples: pd.DataFrame, runs: pd.DataFrame, *, fail_at: float = 10.0,
 
 def save_environment(out, command: str = "", when: str = ""):
     """Write ``out/environment.csv``: where, when, versions and the command."""
-    import os
-    import platform
+    from .sweep import host
 
     out = Path(out)
-    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
-    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
-               "unknown")
+    h = host()
     env = {"source": "routerlab fast-reroute experiment (Linux routers in network namespaces, veth, MTU 850)",
-           "where": f"{platform.node()} ({'hypervisor' if 'hypervisor' in cpuinfo else 'bare metal'})",
-           "when": when, "kernel": platform.release(), "cpu": f"{cpu} x{os.cpu_count()}",
+           "where": f"{h['node']} ({h['virt']})", "when": when, "kernel": h["kernel"], "cpu": h["cpu"],
            "iperf3": sh("iperf3", "--version", check=False).splitlines()[0] if shutil.which("iperf3") else "",
            "nft": sh("nft", "--version", check=False).strip(), "command": command}
     pd.DataFrame([env]).to_csv(out / "environment.csv", index=False)

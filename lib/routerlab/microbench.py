@@ -32,28 +32,13 @@ from pathlib import Path
 from . import clickrouter, scenarios
 from .errors import EngineNotFound, RouterlabError
 
-#: One UDP packet from the generator side to the traffic's destination (64 bytes on the
-#: wire with the FCS): what the router forwards in :func:`forwarding`.
-FRAME = ("02726c010001" "02726c010002" "0800"           # Ethernet: to the router, IPv4
-         "4500002e00000000401100000a4601020a470001"      # IPv4 10.70.1.2 -> 10.71.0.1, UDP, checksum 0 (set below)
-         "13881389001a0000" + "00" * 18)                 # UDP 5000 -> 5001, no checksum, 18 bytes
+def _frame_hex() -> str:
+    """One UDP packet from the generator side to the traffic's destination: what the
+    router forwards in :func:`forwarding`."""
+    from .testbed import Testbed
+    from .traffic import udp_frame
 
-
-def _csum(b: bytes) -> int:
-    """The Internet checksum (RFC 1071) of ``b`` (even length)."""
-    import struct
-
-    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
-
-def _frame_with_checksum() -> str:
-    """FRAME with a correct IPv4 header checksum (CheckIPHeader drops bad ones)."""
-    b = bytearray(bytes.fromhex(FRAME))
-    b[24:26] = _csum(bytes(b[14:34])).to_bytes(2, "big")
-    return b.hex()
+    return udp_frame(Testbed.MACS["g0"], Testbed.MACS["d0"], "10.70.1.2", "10.71.0.1").hex()
 
 
 @dataclass
@@ -103,14 +88,12 @@ def run_click(binary: str, config: str, cwd: Path, *, callgrind: bool = False, e
 
 def environment(benchmark: str, engine_names, command: str) -> dict:
     """The environment record of a microbenchmark run (one row of ``environment.csv``)."""
-    import platform
     import sys
 
     from . import engines
+    from .sweep import host
 
-    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
-    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
-               "unknown")
+    h = host()
     versions = []
     for name in engine_names:
         try:
@@ -120,9 +103,9 @@ def environment(benchmark: str, engine_names, command: str) -> dict:
     vg = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip() \
         if shutil.which("valgrind") else "not installed"
     return {"benchmark": benchmark, "source": "routerlab microbenchmark (in memory, no network)",
-            "where": f"{platform.node()} ({'hypervisor' if 'hypervisor' in cpuinfo else 'bare metal'})",
-            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": platform.release(),
-            "cpu": f"{cpu} x{os.cpu_count()}", "engines": "; ".join(versions), "valgrind": vg,
+            "where": f"{h['node']} ({h['virt']})",
+            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": h["kernel"],
+            "cpu": h["cpu"], "engines": "; ".join(versions), "valgrind": vg,
             "python": sys.version.split()[0], "command": command}
 
 
@@ -194,7 +177,7 @@ def forwarding_config(packets: int, burst: int = 32) -> str:
     return (f"require(library services.click, library tables.click, library router-core.click);\n"
             "AddressInfo(in_if 10.70.1.1 10.70.1.0/24 02:72:6c:01:00:01,\n"
             "            out_if 10.70.2.1 10.70.2.0/24 02:72:6c:02:00:01);\n"
-            f"InfiniteSource(DATA \\<{_frame_with_checksum()}>, LIMIT {packets}, BURST {burst}, STOP true)\n"
+            f"InfiniteSource(DATA \\<{_frame_hex()}>, LIMIT {packets}, BURST {burst}, STOP true)\n"
             "  -> router :: IPRouter(02:72:6c:02:00:02, 02:72:6c:01:00:02, 1500);\n"
             "router[0] -> fwd :: Counter -> Discard;\n"
             "router[1] -> err :: Counter -> Discard;\n"
@@ -272,25 +255,15 @@ def write_pcap(path: Path, flows: list[int]):
     """A pcap of 64-byte UDP frames, one per entry of ``flows`` (a flow number n: source
     10.70.1.(2 + n // 60000), port 1024 + n % 60000), in that order, with correct IPv4
     and UDP checksums."""
-    import struct
+    from .testbed import Testbed
+    from .traffic import udp_frame, write_pcap as write
 
-    dst = bytes([10, 71, 0, 1])
-    payload = b"routerlab!".ljust(18, b"\0")     # a 60-byte frame: 64 bytes on the wire with the FCS
-    eth = bytes.fromhex("02726c010001" "02726c010002" "0800")
-    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
     frames = {}
     for n in flows:
-        f = frames.get(n)
-        if f is None:
-            src = bytes([10, 70, 1, 2 + n // 60000])
-            ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(payload), 0, 0, 64, 17, 0, src, dst))
-            ip[10:12] = _csum(bytes(ip)).to_bytes(2, "big")
-            udp = struct.pack("!HHHH", 1024 + n % 60000, 5001, 8 + len(payload), 0) + payload
-            pseudo = src + dst + struct.pack("!BBH", 0, 17, len(udp))
-            udp = udp[:6] + (_csum(pseudo + udp) or 0xFFFF).to_bytes(2, "big") + udp[8:]
-            f = frames[n] = eth + bytes(ip) + udp
-        out.append(struct.pack("<IIII", 0, 0, len(f), len(f)) + f)
-    path.write_bytes(b"".join(out))
+        if n not in frames:
+            frames[n] = udp_frame(Testbed.MACS["g0"], Testbed.MACS["d0"], f"10.70.1.{2 + n // 60000}", "10.71.0.1",
+                                  sport=1024 + n % 60000)
+    write(path, (frames[n] for n in flows))
 
 
 def chain_config(kind: str, length: int, cached: bool, pcap: Path) -> str:

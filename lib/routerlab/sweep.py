@@ -90,22 +90,29 @@ def parse_loads(loads: str | None = None, loads_frac: str | None = None, ceiling
     return vals
 
 
-def environment(engine: engines.Engine, tb: Testbed, scenario: scenarios.Scenario, ceiling_pps: float,
-                facts: dict) -> dict:
-    """The environment record of an experiment."""
+def host() -> dict:
+    """This machine, for environment records: ``node`` (host name), ``virt``
+    ("hypervisor" or "bare metal"), ``kernel`` (release) and ``cpu`` (model x count)."""
     try:
         cpuinfo = open("/proc/cpuinfo").read()
     except OSError:
         cpuinfo = ""
     cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
                "unknown")
-    virt = "; hypervisor" if "hypervisor" in cpuinfo else "; bare metal"
+    return {"node": platform.node(), "virt": "hypervisor" if "hypervisor" in cpuinfo else "bare metal",
+            "kernel": platform.release(), "cpu": f"{cpu} x{os.cpu_count()}"}
+
+
+def environment(engine: engines.Engine, tb: Testbed, scenario: scenarios.Scenario, ceiling_pps: float,
+                facts: dict) -> dict:
+    """The environment record of an experiment."""
+    h = host()
     return {
         "source": "routerlab testbed",
-        "where": f"{platform.node()} (network namespaces, veth{virt})",
+        "where": f"{h['node']} (network namespaces, veth; {h['virt']})",
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "kernel": platform.release(),
-        "cpu": f"{cpu} x{os.cpu_count()}",
+        "kernel": h["kernel"],
+        "cpu": h["cpu"],
         "pinning": f"generator CPU {tb.gen_cpu}; router receive CPU {tb.router_cpu}; sink drops at nft ingress",
         "engine": engine.name,
         "engine_version": engine.version(),

@@ -30,6 +30,46 @@ STEAL_FLAG = 0.02
 DRAIN_S = 0.1
 
 
+def _csum(b: bytes) -> int:
+    """The Internet checksum (RFC 1071) of ``b`` (even length)."""
+    import struct
+
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def udp_frame(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, sport: int = 5000, dport: int = 5001) -> bytes:
+    """A 60-byte Ethernet/IPv4/UDP frame (64 bytes on the wire with the FCS), as rlgen
+    sends it, with correct IPv4 and UDP checksums: for other generators and for feeding
+    routers from memory."""
+    import ipaddress
+    import struct
+
+    def mac(m):
+        return bytes(int(x, 16) for x in m.split(":"))
+
+    src, dst = ipaddress.IPv4Address(src_ip).packed, ipaddress.IPv4Address(dst_ip).packed
+    payload = b"routerlab!".ljust(18, b"\0")
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(payload), 0, 0, 64, 17, 0, src, dst))
+    ip[10:12] = _csum(bytes(ip)).to_bytes(2, "big")
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+    pseudo = src + dst + struct.pack("!BBH", 0, 17, len(udp))
+    udp = udp[:6] + (_csum(pseudo + udp) or 0xFFFF).to_bytes(2, "big") + udp[8:]
+    return mac(dst_mac) + mac(src_mac) + b"\x08\x00" + bytes(ip) + udp
+
+
+def write_pcap(path: Path, frames) -> Path:
+    """Write Ethernet ``frames`` (bytes, in order) as a classic pcap file."""
+    import struct
+
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    out += [struct.pack("<IIII", 0, 0, len(f), len(f)) + f for f in frames]
+    Path(path).write_bytes(b"".join(out))
+    return Path(path)
+
+
 def generator_binary() -> Path:
     """Path of the compiled generator, building it (gcc -O2) if needed."""
     src = resources.files("routerlab").joinpath("csrc/rlgen.c").read_bytes()
