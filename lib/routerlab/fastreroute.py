@@ -321,7 +321,7 @@ def run_once(variant: str, *, duration: float = 30.0, fail_at: float = 10.0, con
 
         th = threading.Thread(target=sample_cpu, daemon=True)
         th.start()
-        events = {}
+        events = {"prefix": net.prefix}
         time.sleep(max(0.0, fail_at - (time.time() - t0)))
         net.fail()
         events["fail_s"] = time.time() - t0
