@@ -14,6 +14,24 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = Path(os.environ.get("ROUTERLAB_PASTRAMI_SAMPLE", ROOT.parent / "shared" / "datasets" / "pastrami-sample"))
 
 
+#: Set by `make test` and CI after `routerlab engines install`: an engine that is missing
+#: then fails its test instead of skipping it.
+REQUIRE_ENGINES = os.environ.get("ROUTERLAB_REQUIRE_ENGINES") == "1"
+
+
+def engine_absent(reason: str):
+    """Skip a test whose engine is not there, naming what is missing; with
+    ROUTERLAB_REQUIRE_ENGINES=1, fail it."""
+    if REQUIRE_ENGINES:
+        pytest.fail(f"{reason} (ROUTERLAB_REQUIRE_ENGINES=1: a missing engine fails its test)", pytrace=False)
+    pytest.skip(reason)
+
+
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("engine_absent"):
+        engine_absent(mark.args[0])
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261122)

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import engine_absent
 
 from routerlab import clickrouter, engines, scenarios, testbed, traffic
 from routerlab.errors import EngineNotFound
@@ -17,7 +18,7 @@ try:
     CLICK = engines.find_binary("click", "click", "ROUTERLAB_CLICK")
     needs_click = pytest.mark.skipif(False, reason="")
 except EngineNotFound as e:
-    needs_click = pytest.mark.skip(reason=f"Click not built: {e}")
+    needs_click = pytest.mark.engine_absent(f"Click not built: {e}")
     CLICK = None
 
 root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and veth")
@@ -30,7 +31,7 @@ def engine(request):
     try:
         eng.check()
     except EngineNotFound as e:
-        pytest.skip(str(e))
+        engine_absent(str(e))
     return eng
 
 
@@ -67,7 +68,7 @@ def test_every_fastclick_configuration_parses(tmp_path, name):
     try:
         eng.check()
     except EngineNotFound as e:
-        pytest.skip(str(e))
+        engine_absent(str(e))
     folder = eng.write(tmp_path / "fastclick", scenarios.load(name, routes=min(scenarios.presets()[name].routes, 2000)))
     check = Path(eng.binary()).with_name("click-check")
     for conf in ("iprouter.click", "iprouter-dpdk.click"):

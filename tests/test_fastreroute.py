@@ -8,6 +8,7 @@ import subprocess
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import engine_absent
 
 from routerlab import fastreroute, testbed
 
@@ -28,7 +29,7 @@ def left_behind(prefix):
 def test_shortcut_recovers_before_the_control_plane_and_leaves_nothing(variant):
     ok, why = fastreroute.available_variants()
     if variant not in ok:
-        pytest.skip(why[variant])
+        engine_absent(why[variant])
     df, ev = fastreroute.run_once(variant, duration=8, fail_at=3, converge_after=3, interval=0.2)
     assert left_behind(ev["prefix"]) == []
     assert ev["looped_destinations"] >= 1  # the switch happened in the packet path, before convergence

@@ -14,7 +14,7 @@ from routerlab.errors import EngineNotFound
 try:
     CLICK = microbench.click_binary("click")
 except EngineNotFound as e:
-    pytestmark = pytest.mark.skip(reason=f"Click not built: {e}")
+    pytestmark = pytest.mark.engine_absent(f"Click not built: {e}")
 
 
 @pytest.fixture(scope="module")

@@ -16,15 +16,15 @@ try:
     P4C = None
 except EngineNotFound as e:
     P4C = str(e)
-needs_p4c = pytest.mark.skipif(P4C is not None, reason=f"p4c not built: {P4C}")
+needs_p4c = pytest.mark.engine_absent(f"p4c not built: {P4C}") if P4C else pytest.mark.skipif(False, reason="")
 
 try:
     engines.get("bmv2").check()
     BMV2 = None
 except RouterlabError as e:
     BMV2 = str(e)
-needs_bmv2 = pytest.mark.skipif(BMV2 is not None or os.geteuid() != 0,
-                                reason=f"bmv2 not built: {BMV2}" if BMV2 else "needs root: network namespaces")
+needs_bmv2 = pytest.mark.engine_absent(f"bmv2 not built: {BMV2}") if BMV2 else \
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces")
 
 
 # -- entries as data (no compiler needed) ---------------------------------------------------

@@ -15,7 +15,8 @@ def _norm(req: str) -> str:
 
 def test_environment_yml_matches_pyproject():
     pj = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = {_norm(r) for r in pj["dependencies"] + pj["optional-dependencies"]["test"]}
+    extras = pj["optional-dependencies"]
+    wanted = {_norm(r) for r in pj["dependencies"] + extras["test"] + extras["lab"]}
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     have = {_norm(r) for r in pip if not r.startswith("-e")}
@@ -25,7 +26,7 @@ def test_environment_yml_matches_pyproject():
 
 def test_every_dependency_has_a_lower_bound():
     pj = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    for req in pj["dependencies"] + pj["optional-dependencies"]["test"]:
+    for req in pj["dependencies"] + [r for extra in pj["optional-dependencies"].values() for r in extra]:
         assert ">=" in req, req
 
 
@@ -36,9 +37,16 @@ def _readme_block(title: str) -> str:
     return m.group(1).strip()
 
 
-def test_ci_runs_the_readme_commands():
-    ci = (ROOT / ".ci" / "run").read_text()
-    setup, test = _readme_block("Set up"), _readme_block("Test")
-    assert setup.splitlines()[-1] in ci
-    assert test.splitlines()[-1] in ci
-    assert "routerlab figures" in _readme_block("Main job")
+def test_ci_runs_the_readme_test_command():
+    block = _readme_block("Set up and run")
+    commands = [ln.split("#")[0].strip() for ln in block.splitlines()]
+    assert commands == ["make figures", "make test"]
+    ci = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert "make test" in ci
+    make = (ROOT / "Makefile").read_text()
+    figures = make.split("\nfigures:", 1)[1].split("\n\n", 1)[0]
+    assert "routerlab figures" in figures
+    test = make.split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    assert "ROUTERLAB_REQUIRE_ENGINES=1" in test and "pytest" in test
+    engines = make.split("\nengines:", 1)[1].split("\n\n", 1)[0]
+    assert "routerlab engines install" in engines and "engines" in test.splitlines()[0]

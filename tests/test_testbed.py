@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import engine_absent
 
 from routerlab import engines, scenarios, testbed, traffic
 from routerlab.errors import NeedsRoot, ParameterError
@@ -53,7 +54,7 @@ def test_forwarding_and_counters_add_up(engine, scenario):
     try:
         eng.check(sc)
     except Exception as e:  # noqa: BLE001
-        pytest.skip(str(e))
+        engine_absent(str(e))
     spec = traffic.TrafficSpec(flows=sc.flows)
     with testbed.Testbed() as tb:
         eng.start(tb, sc)
@@ -86,7 +87,7 @@ def test_gre_packets_carry_the_outer_header(engine):
     try:
         eng.check(sc)
     except Exception as e:  # noqa: BLE001
-        pytest.skip(str(e))
+        engine_absent(str(e))
     code = textwrap.dedent("""
         import socket, struct, sys
         s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
@@ -227,7 +228,7 @@ def test_external_engines_stop_cleanly_on_ctrl_c(engine):
     try:
         eng.check()
     except Exception as e:  # noqa: BLE001
-        pytest.skip(str(e))
+        engine_absent(str(e))
     with testbed.Testbed() as tb:
         eng.start(tb, scenarios.load("single-flow"))
         t0 = time.monotonic()

@@ -44,9 +44,8 @@ def cli_python() -> str:
 class Bmv2(engines.Engine):
     name = "bmv2"
     features = {"routes", "firewall", "drop", "gre"}
-    where = ("bmv2 and p4c from p4lang (GitHub: p4lang/behavioral-model, p4lang/p4c; on Ubuntu the p4lang "
-             "package repository has both): simple_switch, simple_switch_CLI and p4c-bm2-ss on PATH, or "
-             "ROUTERLAB_SIMPLE_SWITCH, ROUTERLAB_SIMPLE_SWITCH_CLI and ROUTERLAB_P4C")
+    where = ("routerlab engines install bmv2 p4c (or your own builds: ROUTERLAB_SIMPLE_SWITCH, "
+             "ROUTERLAB_SIMPLE_SWITCH_CLI and ROUTERLAB_P4C)")
 
     def switch(self) -> str:
         return engines.find_binary("bmv2", "simple_switch")
@@ -63,7 +62,10 @@ class Bmv2(engines.Engine):
         super().check(sc)
 
     def version(self):
-        return "simple_switch " + sh(self.switch(), "--version").strip()
+        """bmv2 and p4c, by upstream repository and commit (or the paths of one's own)."""
+        from . import builds
+
+        return f"bmv2 {builds.describe('bmv2', self.switch())}; p4c {builds.describe('p4c', p4.p4c())}"
 
     # running a program ------------------------------------------------------------------
     def run(self, tb: Testbed, program: str | Path, entries: list[dict], solution: bool = True,

@@ -22,6 +22,10 @@ bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: commands that pr
 app.add_typer(bench_app, name="bench")
 p4_app = typer.Typer(no_args_is_help=True, help="P4 programs on bmv2: build them, check the course exercises.")
 app.add_typer(p4_app, name="p4")
+notebooks_app = typer.Typer(no_args_is_help=True, help="The notebooks: copy them out to edit and run.")
+app.add_typer(notebooks_app, name="notebooks")
+engines_app = typer.Typer(no_args_is_help=True, help="Click, FastClick, bmv2 and p4c built from pinned upstream sources.")
+app.add_typer(engines_app, name="engines")
 err = Console(stderr=True, soft_wrap=True)
 
 
@@ -58,6 +62,11 @@ class _progress:
     def __exit__(self, *exc):
         self._p.stop()
         return False
+
+
+def _wide() -> Console:
+    """A console whose tables are not cut to 80 columns when output goes to a file or pipe."""
+    return Console() if sys.stdout.isatty() else Console(width=240)
 
 
 def _fail(msg: str, code: int = 2):
@@ -147,9 +156,30 @@ def figures(
         except RouterlabError as e:
             _fail(str(e))
     n = {s: sum(r.status == s for r in results) for s in ("ok", "failed", "skipped")}
-    err.print(f"{n['ok']} ok, {n['failed']} failed, {n['skipped']} skipped; output in {out}")
+    err.print(f"{n['ok']} ok, {n['failed']} failed, {n['skipped']} skipped; figures in {out.resolve()}",
+              highlight=False)
     if n["failed"]:
         raise typer.Exit(1)
+
+
+@notebooks_app.command("copy")
+def notebooks_copy(
+    dest: Path = typer.Argument(..., help="Folder to put the notebooks in (created)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace notebooks already there."),
+):
+    """Copy every notebook into DEST, editable: how a course hands them to students."""
+    from . import notebooks
+
+    try:
+        written = notebooks.copy_notebooks(dest, overwrite=overwrite)
+    except RouterlabError as e:
+        _fail(str(e))
+    for p in written:
+        typer.echo(f"copied {p}")
+    kept = len(notebooks.list_notebooks()) - len(written)
+    if kept:
+        typer.echo(f"kept {kept} notebook(s) already in {dest} (--overwrite replaces them)")
+    typer.echo(f"open them with: jupyter lab {dest}")
 
 
 @app.command("fetch-pastrami")
@@ -378,18 +408,31 @@ def clean(all_runs: bool = typer.Option(False, "--all", help="Also remove runs w
 
 
 @app.command()
-def doctor():
-    """Report which engines, generators and kernel features are present, and what is missing."""
+def doctor(only: List[str] = typer.Argument(None, help="Check only these (e.g. click bmv2 p4c); default everything.")):
+    """Report which engines, generators and kernel features are present, and what is missing.
+
+    Exits 1 when something asked for (default: everything but the optional comparison
+    generators) is missing. Engines show their upstream repository and commit."""
     from rich.table import Table
 
     from . import doctor as doc
 
+    checks = doc.report()
+    if only:
+        unknown = sorted(set(only) - {c.name for c in checks})
+        if unknown:
+            _fail(f"nothing called {', '.join(unknown)} to check; known: {', '.join(c.name for c in checks)}")
+        checks = [c for c in checks if c.name in only]
     table = Table("", "", "status", "version / what to do", box=None)
-    missing = 0
-    for c in doc.report():
+    missing = []
+    for c in checks:
         table.add_row(c.group, c.name, "[green]ok[/green]" if c.ok else "[yellow]missing[/yellow]", c.detail)
-        missing += not c.ok
-    Console(soft_wrap=False).print(table)
+        if not c.ok and (only or not c.optional):
+            missing.append(c.name)
+    _wide().print(table)
+    if missing:
+        err.print(f"missing: {', '.join(missing)}", highlight=False)
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -497,6 +540,68 @@ def p4_check(
     typer.echo(f"{len(results) - failed} of {len(results)} expectations pass")
     if failed:
         raise typer.Exit(1)
+
+
+def _engine_names(names: list[str] | None) -> list[str]:
+    from . import builds
+
+    for n in names or []:
+        if n not in builds.recipes():
+            _fail(f"unknown engine {n!r}; known: {', '.join(builds.recipes())}")
+    return list(names or builds.recipes())
+
+
+@engines_app.command("install")
+def engines_install(
+    engine: List[str] = typer.Argument(None, help="click, fastclick, bmv2, p4c; default all four."),
+    jobs: Optional[int] = typer.Option(None, help="Cores per build (default: all)."),
+    parallel: int = typer.Option(2, help="Builds at a time; both keep the cores busy while the other configures."),
+    force: bool = typer.Option(False, "--force", help="Build again even if installed."),
+):
+    """Build and install engines from their pinned sources (GitHub, or $ROUTERLAB_ENGINE_SOURCES)."""
+    import time
+
+    from . import builds
+
+    names = _engine_names(engine)
+    t0 = time.monotonic()
+    say = lambda line: typer.echo(f"[{time.monotonic() - t0:6.0f} s] {line}")  # noqa: E731
+    try:
+        results = builds.install(names, say=say, jobs=jobs, parallel=parallel, force=force)
+    except KeyboardInterrupt:
+        err.print("interrupted: unfinished builds removed, nothing half-installed")
+        raise typer.Exit(130)
+    except RouterlabError as e:
+        _fail(str(e), 1)
+    failed = {n: r for n, r in results.items() if isinstance(r, Exception)}
+    for n, e in failed.items():
+        err.print(str(e), highlight=False, markup=False)
+    if failed:
+        _fail(f"not installed: {', '.join(failed)}", 1)
+
+
+@engines_app.command("list")
+def engines_list():
+    """Each engine: installed or not, its pinned commit, its prefix, and what overrides it."""
+    import pandas as pd
+
+    from . import builds
+
+    rows = pd.DataFrame(builds.listing())
+    rows["installed"] = rows["installed"].map({True: "installed", False: "not installed"})
+    typer.echo(rows.rename(columns={"installed": "status"}).to_string(index=False))
+
+
+@engines_app.command("remove")
+def engines_remove(engine: List[str] = typer.Argument(None, help="click, fastclick, bmv2, p4c; default all four.")):
+    """Remove installed engines (every build of them); the compiler cache stays."""
+    from . import builds
+
+    removed = builds.remove(_engine_names(engine))
+    for p in removed:
+        typer.echo(f"removed {p}")
+    if not removed:
+        typer.echo("nothing installed to remove")
 
 
 def main():  # pragma: no cover - console entry for `python -m routerlab`

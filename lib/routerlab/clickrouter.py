@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from . import engines
-from .datasets import repo_root
+from .datasets import project_dir
 from .errors import EngineNotFound, RouterlabError
 from .scenarios import Scenario
 from .testbed import DEST_NET, SINK_NET, STATE_DIR, Testbed, nsexec, sh
@@ -33,12 +33,11 @@ ROUTER_FILES = ("services.click", "router-core.click", "iprouter.click", "iprout
 
 
 def routers_dir() -> Path:
-    """``routers/click`` of the checkout (``$ROUTERLAB_ROUTERS`` overrides)."""
+    """``routers/click`` of the clone or the installed package (``$ROUTERLAB_ROUTERS`` overrides)."""
     root = os.environ.get("ROUTERLAB_ROUTERS")
-    d = Path(root) / "click" if root else (repo_root() or Path("/nonexistent")) / "routers" / "click"
+    d = Path(root) / "click" if root else project_dir("routers") / "click"
     if not (d / "iprouter.click").is_file():
-        raise EngineNotFound(f"click: router configurations not found in {d} (clone the repository "
-                             "or set ROUTERLAB_ROUTERS)")
+        raise EngineNotFound(f"click: router configurations not found in {d} (set ROUTERLAB_ROUTERS)")
     return d
 
 
@@ -109,8 +108,7 @@ def read_handler(sock_path: str, handler: str, timeout: float = 2.0) -> str:
 class ClickEngine(engines.Engine):
     name = "click"
     features = {"routes", "firewall", "drop", "gre"}
-    where = ("build Click from kohler/click (GitHub): ./configure --disable-linuxmodule && make install; "
-             "put click on PATH or set ROUTERLAB_CLICK")
+    where = "routerlab engines install click (or your own build: ROUTERLAB_CLICK)"
     #: The configuration the engine runs (in the folder write_configs fills), and where it
     #: lives under routers/.
     config = "iprouter.click"
@@ -126,7 +124,10 @@ class ClickEngine(engines.Engine):
         super().check(sc)
 
     def version(self):
-        return sh(self.binary(), "--version").splitlines()[0]
+        """The build, by upstream repository and commit (or the path of one's own)."""
+        from . import builds
+
+        return builds.describe(self.name.split("-")[0], self.binary())
 
     def write(self, folder: Path, sc: Scenario) -> Path:
         return write_configs(folder, sc)
@@ -196,22 +197,13 @@ class FastClickEngine(ClickEngine):
     """FastClick on AF_PACKET with batching: ``routers/fastclick/iprouter.click``."""
 
     name = "fastclick"
-    where = ("build FastClick from tbarbette/fastclick (GitHub), following its README (for DPDK: "
-             "--enable-dpdk, Debian's dpdk-dev); its binary is also called click: set ROUTERLAB_FASTCLICK")
+    where = "routerlab engines install fastclick (or your own build: ROUTERLAB_FASTCLICK)"
     config_dir = "fastclick"
     capture = f"AF_PACKET (FromDevice, sniffer), batches of {FASTCLICK_BATCH}"
 
     def binary(self) -> str:
-        # FastClick's binary is also called click: only the variable names it
-        var = "ROUTERLAB_FASTCLICK"
-        if not os.environ.get(var):
-            raise EngineNotFound(f"fastclick: {var} is not set (FastClick's binary is also called click, "
-                                 "so routerlab does not look for it on PATH)")
-        return engines.find_binary("fastclick", "click", var)
-
-    def version(self):
-        # FastClick's --version crashes (double free); name the binary by its hash instead
-        return f"FastClick (binary sha256 {fastclick_facts(self.binary())[0]})"
+        # FastClick's binary is also called click: never looked up on PATH
+        return engines.find_binary("fastclick", "click", "ROUTERLAB_FASTCLICK")
 
     def write(self, folder, sc):
         write_configs(folder, sc)

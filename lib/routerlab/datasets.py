@@ -284,17 +284,34 @@ def repo_root() -> Path | None:
     return None
 
 
-def datasets_dir() -> Path:
-    """The ``datasets/`` folder: ``$ROUTERLAB_DATASETS`` or the checkout's own."""
-    env = os.environ.get("ROUTERLAB_DATASETS")
-    if env:
-        return Path(env)
-    root = repo_root()
-    if root is None:
-        from .errors import DataUnavailable
+#: The project's top-level folders that a built package carries (setup.py bundles them).
+BUNDLED = ("datasets", "notebooks", "routers", "p4")
 
-        raise DataUnavailable("datasets/ not found: clone the repository or set ROUTERLAB_DATASETS")
-    return root / "datasets"
+
+def project_dir(name: str) -> Path:
+    """One of the project's folders (``datasets``, ``notebooks``, ``routers``, ``p4``).
+
+    In a clone (an editable install) the clone's own folder, so that an edit there takes
+    effect; in a pip-installed routerlab (Colab, a course) the copy bundled in the package
+    at build time. Both are read-only inputs: measurements go to folders the user names."""
+    root = repo_root()
+    if root is not None and (root / name).is_dir():
+        return root / name
+    from importlib import resources
+
+    bundled = Path(str(resources.files("routerlab"))) / "_bundle" / name
+    if bundled.is_dir():
+        return bundled
+    from .errors import DataUnavailable
+
+    raise DataUnavailable(f"{name}/ not found: neither in a clone nor bundled in this routerlab package "
+                          f"({bundled.parent}); reinstall routerlab from its repository")
+
+
+def datasets_dir() -> Path:
+    """The ``datasets/`` folder: ``$ROUTERLAB_DATASETS``, else the clone's or the package's."""
+    env = os.environ.get("ROUTERLAB_DATASETS")
+    return Path(env) if env else project_dir("datasets")
 
 
 def reference(name: str) -> pd.DataFrame:

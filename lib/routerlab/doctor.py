@@ -19,12 +19,13 @@ class Check:
     name: str
     ok: bool
     detail: str
+    #: Missing it fails no command routerlab's user asked for (comparison generators).
+    optional: bool = False
 
 
 #: Tools that are not engines themselves: name -> (binary, variable naming it, where to get it).
 EXTERNAL = {
-    "p4c": ("p4c-bm2-ss", "ROUTERLAB_P4C",
-            "Ubuntu: the p4lang package repository; elsewhere build p4lang/p4c"),
+    "p4c": ("p4c-bm2-ss", "ROUTERLAB_P4C", "routerlab engines install p4c (or your own build: ROUTERLAB_P4C)"),
 }
 
 
@@ -35,6 +36,11 @@ def _version(cmd: list[str]) -> str:
         return ""
     out = (p.stdout or p.stderr).strip().splitlines()
     return out[0][:80] if out else ""
+
+
+def _missing(err: Exception, where: str) -> str:
+    # an engine that is not installed already says how to install it
+    return str(err) if "engines install" in str(err) else f"{err}; get it: {where}"
 
 
 def report() -> list[Check]:
@@ -55,13 +61,15 @@ def report() -> list[Check]:
             e.check()
             checks.append(Check("engine", name, True, e.version()))
         except RouterlabError as err:
-            checks.append(Check("engine", name, False, f"{err}; get it: {e.where}"))
+            checks.append(Check("engine", name, False, _missing(err, e.where)))
     for name, (binary, var, where) in EXTERNAL.items():
         try:
+            from . import builds
+
             path = engines.find_binary(name, binary, var)
-            checks.append(Check("engine", name, True, path))
+            checks.append(Check("engine", name, True, builds.describe(name, path)))
         except RouterlabError as err:
-            checks.append(Check("engine", name, False, f"{err}; get it: {where}"))
+            checks.append(Check("engine", name, False, _missing(err, where)))
     try:
         from . import traffic
 
@@ -71,5 +79,6 @@ def report() -> list[Check]:
     for tool, pkg in (("trafgen", "netsniff-ng"), ("tcpreplay", "tcpreplay"), ("iperf3", "iperf3")):
         path = shutil.which(tool)
         checks.append(Check("generator", tool, bool(path), (_version([tool, "--version"]) or path) if path
-                            else f"missing (optional, for comparison): Debian package {pkg}"))
+                            else f"missing (optional, for comparison): Debian package {pkg}",
+                            optional=tool != "iperf3"))
     return checks

@@ -356,20 +356,30 @@ def get(name: str) -> Engine:
 
 
 def find_binary(engine: str, binary: str, var: str | None = None) -> str:
-    """An engine's binary: ``$ROUTERLAB_<NAME>`` (e.g. ROUTERLAB_CLICK) or PATH.
+    """An engine's binary: ``$ROUTERLAB_<NAME>`` (a build of one's own) if set, else the
+    build ``routerlab engines install`` made, else PATH.
 
-    ``var`` names the variable when it differs from the binary's name (FastClick's binary
-    is also called ``click``: ROUTERLAB_FASTCLICK)."""
+    ``engine`` is the installable engine the binary belongs to (click, fastclick, bmv2,
+    p4c). ``var`` names the variable when it differs from the binary's name (FastClick's
+    binary is also called ``click``: ROUTERLAB_FASTCLICK); FastClick is never looked up
+    on PATH, where ``click`` is Click."""
+    from . import builds
+
     var = var or "ROUTERLAB_" + binary.upper().replace("-", "_")
     path = os.environ.get(var)
     if path:
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
             raise EngineNotFound(f"{engine}: {var}={path} is not an executable file")
         return path
-    found = shutil.which(binary)
-    if not found:
-        raise EngineNotFound(f"{engine}: {binary} not found on PATH and {var} is not set")
-    return found
+    found = builds.installed_binary(engine, binary)
+    if found:
+        return str(found)
+    if engine != "fastclick":
+        on_path = shutil.which(binary)
+        if on_path:
+            return on_path
+    raise EngineNotFound(f"{engine}: not installed (run: routerlab engines install {engine}); "
+                         f"or name your own {binary} with {var}")
 
 
 # External engines register themselves when their module is imported (they import this one

@@ -460,6 +460,16 @@ def summary(samples: pd.DataFrame, runs: pd.DataFrame, *, fail_at: float = 10.0,
     return pd.DataFrame(rows), pr
 
 
+def _build_of(engine: str) -> str:
+    """The p4 variant's engines by upstream commit, or why they are not there."""
+    from . import engines
+
+    try:
+        return engines.get(engine).version()
+    except RouterlabError as e:
+        return f"not available ({e})"
+
+
 def save_environment(out, command: str = "", when: str = ""):
     """Write ``out/environment.csv``: where, when, versions and the command."""
     from .sweep import host
@@ -469,5 +479,6 @@ def save_environment(out, command: str = "", when: str = ""):
     env = {"source": "routerlab fast-reroute experiment (Linux routers in network namespaces, veth, MTU 850)",
            "where": f"{h['node']} ({h['virt']})", "when": when, "kernel": h["kernel"], "cpu": h["cpu"],
            "iperf3": sh("iperf3", "--version", check=False).splitlines()[0] if shutil.which("iperf3") else "",
-           "nft": sh("nft", "--version", check=False).strip(), "command": command}
+           "nft": sh("nft", "--version", check=False).strip(), "bmv2": _build_of("bmv2"),
+           "command": command}
     pd.DataFrame([env]).to_csv(out / "environment.csv", index=False)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from .datasets import repo_root
+from .datasets import project_dir, repo_root
 from .errors import ParameterError, RouterlabError
 
 
@@ -64,12 +64,38 @@ def bootstrap_source() -> str:
     )
 
 
+def colab_url(name: str) -> str:
+    """Where Colab opens notebook ``name`` (a stem) from the project's repository."""
+    repo = repository_url().removeprefix("https://github.com/").removesuffix(".git")
+    return f"https://colab.research.google.com/github/{repo}/blob/main/notebooks/{name}.ipynb"
+
+
+def colab_badge(name: str) -> str:
+    """The "Open in Colab" link that heads a notebook's first markdown cell."""
+    return (f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(name)})")
+
+
 def notebooks_dir() -> Path:
-    root = repo_root()
-    if root is None or not (root / "notebooks").is_dir():
-        raise RouterlabError("notebooks/ not found: run from a clone of the repository "
-                             "(pip install -e .)")
-    return root / "notebooks"
+    """The notebooks: the clone's ``notebooks/``, or the copy in the installed package."""
+    return project_dir("notebooks")
+
+
+def copy_notebooks(dest: Path, *, overwrite: bool = False) -> list[Path]:
+    """Copy every notebook into ``dest`` (created), editable: how a course hands them out.
+
+    An existing notebook there is kept (a student's work) unless ``overwrite``."""
+    import shutil
+
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for nb in list_notebooks():
+        target = dest / nb.name
+        if target.exists() and not overwrite:
+            continue
+        shutil.copyfile(nb, target)
+        written.append(target)
+    return written
 
 
 def list_notebooks(folder: Path | None = None) -> list[Path]:
@@ -111,8 +137,15 @@ def run(path: Path, out_dir: Path, parameters: dict | None = None, *,
     output = out_dir / f"{name}.ipynb"
     t0 = time.perf_counter()
     try:
+        # a notebook of the installed package runs in the output folder: nothing it
+        # writes may land inside the package
+        root = repo_root()
+        in_clone = root is not None and path.resolve().is_relative_to(root)
         pm.execute_notebook(str(path), str(output), parameters=params, kernel_name=kernel,
-                            progress_bar=progress, cwd=str(path.parent))
+                            progress_bar=progress, cwd=str(path.parent if in_clone else out_dir),
+                            # the kernel warns of TCP without encryption on every run: it talks
+                            # only to this process on loopback
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
     except pm.PapermillExecutionError as e:
         status = "skipped" if e.ename == "DataUnavailable" else "failed"
         msg = f"{e.ename}: {e.evalue}"
@@ -163,13 +196,28 @@ def run_all(out_dir, *, only: list[str] | None = None, parameters: dict | None =
     return results
 
 
-def check_mode(mode: str, *, measurable: bool = True) -> str:
+def check_mode(mode: str, *, measurable: bool = True, needs_testbed: bool = True) -> str:
     """Validate a notebook's ``mode`` parameter ("replay" or "measure").
 
     ``measurable=False`` for notebooks whose data cannot be measured here (published
-    data); ``measure`` is then refused with a clear message."""
+    data); ``measure`` is then refused with a clear message. ``measure`` is also refused,
+    in one sentence, where there is no root or no network namespaces (Colab), unless
+    ``needs_testbed=False`` (in-memory benchmarks, synthetic models)."""
     if mode not in ("replay", "measure"):
         raise ParameterError("mode", f"must be 'replay' or 'measure', got {mode!r}")
     if mode == "measure" and not measurable:
         raise ParameterError("mode", "this notebook draws published data; there is nothing to measure")
+    if mode == "measure" and needs_testbed and not can_measure():
+        from .errors import NeedsRoot
+
+        raise NeedsRoot("mode='measure' needs root and network namespaces, which this machine does not give "
+                        "(as in Colab); set mode='replay' to draw the committed datasets")
     return mode
+
+
+def can_measure() -> bool:
+    """Root and network namespaces: what measuring on the testbed needs."""
+    import os
+
+    return os.geteuid() == 0 and os.path.exists("/proc/self/ns/net") and os.path.exists("/run") \
+        and os.access("/run", os.W_OK)

@@ -28,17 +28,17 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .datasets import repo_root
+from .datasets import project_dir
 from .errors import DataFormatError, EngineNotFound, RouterlabError
 
 PROGRAMS = ("router", "firewall", "gre", "shortcut")
 
 
 def p4_dir() -> Path:
-    """``p4/`` of the checkout (``$ROUTERLAB_P4_DIR`` overrides)."""
-    d = Path(os.environ.get("ROUTERLAB_P4_DIR") or (repo_root() or Path("/nonexistent")) / "p4")
+    """``p4/`` of the clone or the installed package (``$ROUTERLAB_P4_DIR`` overrides)."""
+    d = Path(os.environ.get("ROUTERLAB_P4_DIR") or project_dir("p4"))
     if not (d / "include" / "common.p4").is_file():
-        raise EngineNotFound(f"p4: programs not found in {d} (clone the repository or set ROUTERLAB_P4_DIR)")
+        raise EngineNotFound(f"p4: programs not found in {d} (set ROUTERLAB_P4_DIR)")
     return d
 
 
@@ -58,7 +58,7 @@ def source(program: str | Path, solution: bool = True) -> Path:
 def p4c() -> str:
     from .engines import find_binary
 
-    return find_binary("bmv2", "p4c-bm2-ss", "ROUTERLAB_P4C")
+    return find_binary("p4c", "p4c-bm2-ss", "ROUTERLAB_P4C")
 
 
 def cache_dir() -> Path:

@@ -1,0 +1,24 @@
+# The two commands of the README. Each does the set-up it needs first.
+#   make figures   the main job: every notebook in replay mode (no root, no engines)
+#   make test      every test, with Click, FastClick, bmv2 and p4c built from their pins
+.PHONY: figures test setup engines
+
+VENV := .venv
+STAMP := $(VENV)/.routerlab-setup
+
+figures: $(STAMP)
+	$(VENV)/bin/routerlab figures --out figures
+
+# routerlab engines install returns in seconds when the engines are built; a missing
+# engine then fails its test instead of skipping it
+test: engines
+	ROUTERLAB_REQUIRE_ENGINES=1 $(VENV)/bin/python -m pytest
+
+engines: $(STAMP)
+	$(VENV)/bin/routerlab engines install
+
+setup: $(STAMP)
+
+$(STAMP): scripts/setup.sh scripts/debian-packages.txt pyproject.toml
+	./scripts/setup.sh
+	touch $@

@@ -1,0 +1,487 @@
+"""Engines routerlab builds itself: Click, FastClick, bmv2 and p4c from pinned sources.
+
+The pins and recipes are data (``data/engine-builds.yaml``). Each engine installs into a
+prefix keyed by engine, commit and recipe under :func:`engines_dir`
+(``$ROUTERLAB_ENGINES_DIR``, default ``~/.local/share/routerlab/engines``). A build runs
+in ``.build/<key>`` and its staged install is renamed into place only when every step
+succeeded, so a failed or interrupted build never leaves anything that counts as
+installed. Sources come from GitHub, or from a folder of the same tarballs named by
+``$ROUTERLAB_ENGINE_SOURCES``, and are checked against the pinned SHA-256.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from .errors import ParameterError, RouterlabError
+
+SOURCES_VAR = "ROUTERLAB_ENGINE_SOURCES"
+DIR_VAR = "ROUTERLAB_ENGINES_DIR"
+#: Written into a prefix last, before it is renamed into place: its presence is what
+#: "installed" means.
+MARKER = ".routerlab-engine.json"
+#: Lines of the build log shown when a step fails.
+TAIL = 30
+#: The variable that names a build of one's own, per engine and binary.
+OVERRIDES = {
+    "click": {"click": "ROUTERLAB_CLICK"},
+    "fastclick": {"click": "ROUTERLAB_FASTCLICK"},
+    "bmv2": {"simple_switch": "ROUTERLAB_SIMPLE_SWITCH", "simple_switch_CLI": "ROUTERLAB_SIMPLE_SWITCH_CLI"},
+    "p4c": {"p4c-bm2-ss": "ROUTERLAB_P4C"},
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """One pinned tarball: GitHub's ``archive/<commit>.tar.gz`` of ``repository``."""
+
+    repository: str
+    commit: str
+    sha256: str
+
+    @property
+    def file(self) -> str:
+        return f"{self.repository.split('/')[1]}-{self.commit}.tar.gz"
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/{self.repository}/archive/{self.commit}.tar.gz"
+
+    @property
+    def short(self) -> str:
+        """``owner/repo@commit12``: how environment records name an engine."""
+        return f"{self.repository}@{self.commit[:12]}"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one engine is built: its source, extra sources, Debian packages, steps."""
+
+    engine: str
+    source: Source
+    extra: dict[str, Source]
+    debian: tuple[str, ...]
+    steps: tuple[tuple[str, str], ...]
+    binaries: dict[str, str] = field(hash=False)
+
+    @property
+    def key(self) -> str:
+        """The prefix's name: engine, commit and a hash of the whole recipe."""
+        blob = json.dumps([self.source.__dict__, {k: v.__dict__ for k, v in self.extra.items()},
+                           self.steps], sort_keys=True)
+        return f"{self.engine}-{self.source.commit[:12]}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
+
+    @property
+    def prefix(self) -> Path:
+        return engines_dir() / self.key
+
+
+@cache
+def recipes() -> dict[str, Recipe]:
+    """Every engine's recipe, in the order of ``data/engine-builds.yaml``."""
+    raw = yaml.safe_load(resources.files("routerlab").joinpath("data/engine-builds.yaml").read_text())
+    out = {}
+    for name, r in raw.items():
+        out[name] = Recipe(
+            engine=name, source=Source(**r["source"]),
+            extra={k: Source(**v) for k, v in (r.get("extra") or {}).items()},
+            debian=tuple(r["debian"]), steps=tuple((s, " ".join(c.split())) for s, c in r["steps"]),
+            binaries=dict(r["binaries"]))
+    return out
+
+
+def recipe(engine: str) -> Recipe:
+    """One engine's recipe; an unknown name is refused with the known ones."""
+    known = recipes()
+    if engine not in known:
+        raise ParameterError("engine", f"unknown engine {engine!r}; known: {', '.join(known)}")
+    return known[engine]
+
+
+def engines_dir() -> Path:
+    """Where installed engines live: ``$ROUTERLAB_ENGINES_DIR`` or the user's data folder."""
+    env = os.environ.get(DIR_VAR)
+    if env:
+        return Path(env).expanduser()
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "routerlab" / "engines"
+
+
+def installed(engine: str) -> Path | None:
+    """The prefix of ``engine`` built from its current pin, or None."""
+    prefix = recipe(engine).prefix
+    return prefix if (prefix / MARKER).is_file() else None
+
+
+def record(engine: str) -> dict | None:
+    """What an installed engine's marker says (commit, source, times), or None."""
+    prefix = installed(engine)
+    return json.loads((prefix / MARKER).read_text()) if prefix else None
+
+
+def installed_binary(engine: str, binary: str) -> Path | None:
+    """``binary`` of an installed ``engine``, or None."""
+    prefix = installed(engine)
+    rel = recipe(engine).binaries.get(binary)
+    if prefix and rel and (prefix / rel).is_file():
+        return prefix / rel
+    return None
+
+
+def describe(engine: str, path: str | Path) -> str:
+    """How an environment record names the build a binary belongs to.
+
+    ``owner/repo@commit12`` for a build of the pin that ``routerlab engines install`` made;
+    otherwise the binary's path and where it was found (a variable or PATH)."""
+    path = Path(path).resolve()
+    prefix = installed(engine) if engine in recipes() else None
+    if prefix and path.is_relative_to(prefix.resolve()):
+        return recipe(engine).source.short
+    var = next((v for b, v in OVERRIDES.get(engine, {}).items() if os.environ.get(v)
+                and Path(os.environ[v]).resolve() == path), None)
+    return f"own build {path} (${var})" if var else f"own build {path} (found on PATH)"
+
+
+# -- installing -------------------------------------------------------------------------
+
+class BuildFailed(RouterlabError):
+    """A step of a build failed; the message has the log's tail and its path."""
+
+
+def missing_packages(names: list[str]) -> list[str]:
+    """The Debian build packages of ``names`` that are not installed."""
+    want = sorted({p for n in names for p in recipe(n).debian})
+    if not shutil.which("dpkg-query"):
+        return []  # not Debian: the build's own errors will say what is missing
+    p = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Status}\n", *want],
+                       capture_output=True, text=True)
+    ok = {ln.split()[0] for ln in p.stdout.splitlines() if ln.endswith("install ok installed")}
+    return [w for w in want if w not in ok]
+
+
+def install_packages(names: list[str], say: Callable[[str], None]) -> None:
+    """Install the missing Debian build packages with apt (root), or say the line to run."""
+    missing = missing_packages(names)
+    if not missing:
+        return
+    line = "apt-get install -y --no-install-recommends " + " ".join(missing)
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        raise RouterlabError(f"build dependencies missing: {' '.join(missing)}; install them with: sudo {line}")
+    say(f"apt: installing {' '.join(missing)}")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (["apt-get", "update", "-q"], line.split()):
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RouterlabError(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fetch(src: Source) -> tuple[Path, str]:
+    """The pinned tarball, checked: from ``$ROUTERLAB_ENGINE_SOURCES`` or downloaded.
+
+    Returns the file and where it came from. A tarball whose SHA-256 is not the pinned
+    one is refused, naming both."""
+    folder = os.environ.get(SOURCES_VAR)
+    if folder:
+        path = Path(folder) / src.file
+        if not path.is_file():
+            raise RouterlabError(f"{src.file} not found in {folder} (${SOURCES_VAR})")
+        origin = str(path)
+    else:
+        path = engines_dir() / ".sources" / src.file
+        origin = src.url
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            part = path.with_suffix(".part")
+            try:
+                with urllib.request.urlopen(src.url, timeout=60) as r, open(part, "wb") as f:
+                    shutil.copyfileobj(r, f)
+            except (urllib.error.URLError, OSError) as e:
+                part.unlink(missing_ok=True)
+                raise RouterlabError(f"could not download {src.url} ({getattr(e, 'reason', e)}); offline? "
+                                     f"set {SOURCES_VAR} to a folder holding {src.file}") from None
+            os.replace(part, path)
+    got = sha256(path)
+    if got != src.sha256:
+        raise RouterlabError(f"refused {path}: its sha256 is {got}, the pin says {src.sha256}")
+    return path, origin
+
+
+class _Lock:
+    """An exclusive lock per engine, so two installs never build into one prefix."""
+
+    def __init__(self, engine: str, say: Callable[[str], None]):
+        self.path = engines_dir() / ".locks" / f"{engine}.lock"
+        self.engine, self.say = engine, say
+
+    def __enter__(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.f = open(self.path, "a+")
+        try:
+            fcntl.flock(self.f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.f.seek(0)
+            self.say(f"{self.engine}: another install is running (pid {self.f.read().strip() or '?'}); waiting for it")
+            fcntl.flock(self.f, fcntl.LOCK_EX)
+        self.f.seek(0)
+        self.f.truncate()
+        self.f.write(str(os.getpid()))
+        self.f.flush()
+        return self
+
+    def __exit__(self, *exc):
+        fcntl.flock(self.f, fcntl.LOCK_UN)
+        self.f.close()
+
+
+#: Running build steps, so that Ctrl-C can stop their whole process groups.
+_running: set[subprocess.Popen] = set()
+_running_lock = threading.Lock()
+#: Set on Ctrl-C: no build starts another step.
+_stopping = threading.Event()
+
+
+#: Runs one step ($1) as a session leader that takes its whole process group down when it
+#: gets SIGTERM: from Ctrl-C handling, or from the kernel when routerlab dies (even by
+#: kill -9), so no make goes on building into a folder nobody owns.
+_SUPERVISOR = 'trap "trap - TERM INT; kill -TERM -- -$$ 2>/dev/null; exit 143" TERM INT; bash -ec "$1" & wait $!'
+
+
+def _die_with_parent():  # pragma: no cover - runs in the child
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _run_step(cmd: str, cwd: Path, env: dict, log: Path) -> int:
+    if _stopping.is_set():
+        return -signal.SIGINT
+    with open(log, "a") as out:
+        out.write(f"\n$ {cmd}\n")
+        out.flush()
+        p = subprocess.Popen(["bash", "-c", _SUPERVISOR, "routerlab-step", cmd], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, start_new_session=True,
+                             preexec_fn=_die_with_parent)
+        with _running_lock:
+            _running.add(p)
+        try:
+            return p.wait()
+        finally:
+            with _running_lock:
+                _running.discard(p)
+
+
+def _stop_running() -> None:
+    with _running_lock:
+        procs = list(_running)
+    for p in procs:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+
+
+def _tail(log: Path, n: int = TAIL) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-n:])
+
+
+def _build_env(root: Path) -> dict:
+    env = dict(os.environ, LC_ALL="C")
+    if shutil.which("ccache"):
+        # the build folder's name is the same for every build of a key, and paths are
+        # rewritten relative to it, so a rebuild hits the compiler cache
+        env.update(CCACHE_DIR=str(engines_dir() / ".ccache"), CCACHE_BASEDIR=str(root),
+                   CCACHE_NOHASHDIR="true", CCACHE_MAXSIZE=env.get("CCACHE_MAXSIZE", "5G"),
+                   CC=env.get("CC", "ccache gcc"), CXX=env.get("CXX", "ccache g++"),
+                   CMAKE_C_COMPILER_LAUNCHER="ccache", CMAKE_CXX_COMPILER_LAUNCHER="ccache")
+    return env
+
+
+def _unpack(tarball: Path, into: Path) -> None:
+    into.mkdir(parents=True)
+    p = subprocess.run(["tar", "-xzf", str(tarball), "-C", str(into), "--strip-components=1", "--no-same-owner"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RouterlabError(f"unpacking {tarball} failed: {p.stderr.strip()[-500:]}")
+
+
+def build(engine: str, *, say: Callable[[str], None] = print, jobs: int | None = None,
+          force: bool = False) -> Path:
+    """Install ``engine`` from its pin unless it is installed; return its prefix.
+
+    One line per stage with the elapsed time goes to ``say``; the full output goes to a
+    log file under ``<engines dir>/.logs``. Raises :class:`BuildFailed` with the log's
+    last lines and its path when a step fails."""
+    r = recipe(engine)
+    jobs = jobs or os.cpu_count() or 1
+    with _Lock(engine, say):
+        if installed(engine) and not force:
+            say(f"{engine}: installed ({r.source.short}) in {r.prefix}")
+            return r.prefix
+        t0 = time.monotonic()
+        root = engines_dir() / ".build" / r.key
+        logs = engines_dir() / ".logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        log = logs / f"{engine}-{datetime.now().strftime('%Y%m%dT%H%M%S')}.log"
+        shutil.rmtree(root, ignore_errors=True)  # what an interrupted build left behind
+        stage_times: dict[str, float] = {}
+
+        def stage(name: str, t: float):
+            stage_times[name] = stage_times.get(name, 0) + time.monotonic() - t
+            say(f"{engine}: {name} done ({time.monotonic() - t0:.0f} s elapsed)")
+
+        try:
+            t = time.monotonic()
+            tarball, origin = fetch(r.source)
+            extras = {k: fetch(s) for k, s in r.extra.items()}
+            stage("fetch", t)
+            t = time.monotonic()
+            _unpack(tarball, root / "src")
+            for k, (path, _) in extras.items():
+                _unpack(path, root / "extra" / k)
+            stage("unpack", t)
+            (root / "build").mkdir()
+            dest = root / "dest"
+            values = {"prefix": str(r.prefix), "dest": str(dest), "build": str(root / "build"), "jobs": str(jobs),
+                      **{f"extra.{k}": str(root / "extra" / k) for k in r.extra}}
+            env = _build_env(root)
+            say(f"{engine}: building {r.source.short} (log: {log})")
+            steps = list(r.steps)
+            for i, (name, cmd) in enumerate(steps):
+                t = time.monotonic()
+                for k, v in values.items():
+                    cmd = cmd.replace("{" + k + "}", shlex.quote(v))
+                if _run_step(cmd, root / "src", env, log) != 0:
+                    raise BuildFailed(f"{engine}: {name} failed; last {TAIL} lines of {log}:\n{_tail(log)}\n"
+                                      f"{engine}: full log: {log}")
+                if i + 1 == len(steps) or steps[i + 1][0] != name:
+                    stage(name, t)
+                else:
+                    stage_times[name] = stage_times.get(name, 0) + time.monotonic() - t
+            staged = dest / r.prefix.relative_to("/")
+            for b, rel in r.binaries.items():
+                if not (staged / rel).is_file():
+                    raise BuildFailed(f"{engine}: the build did not install {rel}; log: {log}")
+            (staged / MARKER).write_text(json.dumps({
+                "engine": engine, "repository": r.source.repository, "commit": r.source.commit,
+                "sha256": r.source.sha256, "source": origin, "key": r.key,
+                "extra": {k: s.short for k, s in r.extra.items()},
+                "built": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "seconds": {k: round(v, 1) for k, v in stage_times.items()}, "jobs": jobs, "log": str(log),
+            }, indent=1) + "\n")
+            if r.prefix.exists():  # a forced rebuild replaces the old prefix
+                shutil.rmtree(r.prefix)
+            os.rename(staged, r.prefix)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        say(f"{engine}: installed {r.source.short} in {r.prefix} ({time.monotonic() - t0:.0f} s)")
+        return r.prefix
+
+
+def install(names: list[str] | None = None, *, say: Callable[[str], None] = print, jobs: int | None = None,
+            parallel: int = 2, force: bool = False) -> dict[str, Path | Exception]:
+    """Install several engines, ``parallel`` builds at a time (longest first), each with
+    ``jobs`` cores; return each engine's prefix or the error that stopped it.
+
+    Debian build packages are installed first (or the apt line is raised). Ctrl-C stops
+    every running build and leaves nothing installed that was not finished."""
+    names = list(dict.fromkeys(names or recipes()))
+    for n in names:
+        recipe(n)
+    install_packages([n for n in names if force or not installed(n)], say)
+    # longest build first, so the short ones fill the other core at the end
+    order = sorted(names, key=lambda n: ["p4c", "bmv2", "fastclick", "click"].index(n)
+                   if n in ("p4c", "bmv2", "fastclick", "click") else 99)
+    results: dict[str, Path | Exception] = {}
+    lock = threading.Lock()
+    _stopping.clear()
+
+    def one(n):
+        try:
+            res: Path | Exception = build(n, say=say, jobs=jobs, force=force)
+        except RouterlabError as e:
+            res = e
+        with lock:
+            results[n] = res
+
+    pool = ThreadPoolExecutor(max_workers=max(1, parallel))
+    futures = [pool.submit(one, n) for n in order]
+    try:
+        for f in futures:
+            while not f.done():
+                time.sleep(0.2)
+            f.result()
+    except KeyboardInterrupt:
+        _stopping.set()
+        for f in futures:
+            f.cancel()
+        _stop_running()
+        pool.shutdown(wait=True)
+        raise
+    pool.shutdown(wait=True)
+    return {n: results[n] for n in names}
+
+
+def remove(names: list[str] | None = None, *, say: Callable[[str], None] = print) -> list[Path]:
+    """Remove every installed build (any commit or recipe) of ``names`` (default all)."""
+    names = list(dict.fromkeys(names or recipes()))
+    for n in names:
+        recipe(n)
+    removed = []
+    base = engines_dir()
+    for n in names:
+        with _Lock(n, say):
+            for p in sorted(base.glob(f"{n}-*")):
+                if (p / MARKER).is_file() and json.loads((p / MARKER).read_text()).get("engine") == n:
+                    shutil.rmtree(p)
+                    removed.append(p)
+    return removed
+
+
+def listing() -> list[dict]:
+    """One row per engine: installed or not, its pinned commit, its prefix, what overrides it."""
+    rows = []
+    for name, r in recipes().items():
+        prefix = installed(name)
+        over = [f"${v}={os.environ[v]}" for v in OVERRIDES.get(name, {}).values() if os.environ.get(v)]
+        rows.append({"engine": name, "installed": bool(prefix), "commit": r.source.short,
+                     "prefix": str(prefix or r.prefix), "overridden by": ", ".join(over)})
+    return rows
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit("use: routerlab engines install")

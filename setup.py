@@ -1,0 +1,30 @@
+"""Puts the project's data into the package: a pip-installed routerlab (Colab, a course's
+JupyterLab) carries the datasets, notebooks, router configurations and P4 programs of the
+commit it was built from, as ``routerlab/_bundle/<folder>``. The repository keeps them at
+its top level, where a clone uses them directly (routerlab.datasets.project_dir)."""
+
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+BUNDLED = ("datasets", "notebooks", "routers", "p4")
+#: Generated files that may lie in a working tree and never belong in the package.
+LEFT_OUT = ("build", "__pycache__", ".ipynb_checkpoints", "*.pyc", "*.tmp")
+
+
+class BuildWithBundle(build_py):
+    def run(self):
+        super().run()
+        if self.editable_mode:  # an editable install reads the clone's own folders
+            return
+        bundle = Path(self.build_lib) / "routerlab" / "_bundle"
+        for name in BUNDLED:
+            if (ROOT / name).is_dir():
+                shutil.rmtree(bundle / name, ignore_errors=True)
+                shutil.copytree(ROOT / name, bundle / name, ignore=shutil.ignore_patterns(*LEFT_OUT))
+
+
+setup(cmdclass={"build_py": BuildWithBundle})

@@ -1,0 +1,269 @@
+"""`routerlab engines install`'s own logic, on a tiny source tarball made here: pins,
+cache hit, refusal of a bad hash, failed and interrupted builds leave nothing installed,
+the lock, and finding what was installed. The real builds are exercised by the engine
+tests (test_click, test_p4, ...) that run on what `routerlab engines install` built."""
+
+import csv
+import hashlib
+import io
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from routerlab import builds, engines
+from routerlab.errors import EngineNotFound, ParameterError, RouterlabError
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+SHARED_SOURCES = ROOT.parent / "shared" / "engine-sources"
+
+
+def make_tarball(folder: Path, repo="example/tiny", commit=COMMIT) -> builds.Source:
+    """GitHub's archive layout: top folder <repo>-<commit>/ with a tiny program."""
+    name = repo.split("/")[1]
+    path = folder / f"{name}-{commit}.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        data = b"#!/bin/sh\necho tiny router\n"
+        info = tarfile.TarInfo(f"{name}-{commit}/tiny.sh")
+        info.size, info.mode = len(data), 0o755
+        tar.addfile(info, io.BytesIO(data))
+    return builds.Source(repo, commit, hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+def tiny_recipe(src: builds.Source, build_step="true", engine="click") -> builds.Recipe:
+    return builds.Recipe(engine=engine, source=src, extra={}, debian=(), binaries={"click": "bin/click"}, steps=(
+        ("configure", "test -x tiny.sh"),
+        ("build", build_step),
+        ("install", "install -D -m 755 tiny.sh {dest}{prefix}/bin/click")))
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    """An engines folder, a sources folder with the tiny tarball, and `click` pinned to it."""
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    src = make_tarball(sources)
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "engines"))
+    monkeypatch.setenv(builds.SOURCES_VAR, str(sources))
+    monkeypatch.delenv("ROUTERLAB_CLICK", raising=False)
+    pinned = {"click": tiny_recipe(src)}
+    monkeypatch.setattr(builds, "recipes", lambda: pinned)
+    return pinned
+
+
+def quiet(_line):
+    pass
+
+
+# -- the pins ----------------------------------------------------------------------------
+
+def test_every_engine_is_pinned_to_a_full_commit_and_hash():
+    rs = builds.recipes()
+    assert list(rs) == ["click", "fastclick", "bmv2", "p4c"]
+    for r in rs.values():
+        for s in [r.source, *r.extra.values()]:
+            assert len(s.commit) == 40 and int(s.commit, 16) >= 0
+            assert len(s.sha256) == 64 and int(s.sha256, 16) >= 0
+        assert r.binaries and {stage for stage, _ in r.steps} == {"configure", "build", "install"}
+    assert rs["p4c"].extra["p4runtime"].commit.startswith("1e771c4e05c4")
+    assert "{extra.p4runtime}" in " ".join(c for _, c in rs["p4c"].steps)
+    assert rs["click"].source.url == f"https://github.com/kohler/click/archive/{rs['click'].source.commit}.tar.gz"
+
+
+def test_pins_match_the_offline_mirror():
+    table = SHARED_SOURCES / "SOURCES.tsv"
+    if not table.is_file():
+        pytest.skip(f"no offline mirror of the engine sources at {SHARED_SOURCES}")
+    mirror = {row["file"]: (row["commit"], row["sha256"]) for row in csv.DictReader(table.open(), delimiter="\t")}
+    for r in builds.recipes().values():
+        for s in [r.source, *r.extra.values()]:
+            assert mirror[s.file] == (s.commit, s.sha256)
+
+
+def test_the_key_changes_with_the_recipe(tmp_path):
+    src = make_tarball(tmp_path)
+    a, b = tiny_recipe(src), tiny_recipe(src, build_step="make -j{jobs}")
+    assert a.key != b.key and a.key.startswith("click-0123456789ab-")
+
+
+def test_unknown_engine_is_refused_with_the_known_ones():
+    with pytest.raises(ParameterError, match="known: click, fastclick, bmv2, p4c"):
+        builds.recipe("vpp")
+    p = subprocess.run([sys.executable, "-m", "routerlab.cli", "engines", "install", "vpp"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "known: click, fastclick, bmv2, p4c" in p.stderr
+
+
+# -- installing --------------------------------------------------------------------------
+
+def test_install_then_a_second_install_is_a_cache_hit(tiny):
+    lines = []
+    prefix = builds.build("click", say=lines.append)
+    assert (prefix / "bin/click").is_file() and builds.installed("click") == prefix
+    assert builds.record("click")["commit"] == COMMIT
+    assert any("configure done" in ln for ln in lines) and any("log:" in ln for ln in lines)
+    logs = sorted((builds.engines_dir() / ".logs").iterdir())
+    t = time.monotonic()
+    lines.clear()
+    assert builds.build("click", say=lines.append) == prefix
+    assert time.monotonic() - t < 1
+    assert lines == [f"click: installed (example/tiny@{COMMIT[:12]}) in {prefix}"]
+    assert sorted((builds.engines_dir() / ".logs").iterdir()) == logs  # nothing was built
+    assert not (builds.engines_dir() / ".build").exists() or not any((builds.engines_dir() / ".build").iterdir())
+
+
+def test_installed_engine_is_found_without_path_or_variables(tiny, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    with pytest.raises(EngineNotFound, match="routerlab engines install click"):
+        engines.find_binary("click", "click", "ROUTERLAB_CLICK")
+    prefix = builds.build("click", say=quiet)
+    found = engines.find_binary("click", "click", "ROUTERLAB_CLICK")
+    assert found == str(prefix / "bin/click")
+    assert builds.describe("click", found) == f"example/tiny@{COMMIT[:12]}"
+    own = tmp_path / "own-click"
+    own.write_text("#!/bin/sh\n")
+    own.chmod(0o755)
+    monkeypatch.setenv("ROUTERLAB_CLICK", str(own))  # the variable wins
+    assert engines.find_binary("click", "click", "ROUTERLAB_CLICK") == str(own)
+    assert builds.describe("click", own) == f"own build {own} ($ROUTERLAB_CLICK)"
+
+
+def test_a_tarball_with_another_hash_is_refused_naming_both(tiny, tmp_path):
+    good = tiny["click"].source.sha256
+    tarball = Path(os.environ[builds.SOURCES_VAR]) / tiny["click"].source.file
+    with open(tarball, "ab") as f:
+        f.write(b"tampered")
+    with pytest.raises(RouterlabError) as e:
+        builds.build("click", say=quiet)
+    bad = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    assert f"its sha256 is {bad}, the pin says {good}" in str(e.value)
+    assert builds.installed("click") is None
+
+
+def test_a_missing_tarball_names_the_folder_and_the_variable(tiny, monkeypatch, tmp_path):
+    monkeypatch.setenv(builds.SOURCES_VAR, str(tmp_path))
+    with pytest.raises(RouterlabError, match=rf"tiny-{COMMIT}.tar.gz not found in .*ROUTERLAB_ENGINE_SOURCES"):
+        builds.build("click", say=quiet)
+
+
+def test_no_network_and_no_sources_names_the_url_and_the_variable(tiny, monkeypatch):
+    monkeypatch.delenv(builds.SOURCES_VAR)
+    # a port nothing listens on: the download fails as it does offline
+    monkeypatch.setattr(builds.Source, "url", property(lambda s: "http://127.0.0.1:9/tiny.tar.gz"))
+    with pytest.raises(RouterlabError, match=r"could not download http://127.0.0.1:9/tiny.tar.gz .*"
+                                             r"set ROUTERLAB_ENGINE_SOURCES"):
+        builds.build("click", say=quiet)
+    assert not list((builds.engines_dir() / ".sources").glob("*"))
+
+
+def test_a_failed_build_shows_the_log_tail_and_installs_nothing(tiny, monkeypatch):
+    src = tiny["click"].source
+    tiny["click"] = tiny_recipe(src, build_step="echo compiling foo.cc; echo 'foo.cc:1: error: boom' >&2; exit 1")
+    with pytest.raises(builds.BuildFailed) as e:
+        builds.build("click", say=quiet)
+    msg = str(e.value)
+    assert "click: build failed" in msg and "foo.cc:1: error: boom" in msg and "full log: " in msg
+    assert Path(msg.rsplit("full log: ", 1)[1].strip()).is_file()
+    assert builds.installed("click") is None
+    assert not list((builds.engines_dir() / ".build").iterdir())
+
+
+def test_missing_build_packages_give_the_apt_line(tiny, monkeypatch):
+    if not Path("/usr/bin/dpkg-query").exists():
+        pytest.skip("dpkg-query not found: not a Debian machine")
+    r = tiny["click"]
+    tiny["click"] = builds.Recipe(r.engine, r.source, r.extra, ("routerlab-no-such-package", "coreutils"),
+                                  r.steps, r.binaries)
+    monkeypatch.setattr(builds.os, "geteuid", lambda: 1000)
+    with pytest.raises(RouterlabError, match="sudo apt-get install -y --no-install-recommends routerlab-no-such-package$"):
+        builds.install(["click"], say=quiet)
+
+
+def _install_in_subprocess(tmp_path, tiny, build_step) -> subprocess.Popen:
+    """`builds.install` of the tiny engine in a process of its own (to interrupt it)."""
+    src = tiny["click"].source
+    code = textwrap.dedent(f"""
+        import sys
+        from routerlab import builds
+        r = builds.Recipe(engine="click", source=builds.Source({src.repository!r}, {src.commit!r}, {src.sha256!r}),
+                          extra={{}}, debian=(), binaries={{"click": "bin/click"}}, steps=(
+                              ("configure", "true"), ("build", {build_step!r}),
+                              ("install", "install -D -m 755 tiny.sh {{dest}}{{prefix}}/bin/click")))
+        builds.recipes = lambda: {{"click": r}}
+        try:
+            res = builds.install(["click"])
+        except KeyboardInterrupt:
+            sys.exit(130)
+        sys.exit(0 if not isinstance(res["click"], Exception) else 1)
+    """)
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=os.environ.copy())
+
+
+def _wait_for(path: Path, timeout=20):
+    t = time.monotonic()
+    while not path.exists():
+        assert time.monotonic() - t < timeout, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL])
+def test_an_interrupted_build_leaves_nothing_installed(tiny, tmp_path, how):
+    started = tmp_path / "started"
+    nap = f"{30 + how / 1000:.3f}"  # a sleep no other process on the machine has
+    p = _install_in_subprocess(tmp_path, tiny, f"touch {started}; sleep {nap}; true")
+    _wait_for(started)
+    p.send_signal(how)
+    p.wait(timeout=20)
+    assert p.returncode == (130 if how == signal.SIGINT else -signal.SIGKILL)
+    assert builds.installed("click") is None
+    time.sleep(0.5)  # the step's process group dies with its parent
+    left = subprocess.run(["pgrep", "-f", f"sleep {nap}"], capture_output=True, text=True).stdout
+    assert left == ""
+    # the next install starts afresh and succeeds
+    assert builds.build("click", say=quiet) == builds.installed("click")
+
+
+def test_two_installs_at_once_build_once(tiny, tmp_path):
+    count = tmp_path / "built"
+    tiny["click"] = tiny_recipe(tiny["click"].source, build_step=f"echo x >> {count}; sleep 1")
+    lines: list[str] = []
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(builds.build("click", say=lines.append)))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+        time.sleep(0.2)
+    for t in threads:
+        t.join()
+    assert count.read_text() == "x\n"
+    assert results[0] == results[1] == builds.installed("click")
+    assert any("another install is running" in ln for ln in lines)
+
+
+def test_remove_and_list(tiny):
+    assert builds.listing()[0]["installed"] is False
+    prefix = builds.build("click", say=quiet)
+    row = builds.listing()[0]
+    assert row["installed"] and row["prefix"] == str(prefix) and row["commit"] == f"example/tiny@{COMMIT[:12]}"
+    assert builds.remove(["click"], say=quiet) == [prefix]
+    assert builds.installed("click") is None and not prefix.exists()
+
+
+def test_doctor_exits_non_zero_when_an_engine_asked_for_is_missing(tmp_path):
+    env = {**os.environ, builds.DIR_VAR: str(tmp_path / "empty"), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    env.pop("ROUTERLAB_CLICK", None)
+    doctor = [sys.executable, "-m", "routerlab.cli", "doctor"]
+    p = subprocess.run(doctor + ["click"], capture_output=True, text=True, env=env)
+    assert p.returncode == 1 and "routerlab engines install click" in p.stdout and "missing: click" in p.stderr
+    assert subprocess.run(doctor + ["linux"], capture_output=True, text=True, env=env).returncode == 0
+    p = subprocess.run(doctor + ["vpp"], capture_output=True, text=True, env=env)
+    assert p.returncode == 2 and "nothing called vpp" in p.stderr
