@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from routerlab import builds, engines
+from routerlab import engines
+from routerlab.engines import builds
 from routerlab.errors import EngineNotFound, ParameterError, RouterlabError
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -192,7 +193,7 @@ def _install_in_subprocess(tmp_path, tiny, build_step) -> subprocess.Popen:
     src = tiny["click"].source
     code = textwrap.dedent(f"""
         import sys
-        from routerlab import builds
+        from routerlab.engines import builds
         r = builds.Recipe(engine="click", source=builds.Source({src.repository!r}, {src.commit!r}, {src.sha256!r}),
                           extra={{}}, debian=(), binaries={{"click": "bin/click"}}, steps=(
                               ("configure", "true"), ("build", {build_step!r}),

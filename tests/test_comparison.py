@@ -9,7 +9,7 @@ import pytest
 from routerlab import comparison, datasets, plots, scenarios
 
 
-@pytest.mark.parametrize("loss, colour", [(0.0, "green"), (0.01, "yellow"), (4.99, "yellow"), (5.0, "red"),
+@pytest.mark.parametrize("loss, colour", [(0.0, "green"), (-0.1, "green"), (0.01, "yellow"), (4.99, "yellow"), (5.0, "red"),
                                           (80.0, "red"), (np.nan, "grey")])
 def test_colours_follow_the_source(loss, colour):
     assert comparison.colour(loss) == colour
@@ -55,6 +55,16 @@ def test_our_tables_from_a_dataset(tmp_path):
     grey = df[df["router"] == "linux"].iloc[0]
     assert grey["colour"] == "grey" and "firewall" in grey["reason"]
     assert comparison.grid(df, "single_flow_50fw").loc["linux"].isna().all()
+
+
+def test_a_trial_that_received_more_than_was_sent_is_not_clipped(tmp_path):
+    folder = _fake_dataset(tmp_path)
+    ds = datasets.read(folder)
+    ds.trials.loc[ds.trials["offered_pps"] == 1000.0, "rx"] = [1003, 1000, 1000]  # a few extra packets counted
+    datasets.write(ds, folder)
+    cell = comparison.ours(folder).query("router == 'nft' and offered == 0.1").iloc[0]
+    assert cell["loss_pct"] == pytest.approx(-0.1)  # mean of -0.3%, 0, 0: kept negative, as stats does
+    assert cell["colour"] == "green"  # nothing lost
 
 
 def test_orderings_rank_by_the_highest_clean_load():

@@ -8,7 +8,8 @@ import subprocess
 import pandas as pd
 import pytest
 
-from routerlab import bench, clickrouter, microbench, scenarios
+from routerlab import bench, microbench, scenarios
+from routerlab.engines import click
 from routerlab.errors import EngineNotFound
 
 try:
@@ -23,7 +24,7 @@ def package():
 
 
 def _print_chain(tmp_path, package, kind, n, cached, flows):
-    clickrouter.write_configs(tmp_path, scenarios.load("single-flow"))
+    click.write_configs(tmp_path, scenarios.load("single-flow"))
     microbench.write_pcap(tmp_path / "p.pcap", flows)
     conf = microbench.chain_config(kind, n, cached, tmp_path / "p.pcap").replace(
         "-> out :: Counter", "-> IPPrint(x, CONTENTS true, TIMESTAMP false, LENGTH true) -> out :: Counter")
@@ -43,7 +44,7 @@ def test_consolidated_chain_sends_what_the_chain_sends(tmp_path, package, kind):
 
 
 def test_cache_counts_first_and_later_packets(tmp_path, package):
-    clickrouter.write_configs(tmp_path, scenarios.load("single-flow"))
+    click.write_configs(tmp_path, scenarios.load("single-flow"))
     microbench.write_pcap(tmp_path / "p.pcap", [i % 5 for i in range(50)])
     conf = microbench.chain_config("MazuNAT", 2, True, tmp_path / "p.pcap").replace(
         "print out.count,", "print out.count, print cache.misses, print cache.hits, print cache.flows,")

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from routerlab import engines, p4, p4exercises, scenarios, testbed, traffic
+from routerlab import engines, p4exercises, scenarios, testbed, traffic
+from routerlab.engines import p4
 from routerlab.errors import DataFormatError, EngineNotFound, RouterlabError
 
 try:

@@ -42,6 +42,16 @@ def test_summary_three_trials_by_hand():
     assert not s.lossless
 
 
+def test_mean_interval_by_hand_and_at_the_edges():
+    # 1, 2, 3 (NaN left out): mean 2, sd 1, t(0.975, df=2) = 4.302653
+    m, h = stats.mean_interval([1.0, np.nan, 2.0, 3.0])
+    assert m == pytest.approx(2.0) and h == pytest.approx(4.302653 / np.sqrt(3), rel=1e-6)
+    assert stats.mean_interval([-0.003, 0.0, 0.0])[0] == pytest.approx(-0.001)  # not clipped
+    m, h = stats.mean_interval([5.0])
+    assert m == 5.0 and np.isnan(h)
+    assert all(np.isnan(stats.mean_interval([np.nan])))
+
+
 def test_df_convention_k_matches_the_paper_table():
     # The authors' table gives 2.009 for K = 50: that is df = 50, not 49.
     assert stats.t_quantile(50, df_convention="k") == pytest.approx(2.009, abs=5e-4)

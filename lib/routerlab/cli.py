@@ -505,7 +505,7 @@ def p4_build(
     skeletons: bool = typer.Option(True, help="Also compile the course skeletons (they compile; they do not pass)."),
 ):
     """Compile the P4 programs with p4c-bm2-ss (output in the user cache, not the checkout)."""
-    from . import p4
+    from .engines import p4
 
     names = program or list(p4.PROGRAMS)
     try:
@@ -543,7 +543,7 @@ def p4_check(
 
 
 def _engine_names(names: list[str] | None) -> list[str]:
-    from . import builds
+    from .engines import builds
 
     for n in names or []:
         if n not in builds.recipes():
@@ -561,7 +561,7 @@ def engines_install(
     """Build and install engines from their pinned sources (GitHub, or $ROUTERLAB_ENGINE_SOURCES)."""
     import time
 
-    from . import builds
+    from .engines import builds
 
     names = _engine_names(engine)
     t0 = time.monotonic()
@@ -574,8 +574,6 @@ def engines_install(
     except RouterlabError as e:
         _fail(str(e), 1)
     failed = {n: r for n, r in results.items() if isinstance(r, Exception)}
-    for n, e in failed.items():
-        err.print(str(e), highlight=False, markup=False)
     if failed:
         _fail(f"not installed: {', '.join(failed)}", 1)
 
@@ -585,7 +583,7 @@ def engines_list():
     """Each engine: installed or not, its pinned commit, its prefix, and what overrides it."""
     import pandas as pd
 
-    from . import builds
+    from .engines import builds
 
     rows = pd.DataFrame(builds.listing())
     rows["installed"] = rows["installed"].map({True: "installed", False: "not installed"})
@@ -595,7 +593,7 @@ def engines_list():
 @engines_app.command("remove")
 def engines_remove(engine: List[str] = typer.Argument(None, help="click, fastclick, bmv2, p4c; default all four.")):
     """Remove installed engines (every build of them); the compiler cache stays."""
-    from . import builds
+    from .engines import builds
 
     removed = builds.remove(_engine_names(engine))
     for p in removed:

@@ -29,11 +29,11 @@ COLOURS = {"green": "#5cb85c", "yellow": "#f0c419", "red": "#d9534f", "grey": "#
 
 
 def colour(loss_pct: float) -> str:
-    """The source's colour for a loss in percent: green 0.0, yellow (0, 5), red >= 5,
-    grey for a cell not tested (NaN)."""
+    """The source's colour for a loss in percent: green 0.0 (or below: more received than
+    sent), yellow (0, 5), red >= 5, grey for a cell not tested (NaN)."""
     if loss_pct is None or np.isnan(loss_pct):
         return "grey"
-    if loss_pct == 0:
+    if loss_pct <= 0:
         return "green"
     return "yellow" if loss_pct < 5 else "red"
 
@@ -110,11 +110,11 @@ def ours(folder) -> pd.DataFrame:
         engine = meta.loc[exp, "engine"]
         sname = exp[len(engine) + 1:]
         for load, t in g.groupby("offered_pps"):
-            plr = (1 - t["rx"] / t["tx"]).clip(lower=0).to_numpy()
-            half = stats.t_quantile(len(plr)) * plr.std(ddof=1) / np.sqrt(len(plr)) if len(plr) > 1 else np.nan
+            # a trial that received more than was sent keeps its negative loss (stats' rule)
+            plr, half = stats.mean_interval(stats.trial_loss(t["tx"].to_numpy(), t["rx"].to_numpy()))
             rows.append({"scenario": back.get(sname, sname), "router": engine, "offered": round(load / ceiling, 2),
-                         "offered_pps": load, "loss_pct": 100 * plr.mean(), "ci95_pct": 100 * half,
-                         "runs": len(plr), "reason": ""})
+                         "offered_pps": load, "loss_pct": 100 * plr, "ci95_pct": 100 * half,
+                         "runs": len(t), "reason": ""})
     cells = pd.read_csv(folder / "cells.csv") if (folder / "cells.csv").is_file() else pd.DataFrame()
     for c in cells.itertuples():
         if not c.runnable:

@@ -8,6 +8,7 @@ import subprocess
 from dataclasses import dataclass
 
 from . import engines
+from .engines import builds
 from .errors import RouterlabError
 
 
@@ -64,8 +65,6 @@ def report() -> list[Check]:
             checks.append(Check("engine", name, False, _missing(err, e.where)))
     for name, (binary, var, where) in EXTERNAL.items():
         try:
-            from . import builds
-
             path = engines.find_binary(name, binary, var)
             checks.append(Check("engine", name, True, builds.describe(name, path)))
         except RouterlabError as err:

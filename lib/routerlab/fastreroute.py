@@ -156,7 +156,7 @@ def nft_shortcut(net: RerouteNet) -> str:
 
 def ebpf_object() -> Path:
     """Compile ``bpf/shortcut_tc.c`` (cached by source hash)."""
-    from .engines import compile_bpf
+    from .engines.ebpf import compile_bpf
 
     return compile_bpf("shortcut_tc")
 
@@ -168,7 +168,7 @@ P4_PORTS = {"src": 0, "r2": 1, "r3": 2}
 def install_p4(net: RerouteNet):
     """R1 becomes bmv2 running shortcut.p4: dst with R2 as primary and R3 as backup, src
     straight out of its port. Its neighbours learn R1's MACs statically: bmv2 answers no ARP."""
-    from .bmv2 import Bmv2
+    from .engines.bmv2 import Bmv2
 
     r1 = net.ns("r1")
     # veth leaves TCP checksums to "hardware" (CHECKSUM_PARTIAL); bmv2 captures and resends
@@ -200,7 +200,7 @@ def install_p4(net: RerouteNet):
 
 def available_variants() -> tuple[list[str], dict[str, str]]:
     """The variants this machine can run, and why the others cannot."""
-    from .bmv2 import Bmv2
+    from .engines.bmv2 import Bmv2
 
     ok, why = [], {}
     for v in VARIANTS:
@@ -452,9 +452,7 @@ def summary(samples: pd.DataFrame, runs: pd.DataFrame, *, fail_at: float = 10.0,
     for v, g in pr.groupby("variant", sort=False):
         row = {"variant": v, "runs": len(g)}
         for col in ("outage_s", "recovery_s", "rtt_spike_ms", "load_spike", "ping_lost"):
-            x = g[col].dropna().to_numpy(dtype=float)
-            row[col] = x.mean() if len(x) else np.nan
-            row[f"{col}_ci95"] = (stats.t_quantile(len(x)) * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else np.nan
+            row[col], row[f"{col}_ci95"] = stats.mean_interval(g[col])
         row["unrecovered_runs"] = int(g["recovery_s"].isna().sum())
         rows.append(row)
     return pd.DataFrame(rows), pr

@@ -29,7 +29,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import clickrouter, scenarios
+from . import engines, scenarios
+from .engines import click as click_engine
 from .errors import EngineNotFound, RouterlabError
 
 def _frame_hex() -> str:
@@ -52,13 +53,9 @@ class Run:
 
 def click_binary(engine: str = "click") -> str:
     """The Click (``click``) or FastClick (``fastclick``) userlevel binary."""
-    from .engines import find_binary
-
-    if engine == "click":
-        return find_binary("click", "click", "ROUTERLAB_CLICK")
-    if engine == "fastclick":
-        return find_binary("fastclick", "click", "ROUTERLAB_FASTCLICK")
-    raise RouterlabError(f"unknown Click flavour {engine!r} (click or fastclick)")
+    if engine not in ("click", "fastclick"):
+        raise RouterlabError(f"unknown Click flavour {engine!r} (click or fastclick)")
+    return engines.get(engine).binary()
 
 
 def run_click(binary: str, config: str, cwd: Path, *, callgrind: bool = False, env: dict | None = None,
@@ -90,7 +87,6 @@ def environment(benchmark: str, engine_names, command: str) -> dict:
     """The environment record of a microbenchmark run (one row of ``environment.csv``)."""
     import sys
 
-    from . import engines
     from .sweep import host
 
     h = host()
@@ -126,7 +122,7 @@ def save(df, out: Path, name: str, env: dict):
 # -- the element package -------------------------------------------------------------------
 
 def elements_dir() -> Path:
-    return clickrouter.routers_dir() / "elements"
+    return click_engine.routers_dir() / "elements"
 
 
 def build_package(binary: str | None = None) -> Path:
@@ -186,7 +182,7 @@ def forwarding_config(packets: int, burst: int = 32) -> str:
 
 def _workdir() -> Path:
     d = Path(tempfile.mkdtemp(prefix="routerlab-bench-"))
-    clickrouter.write_configs(d, scenarios.load("single-flow"))
+    click_engine.write_configs(d, scenarios.load("single-flow"))
     return d
 
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import p4, probe
-from .bmv2 import Bmv2
+from . import probe
+from .engines import p4
+from .engines.bmv2 import Bmv2
 from .errors import RouterlabError
 from .testbed import Testbed
 

@@ -373,14 +373,10 @@ def loss_heatmap(df: pd.DataFrame, *, floor: float = 0.01):
 def _t_interval(x) -> tuple[float, float]:
     """Student-t 95% interval of the mean of ``x`` (seaborn's bootstrap is slow for long
     time series, and the t interval is the project's convention)."""
-    from .stats import t_quantile
+    from .stats import mean_interval
 
-    x = np.asarray(x, dtype=float)
-    x = x[~np.isnan(x)]
-    if len(x) < 2:
-        return (np.nan, np.nan)
-    h = t_quantile(len(x)) * x.std(ddof=1) / np.sqrt(len(x))
-    return (x.mean() - h, x.mean() + h)
+    m, h = mean_interval(x)
+    return (m - h, m + h)
 
 
 def reroute_timeseries(samples: pd.DataFrame, *, fail_at: float = 10.0, converge_after: float | None = 5.0):

@@ -179,6 +179,19 @@ def t_quantile(k, confidence: float = 0.95, df_convention: DfConvention = "k-1")
     return q if q.ndim else float(q)
 
 
+def mean_interval(x, confidence: float = 0.95, df_convention: DfConvention = "k-1") -> tuple[float, float]:
+    """Mean of the values of ``x`` that are not NaN, and the half-width of its Student-t
+    interval ``t * sd / sqrt(K)`` (sd with ddof 1). The half-width is NaN for fewer than
+    two values; the mean is NaN for none. The one interval every table and figure uses."""
+    x = np.asarray(x, dtype=float)
+    x = x[~np.isnan(x)]
+    if len(x) == 0:
+        return (np.nan, np.nan)
+    if len(x) < 2:
+        return (float(x.mean()), np.nan)
+    return (float(x.mean()), float(t_quantile(len(x), confidence, df_convention) * x.std(ddof=1) / np.sqrt(len(x))))
+
+
 def throughput_increase_ratio(offered, plr) -> np.ndarray:
     """TIR of each load against the one before it; NaN for the first.
 

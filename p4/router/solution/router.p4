@@ -3,7 +3,7 @@
  * Header checks (IPv4, checksum, TTL), longest-prefix-match route lookup, TTL decrement
  * with checksum update (in RlComputeChecksum), next-hop MAC rewrite, drop on miss.
  * Counters: packets received per port (rx_port), dropped per reason (dropped), sent per
- * port (tx_port, in RlEgress). Entries: routerlab.p4.entries(), from the scenario. */
+ * port (tx_port, in RlEgress). Entries: routerlab.engines.p4.scenario_entries(), from the scenario. */
 #include "common.p4"   /* p4/include: routerlab p4 build passes -I */
 
 /* indices of the dropped counter */

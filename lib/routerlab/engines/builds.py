@@ -35,7 +35,7 @@ from typing import Callable
 
 import yaml
 
-from .errors import ParameterError, RouterlabError
+from ..errors import ParameterError, RouterlabError
 
 SOURCES_VAR = "ROUTERLAB_ENGINE_SOURCES"
 DIR_VAR = "ROUTERLAB_ENGINES_DIR"
@@ -435,6 +435,8 @@ def install(names: list[str] | None = None, *, say: Callable[[str], None] = prin
             res: Path | Exception = build(n, say=say, jobs=jobs, force=force)
         except RouterlabError as e:
             res = e
+            if not _stopping.is_set():
+                say(str(e))  # at once: the other builds may run for a long while yet
         with lock:
             results[n] = res
 

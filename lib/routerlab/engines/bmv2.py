@@ -19,10 +19,12 @@ import sys
 import time
 from pathlib import Path
 
-from . import engines, p4
-from .errors import EngineNotFound, RouterlabError
-from .scenarios import Scenario
-from .testbed import STATE_DIR, Testbed, nsexec, sh
+from ..errors import EngineNotFound, RouterlabError
+from ..scenarios import Scenario
+from ..testbed import STATE_DIR, Testbed, nsexec, sh
+from . import builds, p4
+from .base import Engine, find_binary, register
+from .kernel import install_guard
 
 THRIFT_PORT = 9090  # each testbed has its own namespace, so one port serves all
 
@@ -41,17 +43,18 @@ def cli_python() -> str:
     raise EngineNotFound("bmv2: simple_switch_CLI needs the Python thrift module (Debian package python3-thrift)")
 
 
-class Bmv2(engines.Engine):
+@register
+class Bmv2(Engine):
     name = "bmv2"
     features = {"routes", "firewall", "drop", "gre"}
     where = ("routerlab engines install bmv2 p4c (or your own builds: ROUTERLAB_SIMPLE_SWITCH, "
              "ROUTERLAB_SIMPLE_SWITCH_CLI and ROUTERLAB_P4C)")
 
     def switch(self) -> str:
-        return engines.find_binary("bmv2", "simple_switch")
+        return find_binary("bmv2", "simple_switch")
 
     def cli(self) -> str:
-        return engines.find_binary("bmv2", "simple_switch_CLI")
+        return find_binary("bmv2", "simple_switch_CLI")
 
     def check(self, sc=None):
         self.switch()
@@ -63,8 +66,6 @@ class Bmv2(engines.Engine):
 
     def version(self):
         """bmv2 and p4c, by upstream repository and commit (or the paths of one's own)."""
-        from . import builds
-
         return f"bmv2 {builds.describe('bmv2', self.switch())}; p4c {builds.describe('p4c', p4.p4c())}"
 
     # running a program ------------------------------------------------------------------
@@ -93,7 +94,7 @@ class Bmv2(engines.Engine):
             f"  chain in{p} {{ type filter hook ingress device \"{dev}\" priority 0; drop; }}\n"
             for p, dev in ports.items()) + "}\n")
         if ns == tb.ns_dut:
-            engines.install_guard(tb)
+            install_guard(tb)
         self._dir = STATE_DIR / f"{tb.prefix}-bmv2"
         self._dir.mkdir(parents=True, exist_ok=True)
         self._ns = ns
@@ -170,4 +171,3 @@ class Bmv2(engines.Engine):
             shutil.rmtree(self._dir, ignore_errors=True)
 
 
-engines.register(Bmv2)

@@ -28,8 +28,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .datasets import project_dir
-from .errors import DataFormatError, EngineNotFound, RouterlabError
+from ..datasets import project_dir
+from ..errors import DataFormatError, EngineNotFound, RouterlabError
+from .base import find_binary
+from .kernel import FILL_NET
+from .rules import firewall
 
 PROGRAMS = ("router", "firewall", "gre", "shortcut")
 
@@ -56,8 +59,6 @@ def source(program: str | Path, solution: bool = True) -> Path:
 
 
 def p4c() -> str:
-    from .engines import find_binary
-
     return find_binary("p4c", "p4c-bm2-ss", "ROUTERLAB_P4C")
 
 
@@ -253,19 +254,18 @@ def scenario_entries(sc, route_limit: int | None = None) -> tuple[list[dict], in
     GRE tunnel from the DUT's far address to the sink's. Returns the entries and the
     number of routes in them (``route_limit`` caps the fill routes).
     """
-    from . import engines
-    from .testbed import DEST_NET, SINK_NET, Testbed
+    from ..testbed import DEST_NET, SINK_NET, Testbed
 
     prog = program_for(sc)
     fwd = {"src": Testbed.MACS["d1"], "dst": Testbed.MACS["s0"], "port": 1}
     out = [{"table": "RlIngress.ipv4_lpm", "match": {"hdr.ipv4.dstAddr": [f"{DEST_NET}.0", 24]},
             "action_name": "RlIngress.forward", "action_params": fwd}]
     n_fill = sc.routes - 1 if route_limit is None else min(sc.routes - 1, max(route_limit - 1, 0))
-    base = int(engines.FILL_NET.network_address)
+    base = int(FILL_NET.network_address)
     out += [{"table": "RlIngress.ipv4_lpm", "match": {"hdr.ipv4.dstAddr": [base + i, 32]},
              "action_name": "RlIngress.forward", "action_params": fwd} for i in range(n_fill)]
     if prog in ("firewall", "gre"):
-        rules, policy = engines.firewall(sc)
+        rules, policy = firewall(sc)
         prio = 0
         for r in rules:
             match = {}

@@ -1,0 +1,112 @@
+"""What every engine is: the :class:`Engine` contract, the registry each engine adds itself
+to (:func:`register`, :func:`get`), and finding an engine's binaries (:func:`find_binary`:
+a variable naming one's own build, else what ``routerlab engines install`` built, else
+PATH)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from typing import ClassVar
+
+from ..errors import EngineNotFound, ParameterError
+from ..scenarios import Scenario
+from ..testbed import Testbed, sh
+from . import builds
+
+
+class Engine:
+    """Base class. Subclasses set :attr:`name`, :attr:`features` and implement start/stop."""
+
+    name: ClassVar[str] = ""
+    #: Scenario features supported ("routes", "firewall", "drop", "gre").
+    features: ClassVar[set[str]] = set()
+    #: True when the Linux kernel itself forwards (linux, nft).
+    kernel_forwarding: ClassVar[bool] = False
+    #: Binaries an external engine needs (looked up on PATH or ROUTERLAB_<ENGINE>).
+    binaries: ClassVar[tuple[str, ...]] = ()
+    #: Where users get the engine.
+    where: ClassVar[str] = ""
+
+    def check(self, sc: Scenario | None = None):
+        """Raise :class:`EngineNotFound` if missing, :class:`ParameterError` if ``sc`` needs
+        a feature this engine lacks."""
+        for b in self.binaries:
+            find_binary(self.name, b)
+        if sc is not None:
+            missing = sc.features - self.features
+            if missing:
+                raise ParameterError("scenario", f"engine {self.name} does not support "
+                                     f"{', '.join(sorted(missing))} (scenario {sc.name})")
+
+    def version(self) -> str:
+        return sh("uname", "-r").strip()
+
+    def start(self, tb: Testbed, sc: Scenario) -> dict:
+        """Configure the router; return facts for the environment record."""
+        raise NotImplementedError
+
+    def forwarded(self, tb: Testbed) -> int | None:
+        """The engine's own count of forwarded packets (None if it keeps none)."""
+        return None
+
+    def stop(self, tb: Testbed):
+        """Undo what :meth:`start` did that the namespaces' removal would not."""
+
+    def stop_process(self, timeout: float = 5.0):
+        """Stop the engine's own process (``self._proc``: SIGTERM, then SIGKILL after
+        ``timeout`` seconds) and close its log (``self._log``); safe to call twice."""
+        p = getattr(self, "_proc", None)
+        if p is not None and p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        log = getattr(self, "_log", None)
+        if log is not None and not log.closed:
+            log.close()
+
+
+#: Every engine by name; each engine's module adds its classes with :func:`register`.
+ENGINES: dict[str, type[Engine]] = {}
+
+
+def register(cls: type[Engine]) -> type[Engine]:
+    """Add an engine class to the registry (a class decorator)."""
+    ENGINES[cls.name] = cls
+    return cls
+
+
+def get(name: str) -> Engine:
+    """An engine by name; unknown names are refused with the list of known ones."""
+    if name not in ENGINES:
+        raise ParameterError("engine", f"unknown engine {name!r}; known: {', '.join(ENGINES)}")
+    return ENGINES[name]()
+
+
+def find_binary(engine: str, binary: str, var: str | None = None) -> str:
+    """An engine's binary: ``$ROUTERLAB_<NAME>`` (a build of one's own) if set, else the
+    build ``routerlab engines install`` made, else PATH.
+
+    ``engine`` is the installable engine the binary belongs to (click, fastclick, bmv2,
+    p4c). ``var`` names the variable when it differs from the binary's name (FastClick's
+    binary is also called ``click``: ROUTERLAB_FASTCLICK); FastClick is never looked up
+    on PATH, where ``click`` is Click."""
+    var = var or "ROUTERLAB_" + binary.upper().replace("-", "_")
+    path = os.environ.get(var)
+    if path:
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            raise EngineNotFound(f"{engine}: {var}={path} is not an executable file")
+        return path
+    found = builds.installed_binary(engine, binary)
+    if found:
+        return str(found)
+    if engine != "fastclick":
+        on_path = shutil.which(binary)
+        if on_path:
+            return on_path
+    raise EngineNotFound(f"{engine}: not installed (run: routerlab engines install {engine}); "
+                         f"or name your own {binary} with {var}")

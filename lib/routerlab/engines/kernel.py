@@ -1,0 +1,90 @@
+"""The Linux kernel as the router: plain forwarding (``linux``) and with an nftables
+firewall (``nft``), and the kernel set-up other engines share: the routes of a scenario,
+sysctls, and the guard table that keeps the kernel from forwarding an engine's packets."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import time
+
+from ..errors import ParameterError
+from ..scenarios import Scenario
+from ..testbed import DEST_NET, SINK_NET, Testbed, nsexec, sh
+from .base import Engine, register
+from .rules import nft_ruleset
+
+#: Where the fill routes of a large table point: host routes that no traffic uses.
+FILL_NET = ipaddress.ip_network("10.128.0.0/9")
+
+
+def install_routes(tb: Testbed, sc: Scenario) -> float:
+    """The route the traffic uses, plus ``routes - 1`` fill routes loaded in netlink batches.
+
+    Returns the seconds the fill routes took (:mod:`routerlab.netlink_routes`: many route
+    requests per send, errors read back; ``ip route`` once per route would take hours).
+    """
+    import sys
+
+    sh("ip", "-n", tb.ns_dut, "route", "replace", f"{DEST_NET}.0/24", "via", f"{SINK_NET}.2", "dev", tb.dut_out)
+    n = sc.routes - 1
+    if n <= 0:
+        return 0.0
+    if n > FILL_NET.num_addresses:
+        raise ParameterError("routes", f"at most {FILL_NET.num_addresses} fill routes")
+    t0 = time.perf_counter()
+    nsexec(tb.ns_dut, sys.executable, "-m", "routerlab.netlink_routes", str(FILL_NET.network_address), str(n),
+           f"{SINK_NET}.2", tb.dut_out, timeout=900)
+    return time.perf_counter() - t0
+
+
+def sysctl(ns: str, **kv):
+    for k, v in kv.items():
+        nsexec(ns, "sysctl", "-qw", f"{k.replace('__', '.')}={v}")
+
+
+def guard_count(tb: Testbed) -> int:
+    """Packets the kernel would have forwarded for a non-kernel engine (dropped by the guard)."""
+    out = json.loads(nsexec(tb.ns_dut, "nft", "-j", "list", "counter", "inet", "rlguard", "guarded"))
+    return next(o["counter"]["packets"] for o in out["nftables"] if "counter" in o)
+
+
+def install_guard(tb: Testbed):
+    nsexec(tb.ns_dut, "nft", "-f", "-", input=(
+        "table inet rlguard {\n  counter guarded { }\n"
+        "  chain guard { type filter hook forward priority -400; counter name \"guarded\" drop; }\n}\n"))
+
+
+@register
+class Linux(Engine):
+    name = "linux"
+    features = {"routes"}
+    kernel_forwarding = True
+    where = "the Linux kernel (always present)"
+
+    def start(self, tb, sc):
+        sysctl(tb.ns_dut, net__ipv4__ip_forward=1, net__ipv4__conf__all__rp_filter=0,
+               net__ipv4__conf__default__rp_filter=0, net__ipv4__conf__all__send_redirects=0)
+        t = install_routes(tb, sc)
+        return {"routes_load_s": round(t, 2)}
+
+    def forwarded(self, tb):
+        from ..testbed import link_stats
+
+        return link_stats(tb.ns_dut, tb.dut_out)["tx_packets"]
+
+
+@register
+class Nft(Linux):
+    name = "nft"
+    features = {"routes", "firewall", "drop"}
+    where = "nftables (Debian package nftables)"
+
+    def version(self):
+        return sh("nft", "--version").strip()
+
+    def start(self, tb, sc):
+        facts = super().start(tb, sc)
+        # with 0 rules the forward hook is still there (empty chain): the cost of nftables itself
+        nsexec(tb.ns_dut, "nft", "-f", "-", input=nft_ruleset(sc))
+        return facts

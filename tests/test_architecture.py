@@ -1,0 +1,85 @@
+"""The library's import graph has no circle: every import between routerlab's own
+modules, at the top of a module or inside a function, goes one way."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+LIB = Path(__file__).resolve().parents[1] / "lib" / "routerlab"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(LIB.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    """The routerlab modules ``path`` imports (``from . import x`` counts as module x)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name in modules}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module or ""
+            for a in node.names:
+                if f"{target}.{a.name}" in modules:
+                    out.add(f"{target}.{a.name}")
+                elif target in modules:
+                    out.add(target)
+    return out - {name}
+
+
+def graph() -> dict[str, set[str]]:
+    files = list(LIB.rglob("*.py"))
+    modules = {module_name(f) for f in files}
+    return {module_name(f): imports_of(f, modules) for f in files}
+
+
+def cycle(g: dict[str, set[str]]) -> list[str] | None:
+    """One circle of the graph, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n):
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(g.get(n, ())):
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state:
+                found = visit(m)
+                if found:
+                    return found
+        stack.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(g):
+        if n not in state:
+            found = visit(n)
+            if found:
+                return found
+    return None
+
+
+def test_the_import_graph_has_no_circle():
+    g = graph()
+    assert "routerlab.engines.click" in g["routerlab.engines"]  # the graph sees package imports
+    assert cycle(g) is None, " -> ".join(cycle(g))
+
+
+def test_the_cycle_finder_finds_one():
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle({"a": {"b"}, "b": set()}) is None
+
+
+@pytest.mark.parametrize("low", ["routerlab.stats", "routerlab.errors", "routerlab.scenarios", "routerlab.testbed"])
+def test_lower_layers_import_no_engine(low):
+    assert not {m for m in graph()[low] if m.startswith("routerlab.engines")}
