@@ -83,3 +83,18 @@ def test_the_cycle_finder_finds_one():
 @pytest.mark.parametrize("low", ["routerlab.stats", "routerlab.errors", "routerlab.scenarios", "routerlab.testbed"])
 def test_lower_layers_import_no_engine(low):
     assert not {m for m in graph()[low] if m.startswith("routerlab.engines")}
+
+
+def test_notebook_defaults_are_the_library_defaults():
+    """Papermill needs literals in a parameters cell: they must equal the one definition."""
+    from routerlab import notebooks, stats
+
+    want = {"pdr": stats.PDR_FRACTION, "eta": stats.ETA, "entry_multiplier": stats.ENTRY_MULTIPLIER,
+            "plr_floor": stats.PLR_FLOOR}
+    seen = 0
+    for nb in notebooks.list_notebooks():
+        for name, p in notebooks.parameters_of(nb).items():
+            if name in want:
+                assert float(p["default"]) == want[name], f"{nb.name}: {name} = {p['default']}"
+                seen += 1
+    assert seen >= 4

@@ -84,20 +84,19 @@ def test_plan_greys_what_an_engine_cannot_do():
 
 
 def test_a_failing_cell_turns_grey_with_its_reason_and_the_rest_goes_on(tmp_path, monkeypatch):
-    from routerlab import sweep, testbed
+    from routerlab import measuring
     from routerlab.errors import RouterlabError
 
     done = []
 
-    def fake_measure(engine, sc, out, **kw):
-        if engine == "nft" and sc.name == "single-flow-fw50":
+    def fake_measure(engine, scenario, out, **kw):
+        if engine == "nft" and scenario == "single-flow-fw50":
             raise RouterlabError("nft did not become ready")
-        done.append((engine, sc.name))
+        done.append((engine, scenario))
         return out
 
-    monkeypatch.setattr(testbed, "require_root", lambda: None)
-    monkeypatch.setattr(sweep, "measure", fake_measure)
-    comparison.measure(tmp_path, ("linux", "nft"), ("single-flow-fw50", "ddos-drop50"), ceiling_pps=1e5)
+    monkeypatch.setattr(measuring, "measure", fake_measure)
+    comparison.campaign(tmp_path, ("linux", "nft"), ("single-flow-fw50", "ddos-drop50"), ceiling_pps=1e5)
     cells = pd.read_csv(tmp_path / "cells.csv").set_index(["engine", "scenario"])
     assert cells.loc[("nft", "single-flow-fw50"), "reason"] == "failed: nft did not become ready"
     assert not cells.loc[("nft", "single-flow-fw50"), "runnable"]

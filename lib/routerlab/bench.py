@@ -150,7 +150,7 @@ def format_generators(ceil: float, df) -> str:
 
 
 def engines_pdr(engine_names=("linux", "nft", "ebpf"), scenario_for=None, *, out, duration: float = 2.0,
-                pdr: float = 0.005):
+                pdr: float = stats.PDR_FRACTION):
     """PDR@X of several engines measured in one run, as ratios to the first (linux).
 
     ``scenario_for`` maps an engine to its scenario name (default: nft gets
@@ -158,16 +158,17 @@ def engines_pdr(engine_names=("linux", "nft", "ebpf"), scenario_for=None, *, out
     """
     import pandas as pd
 
-    from . import scenarios, search, traffic
+    from . import measuring
 
     scenario_for = scenario_for or {"nft": "single-flow-fw50"}
-    ceil = traffic.ceiling()
+    # one ceiling for every engine, so the ratios compare like with like
+    ceil = measuring.generator_ceiling()
     rows = []
     for name in engine_names:
-        sc = scenarios.load(scenario_for.get(name, "single-flow"))
-        (r,) = search.run_search(name, sc, out, kind="pdr", pdr=pdr, ceiling_pps=ceil, final_duration=duration,
-                                 experiment=f"bench-pdr-{name}-{sc.name}")
-        rows.append({"engine": name, "scenario": sc.name, "pdr_pps": r.lower, "upper_pps": r.upper,
+        sname = scenario_for.get(name, "single-flow")
+        (r,) = measuring.measure(name, sname, out, search="pdr", pdr=pdr, ceiling_pps=ceil, duration=duration,
+                                 experiment=f"bench-pdr-{name}-{sname}")
+        rows.append({"engine": name, "scenario": sname, "pdr_pps": r.lower, "upper_pps": r.upper,
                      "trial_seconds": r.trial_seconds})
     df = pd.DataFrame(rows)
     df["ratio_to_first"] = df["pdr_pps"] / df["pdr_pps"].iloc[0]

@@ -78,10 +78,10 @@ def _fail(msg: str, code: int = 2):
 def assess(
     paths: List[Path] = typer.Argument(..., help="PASTRAMI raw files or folders, or routerlab datasets (file or folder)."),
     mode: Mode = typer.Option(Mode.strict, help="strict = the paper's test; notebook = the authors' published notebook."),
-    pdr: float = typer.Option(0.005, help="PDR fraction (0.005 = PDR@0.5%)."),
-    eta: float = typer.Option(0.1, help="TIR threshold of saturation."),
-    entry_multiplier: float = typer.Option(3.0, help="m: the candidate needs TIR < eta*m (strict mode)."),
-    plr_floor: float = typer.Option(1e-6, help="PLR floor used by the verdict and log axes."),
+    pdr: float = typer.Option(stats.PDR_FRACTION, help="PDR fraction (0.005 = PDR@0.5%)."),
+    eta: float = typer.Option(stats.ETA, help="TIR threshold of saturation."),
+    entry_multiplier: float = typer.Option(stats.ENTRY_MULTIPLIER, help="m: the candidate needs TIR < eta*m (strict mode)."),
+    plr_floor: float = typer.Option(stats.PLR_FLOOR, help="PLR floor used by the verdict and log axes."),
     fmt: InputFormat = typer.Option(InputFormat.auto, "--format", help="Input format."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
 ):
@@ -91,10 +91,16 @@ def assess(
                                      plr_floor=plr_floor, mode=mode.value)
     except RouterlabError as e:
         _fail(str(e))
+    _print_assessments(paths, params, fmt.value, as_json)
+
+
+def _print_assessments(paths: list[Path], params, fmt: str = "auto", as_json: bool = False):
+    """One line (or JSON object) per experiment of ``paths``: verdict, PDR, saturation."""
+    pdr = params.pdr
     failed = 0
     if not as_json:
         typer.echo(f"{'verdict':7}  {'PDR@' + format(pdr, '.2%'):>16}  {'saturation':>12}  loads  runs  file")
-    for label, trials, error in datasets.iter_inputs(paths, fmt.value):
+    for label, trials, error in datasets.iter_inputs(paths, fmt):
         if error is not None:
             failed += 1
             err.print(f"[red]routerlab: error:[/red] {error}", highlight=False)
@@ -235,10 +241,9 @@ def bench_engines(
     engine: List[str] = typer.Option(["linux", "nft", "ebpf"], help="Engines (first = reference); nft runs 50 rules."),
 ):
     """PDR@0.5% of several engines measured in one run, as ratios to the first (needs root)."""
-    from . import bench, testbed
+    from . import bench
 
     try:
-        testbed.require_root()
         ceil, df = bench.engines_pdr(tuple(engine), out=out, duration=duration)
     except RouterlabError as e:
         _fail(str(e), 1)
@@ -255,15 +260,12 @@ def bench_forwarding(
     out: Optional[Path] = typer.Option(None, help="Also write every run to OUT/forwarding.csv, with its environment."),
 ):
     """MoonRoute comparison: single-route forwarding in Mpps, in memory (and on the testbed)."""
-    import pandas as pd
-
     from . import bench
 
     try:
         pdr = None
         if testbed_pdr:
-            res = pd.read_csv(testbed_pdr)
-            pdr = res[res["kind"] == "pdr"].rename(columns={"lower_pps": "pdr_pps"})[["engine", "pdr_pps"]]
+            pdr = datasets.search_pdr(datasets.read_kind(testbed_pdr.parent, testbed_pdr.name))
         ours, pub, raw = bench.forwarding_table(tuple(engine), pdr, packets=packets, repeats=repeats)
     except RouterlabError as e:
         _fail(str(e), 1)
@@ -329,17 +331,14 @@ def bench_search(
     kind: SearchKind = typer.Option(SearchKind.both, help="pdr, ndr or both."),
 ):
     """Our PDR/NDR search and MLRsearch (PyPI) on the same testbed: answers and trial-seconds (needs root)."""
-    from . import scenarios, search, testbed, traffic
+    from . import measuring, search
 
     try:
-        testbed.require_root()
-        sc = scenarios.load(scenario)
-        ceil = traffic.ceiling()
-        res = search.run_search(engine, sc, out, kind=kind.value, ceiling_pps=ceil, final_duration=duration,
-                                methods=("routerlab", "mlrsearch"), experiment=f"bench-search-{engine}-{sc.name}")
+        res = measuring.measure(engine, scenario, out, search=kind.value, duration=duration,
+                                methods=("routerlab", "mlrsearch"), experiment=f"bench-search-{engine}-{scenario}",
+                                announce=typer.echo)
     except RouterlabError as e:
         _fail(str(e), 1)
-    typer.echo(f"generator ceiling: {ceil:.0f} pps")
     for line in search.format_result(res):
         typer.echo(line)
     for k in {r.kind for r in res}:
@@ -365,31 +364,26 @@ def measure(
     experiment: str = typer.Option("", help="Experiment id (default ENGINE-SCENARIO)."),
     ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
     search: Optional[SearchKind] = typer.Option(None, help="Search for PDR/NDR instead of a fixed sweep."),
-    pdr: float = typer.Option(0.005, help="PDR fraction for --search and the verdict."),
+    pdr: float = typer.Option(stats.PDR_FRACTION, help="PDR fraction for --search and the verdict."),
 ):
     """Measure a router on the namespace testbed: a fixed sweep or a PDR/NDR search."""
-    from . import engines, scenarios, search as search_mod, sweep, testbed, traffic
+    from . import measuring, search as search_mod
 
     try:
-        sc = scenarios.load(scenario, rules=rules, routes=routes, frame_size=frame_size)
-        if search is not None:
-            engines.get(engine).check(sc)
-            testbed.require_root()
-            ceil = ceiling or traffic.ceiling(spec=traffic.TrafficSpec.for_scenario(sc))
-            res = search_mod.run_search(engine, sc, out, kind=search.value, pdr=pdr, ceiling_pps=ceil,
-                                        final_duration=duration, experiment=experiment)
-            for line in search_mod.format_result(res):
-                typer.echo(line)
-            return
-        sweep.measure(engine, sc, out, loads=loads, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs,
-                      duration=duration, experiment=experiment, announce=err.print)
+        res = measuring.measure(engine, scenario, out, loads=loads, loads_frac=loads_frac, runs=runs,
+                                duration=duration, search=search.value if search else None, pdr=pdr,
+                                ceiling_pps=ceiling, experiment=experiment, rules=rules, routes=routes,
+                                frame_size=frame_size, announce=err.print)
     except KeyboardInterrupt:
         err.print("interrupted: finished trials are kept; run the same command again to resume")
         raise typer.Exit(130)
     except RouterlabError as e:
         _fail(str(e))
-    assess([out], mode=Mode.strict, pdr=pdr, eta=0.1, entry_multiplier=3.0, plr_floor=1e-6,
-           fmt=InputFormat.routerlab, as_json=False)
+    if search is not None:
+        for line in search_mod.format_result(res):
+            typer.echo(line)
+        return
+    _print_assessments([out], stats.VerdictParams(pdr=pdr), "routerlab")
 
 
 @app.command()
@@ -455,7 +449,7 @@ def compare(
     except ValueError:
         _fail(f"--loads-frac: expected numbers separated by commas, got {loads_frac!r}")
     try:
-        comparison.measure(out, tuple(engine), tuple(scenario), fractions=fracs, runs=runs, duration=duration,
+        comparison.campaign(out, tuple(engine), tuple(scenario), fractions=fracs, runs=runs, duration=duration,
                            ceiling_pps=ceiling, announce=err.print)
     except KeyboardInterrupt:
         err.print("interrupted: finished trials are kept; run the same command again to resume")

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import datasets, engines, scenarios, stats
+from . import datasets, scenarios, stats
 from .errors import EngineNotFound, ParameterError, RouterlabError
 
 #: Published scenario -> our preset.
@@ -49,42 +49,42 @@ def published() -> pd.DataFrame:
 def cell_plan(engine_names=ENGINES, scenario_names=tuple(SCENARIOS.values())) -> pd.DataFrame:
     """Which (engine, scenario) cells can run here, and why not where not: engine, scenario,
     runnable, reason."""
+    from . import measuring
+
     rows = []
     for sname in scenario_names:
         sc = scenarios.load(sname)
         for e in engine_names:
             try:
-                engines.get(e).check(sc)
+                measuring.resolve(e, sc)
                 rows.append({"engine": e, "scenario": sname, "runnable": True, "reason": ""})
             except (EngineNotFound, ParameterError) as err:
                 rows.append({"engine": e, "scenario": sname, "runnable": False, "reason": str(err)})
     return pd.DataFrame(rows)
 
 
-def measure(out, engine_names=ENGINES, scenario_names=tuple(SCENARIOS.values()), *, fractions=FRACTIONS,
+def campaign(out, engine_names=ENGINES, scenario_names=tuple(SCENARIOS.values()), *, fractions=FRACTIONS,
             runs: int = 5, duration: float = 2.0, ceiling_pps: float | None = None, announce=None) -> Path:
     """Measure every runnable cell into the dataset ``out`` (resuming what is there) and
     write ``cells.csv`` with the reason for every cell not run. Needs root."""
-    from . import sweep, testbed, traffic
+    from . import measuring
 
     announce = announce or (lambda msg: None)
-    testbed.require_root()
+    if ceiling_pps is None:
+        # one ceiling (64-byte frames) for every cell: the tables' columns are its fractions
+        ceiling_pps = measuring.generator_ceiling(announce=announce)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     plan = cell_plan(engine_names, scenario_names)
     plan.to_csv(out / "cells.csv", index=False)
-    if ceiling_pps is None:
-        announce("measuring the generator's ceiling (64-byte frames, generator straight into the sink)...")
-        ceiling_pps = traffic.ceiling()
-    announce(f"generator ceiling: {ceiling_pps:.0f} pps; {int(plan['runnable'].sum())} cells to measure, "
-             f"{int((~plan['runnable']).sum())} grey")
+    announce(f"{int(plan['runnable'].sum())} cells to measure, {int((~plan['runnable']).sum())} grey")
     for i, row in enumerate(plan.itertuples()):
         if not row.runnable:
             continue
         try:
-            sweep.measure(row.engine, scenarios.load(row.scenario), out, loads_frac=",".join(map(str, fractions)),
-                          ceiling_pps=ceiling_pps, runs=runs, duration=duration,
-                          experiment=f"{row.engine}-{row.scenario}", announce=announce)
+            measuring.measure(row.engine, row.scenario, out, loads_frac=",".join(map(str, fractions)),
+                              ceiling_pps=ceiling_pps, runs=runs, duration=duration,
+                              experiment=f"{row.engine}-{row.scenario}", announce=announce)
         except RouterlabError as e:
             # an engine that fails in one scenario (e.g. cannot load 900k routes in time) is a
             # grey cell with its reason, not the end of the campaign
@@ -115,7 +115,7 @@ def ours(folder) -> pd.DataFrame:
             rows.append({"scenario": back.get(sname, sname), "router": engine, "offered": round(load / ceiling, 2),
                          "offered_pps": load, "loss_pct": 100 * plr, "ci95_pct": 100 * half,
                          "runs": len(t), "reason": ""})
-    cells = pd.read_csv(folder / "cells.csv") if (folder / "cells.csv").is_file() else pd.DataFrame()
+    cells = datasets.read_kind(folder, "cells.csv", missing_ok=True)
     for c in cells.itertuples():
         if not c.runnable:
             rows.append({"scenario": back.get(c.scenario, c.scenario), "router": c.engine, "offered": np.nan,

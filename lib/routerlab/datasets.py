@@ -275,6 +275,81 @@ class TrialWriter:
         self.close()
 
 
+# -- the other kinds of files the project writes -------------------------------------------
+
+#: Every other kind of data file the project writes: file name -> the columns a reader
+#: needs (the full column lists, with units, are in datasets/README.md).
+KINDS = {
+    "search_results.csv": ("experiment", "engine", "scenario", "method", "kind", "lower_pps", "upper_pps",
+                           "limited_by_generator", "generator_ceiling_pps"),
+    "cells.csv": ("engine", "scenario", "runnable", "reason"),
+    "samples.csv": ("variant", "run", "t", "throughput_bps", "rtt_ms", "cpu_busy"),
+    "runs.csv": ("variant", "run", "fail_s", "converge_s", "looped_destinations", "ping_sent", "ping_received"),
+    "forwarding.csv": ("engine", "burst", "repeat", "packets", "mpps", "instructions_per_packet"),
+    "batch.csv": ("engine", "burst", "repeat", "packets", "mpps", "instructions_per_packet"),
+    "consolidation.csv": ("nf", "actions", "variant", "packet", "repeat", "instructions", "ns"),
+}
+
+
+def read_kind(folder, name: str, *, missing_ok: bool = False) -> pd.DataFrame:
+    """``folder/name`` (one of :data:`KINDS`), checked for the columns readers need.
+
+    A missing file is an error naming it, or an empty frame with those columns when
+    ``missing_ok``."""
+    path = Path(folder) / name
+    if name not in KINDS:
+        raise DataFormatError(path, None, f"not a kind of file routerlab writes ({', '.join(KINDS)})")
+    if not path.is_file():
+        if missing_ok:
+            return pd.DataFrame(columns=list(KINDS[name]))
+        raise DataFormatError(path, None, "no such file")
+    df = _read_table(path)
+    lacking = [c for c in KINDS[name] if c not in df.columns]
+    if lacking:
+        raise DataFormatError(path, 1, f"missing column(s) {', '.join(lacking)}")
+    return df
+
+
+def read_searches(folders) -> pd.DataFrame:
+    """The PDR/NDR search results of every folder that has any (``search_results.csv``),
+    one row per search: lower_pps is the answer, upper_pps the next failing load."""
+    parts = [read_kind(f, "search_results.csv") for f in folders if (Path(f) / "search_results.csv").is_file()]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(KINDS["search_results.csv"]))
+
+
+def search_pdr(searches: pd.DataFrame) -> pd.DataFrame:
+    """Each engine's PDR from search results: columns ``engine`` and ``pdr_pps``."""
+    pdr = searches[searches["kind"] == "pdr"]
+    return pdr.rename(columns={"lower_pps": "pdr_pps"})[["engine", "pdr_pps"]].reset_index(drop=True)
+
+
+def read_fast_reroute(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A fast-reroute dataset: (samples, runs). Samples: one row per run and time step
+    (``t`` seconds, ``throughput_bps``, ``rtt_ms``, ``cpu_busy`` ratio); runs: one row per
+    run (failure and convergence times in seconds, pings sent and received)."""
+    return read_kind(folder, "samples.csv"), read_kind(folder, "runs.csv")
+
+
+def read_microbench(folder, benchmark: str) -> pd.DataFrame:
+    """One microbenchmark's runs (``forwarding``, ``batch`` or ``consolidation``)."""
+    return read_kind(folder, f"{benchmark}.csv")
+
+
+def host() -> dict:
+    """This machine, for every environment record: ``node`` (host name), ``virt``
+    ("hypervisor" or "bare metal"), ``kernel`` (release) and ``cpu`` (model x count)."""
+    import platform
+
+    try:
+        cpuinfo = open("/proc/cpuinfo").read()
+    except OSError:
+        cpuinfo = ""
+    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
+               "unknown")
+    return {"node": platform.node(), "virt": "hypervisor" if "hypervisor" in cpuinfo else "bare metal",
+            "kernel": platform.release(), "cpu": f"{cpu} x{os.cpu_count()}"}
+
+
 def repo_root() -> Path | None:
     """The project checkout this package was installed from (editable install), if any."""
     here = Path(__file__).resolve()

@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import datasets
 from .errors import EngineNotFound, ParameterError, RouterlabError
 from .testbed import Testbed, nsexec, sh
 
@@ -381,7 +382,7 @@ def experiment(variants=VARIANTS, runs: int = 10, *, out=None, progress=None, **
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         if (out / "runs.csv").is_file() and (out / "samples.csv").is_file():
-            old_runs, old_samples = pd.read_csv(out / "runs.csv"), pd.read_csv(out / "samples.csv")
+            old_samples, old_runs = datasets.read_fast_reroute(out)
             have = set(zip(old_runs["variant"], old_runs["run"]))
             facts.append(old_runs)
             samples.append(old_samples)
@@ -470,7 +471,7 @@ def _build_of(engine: str) -> str:
 
 def save_environment(out, command: str = "", when: str = ""):
     """Write ``out/environment.csv``: where, when, versions and the command."""
-    from .sweep import host
+    from .datasets import host
 
     out = Path(out)
     h = host()

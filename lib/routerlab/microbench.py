@@ -87,7 +87,7 @@ def environment(benchmark: str, engine_names, command: str) -> dict:
     """The environment record of a microbenchmark run (one row of ``environment.csv``)."""
     import sys
 
-    from .sweep import host
+    from .datasets import host
 
     h = host()
     versions = []

@@ -145,7 +145,7 @@ def run(path: Path, out_dir: Path, parameters: dict | None = None, *,
                             progress_bar=progress, cwd=str(path.parent if in_clone else out_dir),
                             # the kernel warns of TCP without encryption on every run: it talks
                             # only to this process on loopback
-                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
+                            extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
     except pm.PapermillExecutionError as e:
         status = "skipped" if e.ename == "DataUnavailable" else "failed"
         msg = f"{e.ename}: {e.evalue}"

@@ -18,7 +18,7 @@ from typing import Callable
 
 import pandas as pd
 
-from . import engines, traffic
+from . import engines, stats, traffic
 from .errors import ParameterError
 from .scenarios import Scenario
 from .testbed import Testbed
@@ -73,11 +73,17 @@ Measure = Callable[[float, float], tuple[int, int, bool]]
 
 
 def passes(kind: str, tx: int, rx: int, pdr: float) -> bool:
-    """The search criterion: loss ratio <= pdr (PDR), or rx >= tx (NDR)."""
+    """The search criterion for one trial: loss ratio <= pdr (PDR), or rx >= tx (NDR).
+
+    Per trial, not per load: a search passes a load on its median trial (at least half of
+    the final trials pass, as MLRsearch with exceed ratio 0.5), which a single lossy trial
+    cannot fail. A sweep's PDR (:func:`routerlab.stats.pdr_load`) tests the *mean* loss of
+    each load's K trials instead, which one bad trial can raise above X. The two agree
+    when the trials of a load agree."""
     return rx >= tx if kind == "ndr" else (1 - rx / tx) <= pdr
 
 
-def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = 0.005,
+def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = stats.PDR_FRACTION,
            precision: float = 0.02, short_duration: float = 0.5, final_duration: float = 2.0,
            final_trials: int = 3) -> SearchResult:
     """Our PDR/NDR search (see the module docstring).
@@ -149,7 +155,7 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = 0.
     return SearchResult("routerlab", kind, low, high, width, sum(p.duration for p in probes), probes, limited)
 
 
-def mlrsearch(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = 0.005,
+def mlrsearch(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = stats.PDR_FRACTION,
               precision: float = 0.02, short_duration: float = 0.5, final_duration: float = 2.0,
               final_trials: int = 3) -> SearchResult:
     """The same search done by the MLRsearch package (PyPI), driving the same measure.
@@ -199,14 +205,14 @@ def testbed_measure(tb: Testbed, spec: traffic.TrafficSpec) -> Measure:
     return measure
 
 
-def run_search(engine: str, sc: Scenario, out, *, kind: str = "both", pdr: float = 0.005, ceiling_pps: float,
-               final_duration: float = 2.0, precision: float = 0.02, methods=("routerlab",),
+def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pdr: float = stats.PDR_FRACTION,
+               ceiling_pps: float, final_duration: float = 2.0, precision: float = 0.02, methods=("routerlab",),
                experiment: str = "", final_trials: int = 3) -> list[SearchResult]:
-    """Search PDR and/or NDR of an engine on a fresh testbed; write every probe and the
+    """Search PDR and/or NDR of an engine (resolved and checked by
+    :func:`routerlab.measuring.measure`) on a fresh testbed; write every probe and the
     results to ``out/search_trials.csv`` and ``out/search_results.csv``."""
     kinds = ["pdr", "ndr"] if kind == "both" else [kind]
-    eng = engines.get(engine)
-    eng.check(sc)
+    engine = eng.name
     spec = traffic.TrafficSpec.for_scenario(sc)
     experiment = experiment or f"{engine}-{sc.name}"
     results = []

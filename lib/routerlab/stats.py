@@ -35,6 +35,14 @@ from .errors import ParameterError
 Mode = Literal["strict", "notebook"]
 DfConvention = Literal["k-1", "k"]
 
+#: The defaults of the whole kit, defined once (the command line and the notebooks take
+#: them from here): PDR fraction X of PDR@X (a ratio: 0.005 is PDR@0.5%), the TIR
+#: threshold eta of saturation, the entry multiplier m, the floor of log PLR axes.
+PDR_FRACTION = 0.005
+ETA = 0.1
+ENTRY_MULTIPLIER = 3.0
+PLR_FLOOR = 1e-6
+
 #: Column names of a per-load summary, in order (see :func:`summarize`).
 SUMMARY_COLUMNS = [
     "offered_pps", "runs", "plr", "plr_sd", "t_quantile", "ci_half_width",
@@ -61,10 +69,10 @@ class VerdictParams:
         published notebook, whose entry test accepts the candidate unconditionally.
     """
 
-    pdr: float = 0.005
-    eta: float = 0.1
-    entry_multiplier: float = 3.0
-    plr_floor: float = 1e-6
+    pdr: float = PDR_FRACTION
+    eta: float = ETA
+    entry_multiplier: float = ENTRY_MULTIPLIER
+    plr_floor: float = PLR_FLOOR
     mode: Mode = "strict"
 
     def __post_init__(self):
@@ -310,8 +318,12 @@ def _ascending(offered, *others):
     return (o, *(np.asarray(x)[order] for x in others))
 
 
-def pdr_load(offered, plr, fraction: float = 0.005) -> RateBound:
+def pdr_load(offered, plr, fraction: float = PDR_FRACTION) -> RateBound:
     """PDR@X: the highest load such that it and every lower load have ``PLR <= fraction``.
+
+    ``plr`` is the *mean* over the K trials of each load of a sweep. A search
+    (:func:`routerlab.search.passes`) judges each trial on its own and passes a load on its
+    median trial instead; the two agree when the trials of a load agree.
 
     Parameters
     ----------

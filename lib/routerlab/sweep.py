@@ -8,8 +8,6 @@ generator versions, the generator's measured ceiling, frame size, date.
 
 from __future__ import annotations
 
-import os
-import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +16,7 @@ import pandas as pd
 
 from . import datasets, engines, scenarios, traffic
 from .errors import ParameterError
-from .testbed import Testbed, require_root
+from .testbed import Testbed
 
 #: Columns of trials.csv written by the testbed.
 TRIAL_FIELDS = ["experiment", "engine", "scenario", "offered_pps", "trial", "duration_s", "tx", "rx",
@@ -90,23 +88,10 @@ def parse_loads(loads: str | None = None, loads_frac: str | None = None, ceiling
     return vals
 
 
-def host() -> dict:
-    """This machine, for environment records: ``node`` (host name), ``virt``
-    ("hypervisor" or "bare metal"), ``kernel`` (release) and ``cpu`` (model x count)."""
-    try:
-        cpuinfo = open("/proc/cpuinfo").read()
-    except OSError:
-        cpuinfo = ""
-    cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
-               "unknown")
-    return {"node": platform.node(), "virt": "hypervisor" if "hypervisor" in cpuinfo else "bare metal",
-            "kernel": platform.release(), "cpu": f"{cpu} x{os.cpu_count()}"}
-
-
 def environment(engine: engines.Engine, tb: Testbed, scenario: scenarios.Scenario, ceiling_pps: float,
                 facts: dict) -> dict:
     """The environment record of an experiment."""
-    h = host()
+    h = datasets.host()
     return {
         "source": "routerlab testbed",
         "where": f"{h['node']} (network namespaces, veth; {h['virt']})",
@@ -124,11 +109,15 @@ def environment(engine: engines.Engine, tb: Testbed, scenario: scenarios.Scenari
     }
 
 
-def run(plan: SweepPlan, out: Path, *, ceiling_pps: float | None = None, progress: bool = True) -> Path:
+def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, ceiling_pps: float | None = None,
+        progress: bool = True) -> Path:
     """Measure ``plan`` into the dataset folder ``out`` (resuming what is already there).
+    :func:`routerlab.measuring.measure` checks the plan first; this runs it.
 
     Parameters
     ----------
+    engine : routerlab.engines.Engine, optional
+        The engine of ``plan.engine``, already resolved and checked.
     ceiling_pps : float, optional
         The generator's ceiling, if already measured; else it is measured first
         (generator straight into the sink).
@@ -140,8 +129,7 @@ def run(plan: SweepPlan, out: Path, *, ceiling_pps: float | None = None, progres
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-    eng = engines.get(plan.engine)
-    eng.check(plan.scenario)
+    eng = engine or engines.get(plan.engine)
     out = Path(out)
     _check_resumable(out, plan)
     writer = datasets.TrialWriter(out, TRIAL_FIELDS)
@@ -196,39 +184,3 @@ def _record(out: Path, experiment: str, env: dict):
     old = old[old["experiment"] != experiment]
     datasets.write_experiments(pd.concat([old, pd.DataFrame([{"experiment": experiment, **env}])],
                                          ignore_index=True), out)
-
-
-
-def measure(engine: str, scenario: scenarios.Scenario, out, *, loads: str | None = None,
-            loads_frac: str | None = None, ceiling_pps: float | None = None, runs: int = 10,
-            duration: float = 2.0, experiment: str = "", announce=None, progress: bool = True) -> Path:
-    """Check every parameter, then (needs root) measure a sweep into the dataset ``out``.
-
-    Parameters
-    ----------
-    loads, loads_frac : str
-        Exactly one: loads in pps (``"50000,100000"``) or fractions of the generator's
-        ceiling (``"0.1,0.2"``), which is then measured first unless ``ceiling_pps`` is given.
-    announce : callable, optional
-        Called with one-line messages (the ceiling found, the plan and its duration).
-
-    Returns
-    -------
-    pathlib.Path
-        The dataset folder.
-    """
-    announce = announce or (lambda msg: None)
-    engines.get(engine).check(scenario)
-    # every parameter is checked before anything needs root; fractions are checked against a
-    # nominal ceiling (the real one needs root), large enough that none rounds to 0 pps
-    SweepPlan(engine, scenario, parse_loads(loads, loads_frac, ceiling_pps or 1e6), runs=runs, duration=duration)
-    require_root()
-    if loads_frac and ceiling_pps is None:
-        announce("measuring the generator's ceiling (generator straight into the sink)...")
-        ceiling_pps = traffic.ceiling(spec=traffic.TrafficSpec.for_scenario(scenario))
-        announce(f"generator ceiling: {ceiling_pps:.0f} pps")
-    plan = SweepPlan(engine, scenario, parse_loads(loads, loads_frac, ceiling_pps), runs=runs,
-                     duration=duration, experiment=experiment)
-    announce(f"{plan.experiment}: {len(plan.loads)} loads x {plan.runs} runs x {plan.duration:g} s "
-             f"(about {plan.seconds / 60:.1f} min)")
-    return run(plan, out, ceiling_pps=ceiling_pps, progress=progress)

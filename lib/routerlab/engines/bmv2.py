@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..errors import EngineNotFound, RouterlabError
 from ..scenarios import Scenario
-from ..testbed import STATE_DIR, Testbed, nsexec, sh
+from ..testbed import STATE_DIR, Testbed, nsexec
 from . import builds, p4
 from .base import Engine, find_binary, register
 from .kernel import install_guard

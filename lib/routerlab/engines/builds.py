@@ -295,24 +295,41 @@ def _run_step(cmd: str, cwd: Path, env: dict, log: Path) -> int:
         with _running_lock:
             _running.add(p)
         try:
-            return p.wait()
+            code = p.wait()
+            # the step's shell has exited; what it started may still be dying (and writing)
+            _group_gone(p.pid, 30)
+            return code
         finally:
             with _running_lock:
                 _running.discard(p)
 
 
+def _group_gone(pgid: int, timeout: float) -> bool:
+    """Wait until no process of group ``pgid`` is left (compilers finish writing first)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def _stop_running() -> None:
+    """Stop every running step's whole process group: SIGTERM, then SIGKILL after 10 s."""
     with _running_lock:
         procs = list(_running)
     for p in procs:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(p.pid, signal.SIGTERM)
     for p in procs:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+        if not _group_gone(p.pid, 10):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGKILL)
+            _group_gone(p.pid, 5)
 
 
 def _tail(log: Path, n: int = TAIL) -> str:

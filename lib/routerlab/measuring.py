@@ -1,0 +1,106 @@
+"""One way in to measuring a router on the testbed.
+
+The command line (``routerlab measure``, ``bench search``, ``bench engines``), the
+notebooks and the comparison campaign all call :func:`measure`. It resolves and checks the
+engine and the scenario once, checks every parameter before anything needs root, checks
+root once, measures the generator's ceiling when the loads need it, and then runs a fixed
+sweep (:mod:`routerlab.sweep`, trials appended to ``trials.csv``) or a PDR/NDR search
+(:mod:`routerlab.search`, ``search_results.csv``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from . import engines, scenarios, stats, traffic
+from .engines.base import Engine
+from .errors import ParameterError
+from .scenarios import Scenario
+from .testbed import require_root
+
+#: Search kinds :func:`measure` accepts.
+SEARCH_KINDS = ("pdr", "ndr", "both")
+
+
+def resolve(engine: str, scenario: str | Scenario, **overrides) -> tuple[Engine, Scenario]:
+    """The engine by name and the scenario (a preset, a YAML file or a Scenario with
+    ``overrides`` such as ``rules=50``), checked against each other: an engine that is
+    missing, or lacks a feature the scenario needs, is refused here."""
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if isinstance(scenario, Scenario):
+        if overrides:
+            raise ParameterError("scenario", "overrides go with a scenario name, not a Scenario")
+        sc = scenario
+    else:
+        sc = scenarios.load(scenario, **overrides)
+    eng = engines.get(engine)
+    eng.check(sc)
+    return eng, sc
+
+
+def generator_ceiling(sc: Scenario | None = None, announce: Callable[[str], None] | None = None) -> float:
+    """The generator's ceiling in pps for the scenario's traffic (generator straight into the
+    sink). Needs root."""
+    announce = announce or (lambda msg: None)
+    require_root()
+    announce("measuring the generator's ceiling (generator straight into the sink)...")
+    ceiling = traffic.ceiling(spec=traffic.TrafficSpec.for_scenario(sc) if sc else None)
+    announce(f"generator ceiling: {ceiling:.0f} pps")
+    return ceiling
+
+
+def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = None, loads_frac: str | None = None,
+            runs: int = 10, duration: float = 2.0, search: str | None = None, pdr: float = stats.PDR_FRACTION,
+            methods=("routerlab",), ceiling_pps: float | None = None, experiment: str = "",
+            rules: int | None = None, routes: int | None = None, frame_size: int | None = None,
+            announce: Callable[[str], None] | None = None, progress: bool = True):
+    """Measure ``engine`` in ``scenario`` into the dataset folder ``out``.
+
+    Parameters
+    ----------
+    loads, loads_frac : str
+        For a sweep, exactly one: loads in pps (``"50000,100000"``) or fractions of the
+        generator's ceiling (``"0.1,0.2"``).
+    runs, duration : int, float
+        Trials per load (K) and seconds per trial (T); for a search, ``duration`` is the
+        length of its final trials.
+    search : {"pdr", "ndr", "both"}, optional
+        Search instead of sweeping, between 1% of the ceiling and the ceiling.
+    pdr : float
+        PDR fraction of the search (a ratio: 0.005 is PDR@0.5%).
+    ceiling_pps : float, optional
+        The generator's ceiling if already known; else measured when needed.
+    rules, routes, frame_size : int, optional
+        Overrides of the scenario's knobs.
+    announce : callable, optional
+        Called with one-line messages (the ceiling, the plan and its duration).
+
+    Returns
+    -------
+    pathlib.Path or list of routerlab.search.SearchResult
+        The dataset folder of a sweep; the results of a search.
+    """
+    from . import search as search_mod
+    from . import sweep
+
+    announce = announce or (lambda msg: None)
+    eng, sc = resolve(engine, scenario, rules=rules, routes=routes, frame_size=frame_size)
+    if search is not None and search not in SEARCH_KINDS:
+        raise ParameterError("search", f"must be one of {', '.join(SEARCH_KINDS)}, got {search!r}")
+    if search is None:
+        # every parameter is checked before anything needs root; fractions against a nominal
+        # ceiling (the real one needs root), large enough that none rounds to 0 pps
+        sweep.SweepPlan(engine, sc, sweep.parse_loads(loads, loads_frac, ceiling_pps or 1e6), runs=runs,
+                        duration=duration)
+    require_root()
+    if ceiling_pps is None and (search is not None or loads_frac):
+        ceiling_pps = generator_ceiling(sc, announce)
+    if search is not None:
+        return search_mod.run_search(eng, sc, out, kind=search, pdr=pdr, ceiling_pps=ceiling_pps,
+                                     final_duration=duration, methods=methods, experiment=experiment)
+    plan = sweep.SweepPlan(engine, sc, sweep.parse_loads(loads, loads_frac, ceiling_pps), runs=runs,
+                           duration=duration, experiment=experiment)
+    announce(f"{plan.experiment}: {len(plan.loads)} loads x {plan.runs} runs x {plan.duration:g} s "
+             f"(about {plan.seconds / 60:.1f} min)")
+    return sweep.run(plan, Path(out), engine=eng, ceiling_pps=ceiling_pps, progress=progress)
