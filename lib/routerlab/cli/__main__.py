@@ -1,0 +1,5 @@
+"""``python -m routerlab.cli``."""
+
+from . import main
+
+main()

@@ -1,0 +1,16 @@
+"""The ``routerlab`` application and its command groups; the modules of this package add
+their commands to them."""
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Measure and teach software routers: PASTRAMI statistics, a namespace "
+                       "testbed, reference routers and the figures of published work.")
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: commands that print a figure.")
+app.add_typer(bench_app, name="bench")
+p4_app = typer.Typer(no_args_is_help=True, help="P4 programs on bmv2: build them, check the course exercises.")
+app.add_typer(p4_app, name="p4")
+notebooks_app = typer.Typer(no_args_is_help=True, help="The notebooks: copy them out to edit and run.")
+app.add_typer(notebooks_app, name="notebooks")
+engines_app = typer.Typer(no_args_is_help=True, help="Click, FastClick, bmv2 and p4c built from pinned upstream sources.")
+app.add_typer(engines_app, name="engines")

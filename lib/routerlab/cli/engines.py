@@ -1,0 +1,70 @@
+"""The engines routerlab builds: ``engines install``, ``list``, ``remove``."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from ..errors import RouterlabError
+from .app import engines_app
+from .common import err, fail
+
+def _engine_names(names: list[str] | None) -> list[str]:
+    from ..engines import builds
+
+    for n in names or []:
+        if n not in builds.recipes():
+            fail(f"unknown engine {n!r}; known: {', '.join(builds.recipes())}")
+    return list(names or builds.recipes())
+
+
+@engines_app.command("install")
+def engines_install(
+    engine: List[str] = typer.Argument(None, help="click, fastclick, bmv2, p4c; default all four."),
+    jobs: Optional[int] = typer.Option(None, help="Cores per build (default: all)."),
+    parallel: int = typer.Option(2, help="Builds at a time; both keep the cores busy while the other configures."),
+    force: bool = typer.Option(False, "--force", help="Build again even if installed."),
+):
+    """Build and install engines from their pinned sources (GitHub, or $ROUTERLAB_ENGINE_SOURCES)."""
+    import time
+
+    from ..engines import builds
+
+    names = _engine_names(engine)
+    t0 = time.monotonic()
+    say = lambda line: typer.echo(f"[{time.monotonic() - t0:6.0f} s] {line}")  # noqa: E731
+    try:
+        results = builds.install(names, say=say, jobs=jobs, parallel=parallel, force=force)
+    except KeyboardInterrupt:
+        err.print("interrupted: unfinished builds removed, nothing half-installed")
+        raise typer.Exit(130)
+    except RouterlabError as e:
+        fail(str(e), 1)
+    failed = {n: r for n, r in results.items() if isinstance(r, Exception)}
+    if failed:
+        fail(f"not installed: {', '.join(failed)}", 1)
+
+
+@engines_app.command("list")
+def engines_list():
+    """Each engine: installed or not, its pinned commit, its prefix, and what overrides it."""
+    import pandas as pd
+
+    from ..engines import builds
+
+    rows = pd.DataFrame(builds.listing())
+    rows["installed"] = rows["installed"].map({True: "installed", False: "not installed"})
+    typer.echo(rows.rename(columns={"installed": "status"}).to_string(index=False))
+
+
+@engines_app.command("remove")
+def engines_remove(engine: List[str] = typer.Argument(None, help="click, fastclick, bmv2, p4c; default all four.")):
+    """Remove installed engines (every build of them); the compiler cache stays."""
+    from ..engines import builds
+
+    removed = builds.remove(_engine_names(engine))
+    for p in removed:
+        typer.echo(f"removed {p}")
+    if not removed:
+        typer.echo("nothing installed to remove")
