@@ -155,13 +155,6 @@ def nft_shortcut(net: RerouteNet) -> str:
         "  }\n}\n")
 
 
-def ebpf_object() -> Path:
-    """Compile ``bpf/shortcut_tc.c`` (cached by source hash)."""
-    from .engines.ebpf import compile_bpf
-
-    return compile_bpf("shortcut_tc")
-
-
 #: bmv2's port numbers on R1.
 P4_PORTS = {"src": 0, "r2": 1, "r3": 2}
 
@@ -199,83 +192,118 @@ def install_p4(net: RerouteNet):
     net.bmv2 = eng
 
 
+class Frr:
+    """Plain fast reroute: R1 has no ShortCut."""
+
+    def check(self):
+        pass
+
+    def install(self, net: RerouteNet):
+        pass
+
+    def looped(self, net: RerouteNet) -> int:
+        """Destinations ShortCut has switched on R1."""
+        return 0
+
+    def flush(self, net: RerouteNet):
+        """The control plane has converged: ShortCut's switches are no longer needed."""
+
+
+class NftShortCut(Frr):
+    """ShortCut in nftables (:func:`nft_shortcut`)."""
+
+    def install(self, net):
+        nsexec(net.ns("r1"), "nft", "-f", "-", input=nft_shortcut(net))
+
+    def looped(self, net):
+        out = json.loads(nsexec(net.ns("r1"), "nft", "-j", "list", "set", "ip", "shortcut", "looped"))
+        return sum(len(o["set"].get("elem", [])) for o in out["nftables"] if "set" in o)
+
+    def flush(self, net):
+        nsexec(net.ns("r1"), "nft", "flush", "set", "ip", "shortcut", "looped")
+
+
+class EbpfShortCut(Frr):
+    """ShortCut as a tc ingress BPF program on R1's three links (``bpf/shortcut_tc.c``)."""
+
+    def check(self):
+        self.object()
+
+    @staticmethod
+    def object() -> Path:
+        """Compile ``bpf/shortcut_tc.c`` (cached by source hash)."""
+        from .engines.ebpf import compile_bpf
+
+        return compile_bpf("shortcut_tc")
+
+    @staticmethod
+    def _maps(net) -> dict[str, int]:
+        from .engines.ebpf import map_ids
+
+        out = json.loads(sh("ip", "netns", "exec", net.ns("r1"), "tc", "-j", "filter", "show", "dev",
+                            net.dev("r1", "r2"), "ingress"))
+        return map_ids(next(f["options"]["prog"]["id"] for f in out if "options" in f and "prog" in f["options"]))
+
+    def install(self, net):
+        r1, obj = net.ns("r1"), self.object()
+        for peer in ("src", "r2", "r3"):
+            dev = net.dev("r1", peer)
+            sh("ip", "netns", "exec", r1, "tc", "qdisc", "add", "dev", dev, "clsact")
+            sh("ip", "netns", "exec", r1, "tc", "filter", "add", "dev", dev, "ingress", "bpf", "da", "obj", str(obj),
+               "sec", "tc")
+        # the protected destination and the ifindex of R1's next hop towards it (R2)
+        ifindex = json.loads(sh("ip", "-n", r1, "-j", "link", "show", net.dev("r1", "r2")))[0]["ifindex"]
+        key = [f"0x{b:02x}" for b in (24).to_bytes(4, "little") + bytes([10, 80, 9, 0])]
+        val = [f"0x{b:02x}" for b in ifindex.to_bytes(4, "little")]
+        sh("bpftool", "map", "update", "id", str(self._maps(net)["rl_protected"]), "key", *key, "value", *val)
+
+    def looped(self, net):
+        return len(json.loads(sh("bpftool", "-j", "map", "dump", "id", str(self._maps(net)["rl_looped"]))))
+
+    def flush(self, net):
+        mid = self._maps(net)["rl_looped"]
+        for e in json.loads(sh("bpftool", "-j", "map", "dump", "id", str(mid))):
+            key = e["key"] if isinstance(e["key"], list) else [f"0x{b:02x}" for b in int(e["key"]).to_bytes(4, "little")]
+            sh("bpftool", "map", "delete", "id", str(mid), "key", *key, check=False)
+
+
+class P4ShortCut(Frr):
+    """R1 is bmv2 running ``p4/shortcut`` (:func:`install_p4`); its switches are a counter.
+    Its register keeps the switch after convergence (the route no longer loops)."""
+
+    def check(self):
+        from .engines.bmv2 import Bmv2
+
+        Bmv2().check()
+
+    def install(self, net):
+        install_p4(net)
+
+    def looped(self, net):
+        return net.bmv2.counter("RlIngress.switched", 1)
+
+
+#: Each variant of the experiment and what R1 runs for it.
+SHORTCUTS = {"frr": Frr(), "nft": NftShortCut(), "ebpf": EbpfShortCut(), "p4": P4ShortCut()}
+
+
+def shortcut(variant: str) -> Frr:
+    """The ShortCut implementation of ``variant``; an unknown name is refused with the known ones."""
+    if variant not in SHORTCUTS:
+        raise ParameterError("variant", f"unknown variant {variant!r}; known: {', '.join(SHORTCUTS)}")
+    return SHORTCUTS[variant]
+
+
 def available_variants() -> tuple[list[str], dict[str, str]]:
     """The variants this machine can run, and why the others cannot."""
-    from .engines.bmv2 import Bmv2
-
     ok, why = [], {}
     for v in VARIANTS:
         try:
-            if v == "ebpf":
-                ebpf_object()
-            elif v == "p4":
-                Bmv2().check()
+            shortcut(v).check()
             ok.append(v)
         except RouterlabError as e:
             why[v] = str(e)
     return ok, why
-
-
-def install_shortcut(net: RerouteNet, variant: str):
-    """Install ShortCut on R1 (``nft``, ``ebpf`` or ``p4``); ``frr`` installs nothing."""
-    r1 = net.ns("r1")
-    if variant == "frr":
-        return
-    if variant == "p4":
-        install_p4(net)
-        return
-    if variant == "nft":
-        nsexec(r1, "nft", "-f", "-", input=nft_shortcut(net))
-        return
-    if variant != "ebpf":
-        raise ParameterError("variant", f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
-    obj = ebpf_object()
-
-    for peer in ("src", "r2", "r3"):
-        dev = net.dev("r1", peer)
-        sh("ip", "netns", "exec", r1, "tc", "qdisc", "add", "dev", dev, "clsact")
-        sh("ip", "netns", "exec", r1, "tc", "filter", "add", "dev", dev, "ingress", "bpf", "da", "obj", str(obj),
-           "sec", "tc")
-    # the protected destination and the ifindex of R1's next hop towards it (R2)
-    ifindex = json.loads(sh("ip", "-n", r1, "-j", "link", "show", net.dev("r1", "r2")))[0]["ifindex"]
-    maps = _maps(r1, net.dev("r1", "r2"))
-    key = [f"0x{b:02x}" for b in (24).to_bytes(4, "little") + bytes([10, 80, 9, 0])]
-    val = [f"0x{b:02x}" for b in ifindex.to_bytes(4, "little")]
-    sh("bpftool", "map", "update", "id", str(maps["rl_protected"]), "key", *key, "value", *val)
-
-
-
-def _maps(ns: str, dev: str) -> dict[str, int]:
-    out = json.loads(sh("ip", "netns", "exec", ns, "tc", "-j", "filter", "show", "dev", dev, "ingress"))
-    prog_id = next(f["options"]["prog"]["id"] for f in out if "options" in f and "prog" in f["options"])
-    ids = json.loads(sh("bpftool", "-j", "prog", "show", "id", str(prog_id)))["map_ids"]
-    return {json.loads(sh("bpftool", "-j", "map", "show", "id", str(i)))["name"]: i for i in ids}
-
-
-def looped_count(net: RerouteNet, variant: str) -> int:
-    """Destinations ShortCut has switched on R1 (0 for plain fast reroute)."""
-    r1 = net.ns("r1")
-    if variant == "nft":
-        out = json.loads(nsexec(r1, "nft", "-j", "list", "set", "ip", "shortcut", "looped"))
-        return sum(len(o["set"].get("elem", [])) for o in out["nftables"] if "set" in o)
-    if variant == "ebpf":
-        mid = _maps(r1, net.dev("r1", "r2"))["rl_looped"]
-        return len(json.loads(sh("bpftool", "-j", "map", "dump", "id", str(mid))))
-    if variant == "p4":
-        return net.bmv2.counter("RlIngress.switched", 1)
-    return 0
-
-
-def flush_shortcut(net: RerouteNet, variant: str):
-    """The control plane has converged: ShortCut's switches are no longer needed."""
-    r1 = net.ns("r1")
-    if variant == "nft":
-        nsexec(r1, "nft", "flush", "set", "ip", "shortcut", "looped")
-    elif variant == "ebpf":
-        mid = _maps(r1, net.dev("r1", "r2"))["rl_looped"]
-        for e in json.loads(sh("bpftool", "-j", "map", "dump", "id", str(mid))):
-            key = e["key"] if isinstance(e["key"], list) else [f"0x{b:02x}" for b in int(e["key"]).to_bytes(4, "little")]
-            sh("bpftool", "map", "delete", "id", str(mid), "key", *key, check=False)
 
 
 # -- one run -------------------------------------------------------------------------------------
@@ -291,15 +319,14 @@ def run_once(variant: str, *, duration: float = 30.0, fail_at: float = 10.0, con
              interval: float = 0.2) -> tuple[pd.DataFrame, dict]:
     """One run: samples every ``interval`` s (t, throughput_bps, rtt_ms, cpu_busy,
     cpu_softirq) and facts (looped destinations, ping losses). Needs root, iperf3."""
-    if variant not in VARIANTS:
-        raise ParameterError("variant", f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
+    sc = shortcut(variant)
     for tool, pkg in (("iperf3", "iperf3"), ("ping", "iputils-ping")):
         if not shutil.which(tool):
             raise EngineNotFound(f"{tool} is not installed (Debian package {pkg})")
     if not 0 < fail_at < duration or converge_after < 0:
         raise ParameterError("fail_at", f"must lie inside the run (0 < fail_at < duration = {duration})")
     with RerouteNet() as net:
-        install_shortcut(net, variant)
+        sc.install(net)
         srv = net.spawn(net.ns("dst"), "iperf3", "-s", "-1", "-B", DST_HOST, stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL)
         time.sleep(0.5)
@@ -327,9 +354,9 @@ def run_once(variant: str, *, duration: float = 30.0, fail_at: float = 10.0, con
         net.fail()
         events["fail_s"] = time.time() - t0
         time.sleep(max(0.0, fail_at + converge_after - (time.time() - t0)))
-        looped = looped_count(net, variant)
+        looped = sc.looped(net)
         net.converge()
-        flush_shortcut(net, variant)
+        sc.flush(net)
         events["converge_s"] = time.time() - t0
         events["looped_destinations"] = looped
         out, err = cli.communicate(timeout=duration + 30)

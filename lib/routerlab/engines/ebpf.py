@@ -41,6 +41,12 @@ def compile_bpf(name: str) -> Path:
     return obj
 
 
+def map_ids(prog_id: int) -> dict[str, int]:
+    """The maps of a loaded BPF program: map name -> map id (bpftool)."""
+    ids = json.loads(sh("bpftool", "-j", "prog", "show", "id", str(prog_id)))["map_ids"]
+    return {json.loads(sh("bpftool", "-j", "map", "show", "id", str(i)))["name"]: i for i in ids}
+
+
 @register
 class Ebpf(Engine):
     name = "ebpf"
@@ -93,13 +99,7 @@ class Ebpf(Engine):
 
     def _maps(self, tb) -> dict[str, int]:
         link = json.loads(sh("ip", "-n", tb.ns_dut, "-j", "-d", "link", "show", "dev", tb.dut_in))[0]
-        prog_id = link["xdp"]["prog"]["id"]
-        ids = json.loads(sh("bpftool", "-j", "prog", "show", "id", str(prog_id)))["map_ids"]
-        names = {}
-        for i in ids:
-            m = json.loads(sh("bpftool", "-j", "map", "show", "id", str(i)))
-            names[m["name"]] = i
-        return names
+        return map_ids(link["xdp"]["prog"]["id"])
 
     def _configure(self, tb, sc):
         maps = self._maps(tb)
