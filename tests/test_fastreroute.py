@@ -95,7 +95,9 @@ def test_experiment_writes_each_run_and_resumes(tmp_path, monkeypatch):
 
     def fake_run_once(variant, **kw):
         calls.append(variant)
-        return pd.DataFrame({"t": [0.2, 0.4], "throughput_bps": [1.0, 2.0]}), {"ping_sent": 2, "ping_received": 2}
+        return (pd.DataFrame({"t": [0.2, 0.4], "throughput_bps": [1.0, 2.0], "rtt_ms": [0.1, 0.2],
+                              "cpu_busy": [0.1, 0.1]}),
+                {"fail_s": 0.3, "converge_s": 0.4, "looped_destinations": 0, "ping_sent": 2, "ping_received": 2})
 
     monkeypatch.setattr(fastreroute, "run_once", fake_run_once)
     fastreroute.experiment(("frr", "nft"), runs=2, out=tmp_path)
