@@ -3,6 +3,7 @@ tables, the option types, and the assessment printout of ``assess`` and ``measur
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from enum import Enum
@@ -13,6 +14,7 @@ import yaml
 from rich.console import Console
 
 from .. import datasets, stats
+from ..errors import RouterlabError
 
 #: Errors and progress go to stderr; results to stdout.
 err = Console(stderr=True, soft_wrap=True)
@@ -56,6 +58,19 @@ class progress:
 def wide() -> Console:
     """A console whose tables are not cut to 80 columns when output goes to a file or pipe."""
     return Console() if sys.stdout.isatty() else Console(width=240)
+
+
+@contextlib.contextmanager
+def resumable(what: str = "trials"):
+    """Around a measurement: Ctrl-C says that finished ``what`` are kept (a rerun resumes)
+    and exits 130; a library error fails with its one line."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        err.print(f"interrupted: finished {what} are kept; run the same command again to resume")
+        raise typer.Exit(130)
+    except RouterlabError as e:
+        fail(str(e))
 
 
 def fail(msg: str, code: int = 2):

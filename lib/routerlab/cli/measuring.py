@@ -11,7 +11,7 @@ import typer
 from .. import stats
 from ..errors import RouterlabError
 from .app import app
-from .common import SearchKind, err, fail, print_assessments, progress, wide
+from .common import SearchKind, err, fail, print_assessments, progress, resumable, wide
 
 @app.command()
 def measure(
@@ -33,16 +33,11 @@ def measure(
     """Measure a router on the namespace testbed: a fixed sweep or a PDR/NDR search."""
     from .. import measuring, search as search_mod
 
-    try:
+    with resumable("trials"):
         res = measuring.measure(engine, scenario, out, loads=loads, loads_frac=loads_frac, runs=runs,
                                 duration=duration, search=search.value if search else None, pdr=pdr,
                                 ceiling_pps=ceiling, experiment=experiment, rules=rules, routes=routes,
                                 frame_size=frame_size, announce=err.print)
-    except KeyboardInterrupt:
-        err.print("interrupted: finished trials are kept; run the same command again to resume")
-        raise typer.Exit(130)
-    except RouterlabError as e:
-        fail(str(e))
     if search is not None:
         for line in search_mod.format_result(res):
             typer.echo(line)
@@ -112,14 +107,9 @@ def compare(
         fracs = [float(x) for x in loads_frac.split(",")]
     except ValueError:
         fail(f"--loads-frac: expected numbers separated by commas, got {loads_frac!r}")
-    try:
+    with resumable("trials"):
         comparison.campaign(out, tuple(engine), tuple(scenario), fractions=fracs, runs=runs, duration=duration,
                            ceiling_pps=ceiling, announce=err.print)
-    except KeyboardInterrupt:
-        err.print("interrupted: finished trials are kept; run the same command again to resume")
-        raise typer.Exit(130)
-    except RouterlabError as e:
-        fail(str(e))
     ours = comparison.ours(out)
     typer.echo(comparison.orderings(comparison.published(), ours).to_string(index=False))
 
@@ -142,16 +132,11 @@ def reroute(
         for v, reason in why.items():
             err.print(f"variant {v} left out: {reason}")
     n = runs * len(variant)
-    try:
+    with resumable("runs"):
         with progress("fast reroute runs", n) as advance:
             samples, facts = fastreroute.experiment(tuple(variant), runs, out=out, progress=advance,
                                                     duration=duration, fail_at=fail_at,
                                                     converge_after=converge_after)
-    except KeyboardInterrupt:
-        err.print("interrupted: finished runs are kept; run the same command again to resume")
-        raise typer.Exit(130)
-    except RouterlabError as e:
-        fail(str(e))
     fastreroute.save_environment(out, command=" ".join(sys.argv), when=str(facts["started_at"].min()))
     table, _ = fastreroute.summary(samples, facts, fail_at=fail_at)
     typer.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
