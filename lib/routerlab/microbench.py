@@ -276,7 +276,8 @@ def chain_config(kind: str, length: int, cached: bool, pcap: Path) -> str:
 
 
 def consolidation(kinds=NFS, lengths=(1, 2, 3), flows: int = 1000, first_packets: int = 5000,
-                  later_packets: int = 20_000, timed_scale: int = 10, repeats: int = 3, progress=None):
+                  later_packets: int = 20_000, timed_scale: int = 10, repeats: int = 3, progress=None,
+                  engine: str = "click"):
     """Cost per packet of NF chains, plain and consolidated, for first and later packets.
 
     Returns a long DataFrame, one row per configuration, packet kind and timed repeat:
@@ -294,7 +295,7 @@ def consolidation(kinds=NFS, lengths=(1, 2, 3), flows: int = 1000, first_packets
     """
     import pandas as pd
 
-    binary = click_binary("click")
+    binary = click_binary(engine)
     pkg = build_package(binary)
     env = {"CLICKPATH": f"{pkg}:"}
     d = _workdir()
@@ -336,7 +337,8 @@ def consolidation(kinds=NFS, lengths=(1, 2, 3), flows: int = 1000, first_packets
             for rep, (ft, lt) in enumerate(timed):
                 for packet, instr, ns in (("first", fi - src_i[0], ft - src_t[0]),
                                           ("later", li - src_i[1], lt - src_t[1])):
-                    rows.append({"nf": kind, "actions": n, "variant": "consolidated" if cached else "chain",
+                    rows.append({"engine": engine, "nf": kind, "actions": n,
+                                 "variant": "consolidated" if cached else "chain",
                                  "packet": packet, "repeat": rep, "instructions": instr, "ns": ns})
             if progress:
                 progress(i + 1, len(configs))

@@ -119,6 +119,7 @@ def bench_consolidation(
     nf: List[str] = typer.Option(["IPFilter", "MazuNAT", "Maglev"], help="Network functions to chain."),
     repeats: int = typer.Option(3, min=1, help="Timed runs per configuration."),
     out: Optional[Path] = typer.Option(None, help="Also write every run to OUT/consolidation.csv, with its environment."),
+    engine: str = typer.Option("click", help="click or fastclick: both load routerlab's element package."),
 ):
     """FastPath header-action consolidation: NF chains of 1-3, plain and behind a per-flow cache."""
     from .. import bench, microbench
@@ -126,11 +127,11 @@ def bench_consolidation(
     n = len(nf) * 3 * 2
     with progress("consolidation", n) as advance:
         try:
-            df = microbench.consolidation(tuple(nf), repeats=repeats, progress=advance)
+            df = microbench.consolidation(tuple(nf), repeats=repeats, progress=advance, engine=engine)
         except RouterlabError as e:
             fail(str(e), 1)
     if out:
-        microbench.save(df, out, "consolidation", microbench.environment("consolidation", ["click"],
+        microbench.save(df, out, "consolidation", microbench.environment("consolidation", [engine],
                                                                          " ".join(sys.argv)))
     typer.echo(bench.format_consolidation(df))
 
