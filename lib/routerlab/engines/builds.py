@@ -343,8 +343,8 @@ def _build_env(root: Path) -> dict:
         # rewritten relative to it, so a rebuild hits the compiler cache
         env.update(CCACHE_DIR=str(engines_dir() / ".ccache"), CCACHE_BASEDIR=str(root),
                    CCACHE_NOHASHDIR="true", CCACHE_MAXSIZE=env.get("CCACHE_MAXSIZE", "5G"),
-                   CC=env.get("CC", "ccache gcc"), CXX=env.get("CXX", "ccache g++"),
-                   CMAKE_C_COMPILER_LAUNCHER="ccache", CMAKE_CXX_COMPILER_LAUNCHER="ccache")
+                   # configure and CMake both take the compiler (and its launcher) from these
+                   CC=env.get("CC", "ccache gcc"), CXX=env.get("CXX", "ccache g++"))
     return env
 
 
