@@ -17,6 +17,8 @@ LEFT_OUT = ("build", "__pycache__", ".ipynb_checkpoints", "*.pyc", "*.tmp")
 
 class BuildWithBundle(build_py):
     def run(self):
+        # an in-tree build folder may hold modules this tree no longer has
+        shutil.rmtree(Path(self.build_lib) / "routerlab", ignore_errors=True)
         super().run()
         if self.editable_mode:  # an editable install reads the clone's own folders
             return

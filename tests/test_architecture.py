@@ -98,3 +98,30 @@ def test_notebook_defaults_are_the_library_defaults():
                 assert float(p["default"]) == want[name], f"{nb.name}: {name} = {p['default']}"
                 seen += 1
     assert seen >= 4
+
+
+#: The layers of docs/architecture.md, lowest first; a module imports only its own layer
+#: or lower ones.
+LAYERS = [
+    {"errors"},
+    {"stats", "datasets", "pastrami", "plots", "synthetic", "scenarios"},
+    {"testbed", "traffic", "probe", "netlink_routes"},
+    {"engines"},
+    {"measuring", "sweep", "search", "comparison", "fastreroute", "microbench", "bench", "p4exercises", "doctor"},
+    {"notebooks"},
+    {"cli"},
+]
+
+
+def layer(module: str) -> int | None:
+    top = module.split(".")[1] if module.count(".") else ""
+    return next((i for i, names in enumerate(LAYERS) if top in names), None)
+
+
+def test_each_layer_imports_only_its_own_or_lower_ones():
+    g = graph()
+    wrong = [f"{m} -> {d}" for m, deps in g.items() for d in deps
+             if layer(m) is not None and layer(d) is not None and layer(d) > layer(m)]
+    assert not wrong, wrong
+    placed = {m.split(".")[1] for m in g if m.count(".")}
+    assert placed <= set().union(*LAYERS), f"modules in no layer: {placed - set().union(*LAYERS)}"

@@ -7,6 +7,7 @@ import csv
 import hashlib
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -71,8 +72,7 @@ def test_every_engine_is_pinned_to_a_full_commit_and_hash():
     assert list(rs) == ["click", "fastclick", "bmv2", "p4c"]
     for r in rs.values():
         for s in [r.source, *r.extra.values()]:
-            assert len(s.commit) == 40 and int(s.commit, 16) >= 0
-            assert len(s.sha256) == 64 and int(s.sha256, 16) >= 0
+            assert re.fullmatch("[0-9a-f]{40}", s.commit) and re.fullmatch("[0-9a-f]{64}", s.sha256)
         assert r.binaries and {stage for stage, _ in r.steps} == {"configure", "build", "install"}
     assert rs["p4c"].extra["p4runtime"].commit.startswith("1e771c4e05c4")
     assert "{extra.p4runtime}" in " ".join(c for _, c in rs["p4c"].steps)
@@ -189,15 +189,15 @@ def test_missing_build_packages_give_the_apt_line(tiny, monkeypatch):
 
 
 def _install_in_subprocess(tmp_path, tiny, build_step) -> subprocess.Popen:
-    """`builds.install` of the tiny engine in a process of its own (to interrupt it)."""
+    """`builds.install` of the tiny engine in a process of its own (to interrupt it), with
+    the fixture's recipe but ``build_step`` (set in ``tiny`` too, so both see one key)."""
     src = tiny["click"].source
+    tiny["click"] = tiny_recipe(src, build_step=build_step)
     code = textwrap.dedent(f"""
         import sys
         from routerlab.engines import builds
         r = builds.Recipe(engine="click", source=builds.Source({src.repository!r}, {src.commit!r}, {src.sha256!r}),
-                          extra={{}}, debian=(), binaries={{"click": "bin/click"}}, steps=(
-                              ("configure", "true"), ("build", {build_step!r}),
-                              ("install", "install -D -m 755 tiny.sh {{dest}}{{prefix}}/bin/click")))
+                          extra={{}}, debian=(), binaries={{"click": "bin/click"}}, steps={tiny["click"].steps!r})
         builds.recipes = lambda: {{"click": r}}
         try:
             res = builds.install(["click"])
@@ -225,14 +225,20 @@ def test_an_interrupted_build_leaves_nothing_installed(tiny, tmp_path, how):
     p.send_signal(how)
     p.wait(timeout=20)
     assert p.returncode == (130 if how == signal.SIGINT else -signal.SIGKILL)
-    assert builds.installed("click") is None
+    key = tiny["click"].key
+    assert builds.installed("click") is None and not (builds.engines_dir() / key).exists()
+    build_dir = builds.engines_dir() / ".build" / key
     if how == signal.SIGINT:  # routerlab cleans up itself; after kill -9, the next install does
-        assert not any((builds.engines_dir() / ".build").iterdir())
+        assert not build_dir.exists()
+    else:
+        assert build_dir.exists()
     time.sleep(0.5)  # the step's process group dies with its parent
     left = subprocess.run(["pgrep", "-f", f"sleep {nap}"], capture_output=True, text=True).stdout
     assert left == ""
-    # the next install starts afresh and succeeds
+    # the next install (here of the plain recipe) clears what was left and succeeds
+    tiny["click"] = tiny_recipe(tiny["click"].source)
     assert builds.build("click", say=quiet) == builds.installed("click")
+    assert not build_dir.exists()
 
 
 def test_two_installs_at_once_build_once(tiny, tmp_path):

@@ -28,7 +28,7 @@ def test_published_tables_render_with_the_right_colours():
                 if row == 0 or col < 0:
                     continue
                 text = cell.get_text().get_text()
-                want = comparison.COLOURS[comparison.colour(float(text.rstrip("%")) if text else np.nan)]
+                want = plots.COLOURS[comparison.colour(float(text.rstrip("%")) if text else np.nan)]
                 assert np.allclose(cell.get_facecolor()[:3], plt.matplotlib.colors.to_rgb(want))
     plt.close(fig)
 

@@ -25,7 +25,6 @@ SCENARIOS = {"single_flow_50fw": "single-flow-fw50", "gre_multiflow_50fw": "gre-
 ENGINES = ("linux", "nft", "ebpf", "click", "fastclick", "fastclick-dpdk", "bmv2")
 FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
 #: Colour bands of the source, on loss in percent: (upper bound, colour).
-COLOURS = {"green": "#5cb85c", "yellow": "#f0c419", "red": "#d9534f", "grey": "#c8c8c8"}
 
 
 def colour(loss_pct: float) -> str:
@@ -70,8 +69,10 @@ def campaign(out, engine_names=ENGINES, scenario_names=tuple(SCENARIOS.values())
     from . import measuring
 
     announce = announce or (lambda msg: None)
+    # one ceiling (64-byte frames) for every cell: the tables' columns are its fractions;
+    # a resumed campaign keeps the one it started with, so its loads stay the same
+    ceiling_pps = ceiling_pps or measuring.recorded_ceiling(out)
     if ceiling_pps is None:
-        # one ceiling (64-byte frames) for every cell: the tables' columns are its fractions
         ceiling_pps = measuring.generator_ceiling(announce=announce)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -319,7 +319,8 @@ def read_searches(folders) -> pd.DataFrame:
 
 def search_pdr(searches: pd.DataFrame) -> pd.DataFrame:
     """Each engine's PDR from search results: columns ``engine`` and ``pdr_pps``."""
-    pdr = searches[searches["kind"] == "pdr"]
+    # our own search's answers (MLRsearch's stand beside them in bench search's rows)
+    pdr = searches[(searches["kind"] == "pdr") & (searches.get("method", "routerlab") == "routerlab")]
     return pdr.rename(columns={"lower_pps": "pdr_pps"})[["engine", "pdr_pps"]].reset_index(drop=True)
 
 
@@ -341,7 +342,7 @@ def host() -> dict:
     import platform
 
     try:
-        cpuinfo = open("/proc/cpuinfo").read()
+        cpuinfo = Path("/proc/cpuinfo").read_text()
     except OSError:
         cpuinfo = ""
     cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
@@ -354,7 +355,8 @@ def repo_root() -> Path | None:
     """The project checkout this package was installed from (editable install), if any."""
     here = Path(__file__).resolve()
     for parent in here.parents:
-        if (parent / "pyproject.toml").is_file() and (parent / "datasets").is_dir():
+        # the checkout whose lib/routerlab is this very package, not any project above a venv
+        if (parent / "pyproject.toml").is_file() and (parent / "lib" / "routerlab") == here.parent:
             return parent
     return None
 

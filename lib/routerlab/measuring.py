@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+import pandas as pd
+
 from . import engines, scenarios, stats, traffic
 from .engines.base import Engine
 from .errors import ParameterError
@@ -48,6 +50,22 @@ def generator_ceiling(sc: Scenario | None = None, announce: Callable[[str], None
     ceiling = traffic.ceiling(spec=traffic.TrafficSpec.for_scenario(sc) if sc else None)
     announce(f"generator ceiling: {ceiling:.0f} pps")
     return ceiling
+
+
+def recorded_ceiling(out, experiment: str | None = None) -> float | None:
+    """The generator ceiling an earlier (interrupted) run recorded in ``out/experiments.csv``
+    for ``experiment`` (any experiment when None): resuming with it gives the same loads
+    in pps, so the trials already there count."""
+    from . import datasets
+
+    path = Path(out) / "experiments.csv"
+    if not path.is_file():
+        return None
+    rec = datasets.read_experiments(path)
+    if experiment is not None:
+        rec = rec[rec["experiment"] == experiment]
+    vals = rec.get("generator_ceiling_pps", pd.Series(dtype=float)).dropna()
+    return float(vals.iloc[0]) if len(vals) else None
 
 
 def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = None, loads_frac: str | None = None,
@@ -86,8 +104,15 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
 
     announce = announce or (lambda msg: None)
     eng, sc = resolve(engine, scenario, rules=rules, routes=routes, frame_size=frame_size)
+    stats.VerdictParams(pdr=pdr)  # a bad fraction is refused now, not after the measurement
     if search is not None and search not in SEARCH_KINDS:
         raise ParameterError("search", f"must be one of {', '.join(SEARCH_KINDS)}, got {search!r}")
+    if search is not None and (loads or loads_frac):
+        raise ParameterError("loads", "a search chooses its own loads: give --loads/--loads-frac or --search")
+    if search is None and loads_frac and ceiling_pps is None:
+        ceiling_pps = recorded_ceiling(out, experiment or f"{engine}-{sc.name}")
+        if ceiling_pps is not None:
+            announce(f"resuming with the generator ceiling recorded in {out}: {ceiling_pps:.0f} pps")
     if search is None:
         # every parameter is checked before anything needs root; fractions against a nominal
         # ceiling (the real one needs root), large enough that none rounds to 0 pps

@@ -22,6 +22,11 @@ PDR_STEP_LEVEL = 1e-3
 SATURATION_STEP_LEVEL = 5e-2
 
 
+#: The comparison tables' cell colours (the source's: green 0.0, yellow below 5%, red 5% or
+#: more, grey not tested; :func:`routerlab.comparison.colour` chooses).
+COLOURS = {"green": "#5cb85c", "yellow": "#f0c419", "red": "#d9534f", "grey": "#c8c8c8"}
+
+
 def pastrami_panel(summary: pd.DataFrame, verdict: Verdict, *, title: str | None = None,
                    delta_cap: float = 2.0, figsize=(6.4, 8.0)):
     """One experiment in the PASTRAMI paper's style (Figs 9-122).
@@ -317,7 +322,6 @@ def loss_tables(df: pd.DataFrame, *, x_label: str, title: str | None = None, sho
     colour (:func:`routerlab.comparison.colour`), optionally ci95_pct."""
     from matplotlib.colors import to_rgb
 
-    from .comparison import COLOURS
 
     scen = list(dict.fromkeys(df["scenario"]))
     fig, axes = plt.subplots(len(scen), 1, figsize=(10, 1.2 + 0.55 * df.groupby("scenario")["router"].nunique().sum()

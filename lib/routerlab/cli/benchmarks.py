@@ -11,7 +11,7 @@ import typer
 from .. import datasets
 from ..errors import RouterlabError
 from .app import bench_app
-from .common import SearchKind, fail, progress
+from .common import SearchKind, fail, progress, resumable
 
 @bench_app.command("assess")
 def bench_assess(
@@ -56,10 +56,8 @@ def bench_engines(
     """PDR@0.5% of several engines measured in one run, as ratios to the first (needs root)."""
     from .. import bench
 
-    try:
+    with resumable("searches", code=1):
         ceil, df = bench.engines_pdr(tuple(engine), out=out, duration=duration)
-    except RouterlabError as e:
-        fail(str(e), 1)
     typer.echo(f"generator ceiling: {ceil:.0f} pps")
     typer.echo(df.to_string(index=False, float_format=lambda x: f"{x:.3f}" if x < 10 else f"{x:.0f}"))
 
@@ -147,12 +145,10 @@ def bench_search(
     """Our PDR/NDR search and MLRsearch (PyPI) on the same testbed: answers and trial-seconds (needs root)."""
     from .. import measuring, search
 
-    try:
+    with resumable("searches", code=1):
         res = measuring.measure(engine, scenario, out, search=kind.value, duration=duration,
                                 methods=("routerlab", "mlrsearch"), experiment=f"bench-search-{engine}-{scenario}",
                                 announce=typer.echo)
-    except RouterlabError as e:
-        fail(str(e), 1)
     for line in search.format_result(res):
         typer.echo(line)
     for k in {r.kind for r in res}:

@@ -61,16 +61,16 @@ def wide() -> Console:
 
 
 @contextlib.contextmanager
-def resumable(what: str = "trials"):
+def resumable(what: str = "trials", code: int = 2):
     """Around a measurement: Ctrl-C says that finished ``what`` are kept (a rerun resumes)
-    and exits 130; a library error fails with its one line."""
+    and exits 130; a library error fails with its one line and exit ``code``."""
     try:
         yield
     except KeyboardInterrupt:
         err.print(f"interrupted: finished {what} are kept; run the same command again to resume")
         raise typer.Exit(130)
     except RouterlabError as e:
-        fail(str(e))
+        fail(str(e), code)
 
 
 def fail(msg: str, code: int = 2):

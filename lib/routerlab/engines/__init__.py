@@ -18,9 +18,10 @@ One module per concept, each engine registering itself by name (:func:`get`):
 - :mod:`.bmv2`    ``bmv2`` (simple_switch running a program of ``p4/``)
 - :mod:`.builds`  building Click, FastClick, bmv2 and p4c from pinned sources
 
-Imports go one way: each module imports only those listed above it (and the testbed,
-scenario and error modules below the package); nothing imports this package's
-``__init__`` from inside it.
+Imports go one way (docs/architecture.md lists them): ``builds`` imports nothing of the
+package, ``base`` only ``builds``, every engine module only ``base``, ``builds``,
+``rules``, ``kernel`` and ``p4``; nothing imports this package's ``__init__`` from
+inside it.
 """
 
 # each registers its engines, in this order (the order `get` lists them in)

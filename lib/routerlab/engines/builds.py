@@ -124,15 +124,28 @@ def engines_dir() -> Path:
     """Where installed engines live: ``$ROUTERLAB_ENGINES_DIR`` or the user's data folder."""
     env = os.environ.get(DIR_VAR)
     if env:
-        return Path(env).expanduser()
+        return Path(env).expanduser().resolve()
     base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return base / "routerlab" / "engines"
 
 
+def _sudo_user_dir() -> Path | None:
+    """Under sudo, the invoking user's engines folder: engines a user installed are found
+    when the testbed then runs with sudo (whose HOME is root's)."""
+    user = os.environ.get("SUDO_USER")
+    if not user or os.environ.get(DIR_VAR) or os.environ.get("XDG_DATA_HOME"):
+        return None
+    home = Path(os.path.expanduser(f"~{user}"))
+    return home / ".local" / "share" / "routerlab" / "engines" if home.is_absolute() else None
+
+
 def installed(engine: str) -> Path | None:
     """The prefix of ``engine`` built from its current pin, or None."""
-    prefix = recipe(engine).prefix
-    return prefix if (prefix / MARKER).is_file() else None
+    r = recipe(engine)
+    for base in (engines_dir(), _sudo_user_dir()):
+        if base is not None and (base / r.key / MARKER).is_file():
+            return base / r.key
+    return None
 
 
 def record(engine: str) -> dict | None:
@@ -229,6 +242,10 @@ def fetch(src: Source) -> tuple[Path, str]:
                 part.unlink(missing_ok=True)
                 raise RouterlabError(f"could not download {src.url} ({getattr(e, 'reason', e)}); offline? "
                                      f"set {SOURCES_VAR} to a folder holding {src.file}") from None
+            got = sha256(part)
+            if got != src.sha256:  # never cached: the next try downloads again
+                part.unlink()
+                raise RouterlabError(f"refused {src.url}: its sha256 is {got}, the pin says {src.sha256}")
             os.replace(part, path)
     got = sha256(path)
     if got != src.sha256:
@@ -276,11 +293,22 @@ _stopping = threading.Event()
 _SUPERVISOR = 'trap "trap - TERM INT; kill -TERM -- -$$ 2>/dev/null; exit 143" TERM INT; bash -ec "$1" & wait $!'
 
 
-def _die_with_parent():  # pragma: no cover - runs in the child
-    with contextlib.suppress(Exception):
+def _libc_prctl():
+    try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+#: Looked up here, in the parent: a child forked from threads must not import or load.
+_PRCTL = _libc_prctl()
+
+
+def _die_with_parent():  # pragma: no cover - runs in the child
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _run_step(cmd: str, cwd: Path, env: dict, log: Path) -> int:
@@ -333,7 +361,7 @@ def _stop_running() -> None:
 
 
 def _tail(log: Path, n: int = TAIL) -> str:
-    return "\n".join(log.read_text(errors="replace").splitlines()[-n:])
+    return "\n".join(log.read_text(errors="replace").splitlines()[-n:]) if log.is_file() else "(no output)"
 
 
 def _build_env(root: Path) -> dict:
@@ -374,7 +402,9 @@ def build(engine: str, *, say: Callable[[str], None] = print, jobs: int | None =
         logs = engines_dir() / ".logs"
         logs.mkdir(parents=True, exist_ok=True)
         log = logs / f"{engine}-{datetime.now().strftime('%Y%m%dT%H%M%S')}.log"
-        shutil.rmtree(root, ignore_errors=True)  # what an interrupted build left behind
+        # what interrupted builds left behind, of this recipe or an older one
+        for stale in (engines_dir() / ".build").glob(f"{engine}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
         stage_times: dict[str, float] = {}
 
         def stage(name: str, t: float):
@@ -420,8 +450,8 @@ def build(engine: str, *, say: Callable[[str], None] = print, jobs: int | None =
                 "built": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "seconds": {k: round(v, 1) for k, v in stage_times.items()}, "jobs": jobs, "log": str(log),
             }, indent=1) + "\n")
-            if r.prefix.exists():  # a forced rebuild replaces the old prefix
-                shutil.rmtree(r.prefix)
+            if r.prefix.exists():  # a forced rebuild replaces the old prefix, marker first
+                _discard(r.prefix)
             os.rename(staged, r.prefix)
         finally:
             shutil.rmtree(root, ignore_errors=True)
@@ -450,10 +480,10 @@ def install(names: list[str] | None = None, *, say: Callable[[str], None] = prin
     def one(n):
         try:
             res: Path | Exception = build(n, say=say, jobs=jobs, force=force)
-        except RouterlabError as e:
-            res = e
+        except Exception as e:  # noqa: BLE001 - a thread's error must reach the user, not a traceback
+            res = e if isinstance(e, RouterlabError) else BuildFailed(f"{n}: {type(e).__name__}: {e}")
             if not _stopping.is_set():
-                say(str(e))  # at once: the other builds may run for a long while yet
+                say(str(res))  # at once: the other builds may run for a long while yet
         with lock:
             results[n] = res
 
@@ -475,6 +505,13 @@ def install(names: list[str] | None = None, *, say: Callable[[str], None] = prin
     return {n: results[n] for n in names}
 
 
+def _discard(prefix: Path) -> None:
+    """Remove an installed prefix so that no interruption leaves it counting as installed:
+    its marker goes first."""
+    (prefix / MARKER).unlink(missing_ok=True)
+    shutil.rmtree(prefix)
+
+
 def remove(names: list[str] | None = None, *, say: Callable[[str], None] = print) -> list[Path]:
     """Remove every installed build (any commit or recipe) of ``names`` (default all)."""
     names = list(dict.fromkeys(names or recipes()))
@@ -486,7 +523,7 @@ def remove(names: list[str] | None = None, *, say: Callable[[str], None] = print
         with _Lock(n, say):
             for p in sorted(base.glob(f"{n}-*")):
                 if (p / MARKER).is_file() and json.loads((p / MARKER).read_text()).get("engine") == n:
-                    shutil.rmtree(p)
+                    _discard(p)
                     removed.append(p)
     return removed
 
