@@ -68,3 +68,12 @@ def test_final_loads_pass_on_the_median_trial():
 
     r = search.bisect(noisy, kind="pdr", lo=6_000, hi=600_000, final_duration=1.0)
     assert r.lower == 600_000  # two of three trials pass at every load
+
+
+def test_ratios_against_mlrsearch_by_hand():
+    def res(method, kind, lower, seconds):
+        return search.SearchResult(method, kind, lower, lower * 1.02, 0.02, seconds, [], False)
+
+    lines = search.format_ratios([res("routerlab", "pdr", 99_000.0, 30.0), res("mlrsearch", "pdr", 100_000.0, 60.0),
+                                  res("routerlab", "ndr", 50_000.0, 20.0)])  # no MLRsearch NDR: no line
+    assert lines == ["PDR: routerlab / mlrsearch answer = 0.990, trial-seconds = 0.50"]

@@ -24,7 +24,6 @@ SCENARIOS = {"single_flow_50fw": "single-flow-fw50", "gre_multiflow_50fw": "gre-
              "routes_900k_multiflow_50fw": "routes900k-multiflow-fw50", "ddos_drop_50pct": "ddos-drop50"}
 ENGINES = ("linux", "nft", "ebpf", "click", "fastclick", "fastclick-dpdk", "bmv2")
 FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
-#: Colour bands of the source, on loss in percent: (upper bound, colour).
 
 
 def colour(loss_pct: float) -> str:

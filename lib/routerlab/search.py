@@ -253,6 +253,19 @@ def _write(out, experiment, engine, sc, results, ceiling, final_trials):
         tmp.replace(path)
 
 
+def format_ratios(results: list[SearchResult]) -> list[str]:
+    """Our search against MLRsearch, per kind: the ratio of their answers and of the
+    trial-seconds each spent (``bench search``'s figure)."""
+    lines = []
+    for k in sorted({r.kind for r in results}):
+        ours = [r for r in results if r.kind == k and r.method == "routerlab"]
+        mlr = [r for r in results if r.kind == k and r.method == "mlrsearch"]
+        if ours and mlr and ours[0].lower and mlr[0].lower:
+            lines.append(f"{k.upper()}: routerlab / mlrsearch answer = {ours[0].lower / mlr[0].lower:.3f}, "
+                         f"trial-seconds = {ours[0].trial_seconds / mlr[0].trial_seconds:.2f}")
+    return lines
+
+
 def format_result(results: list[SearchResult]) -> list[str]:
     """One line per search result."""
     lines = []

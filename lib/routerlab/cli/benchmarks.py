@@ -149,10 +149,5 @@ def bench_search(
         res = measuring.measure(engine, scenario, out, search=kind.value, duration=duration,
                                 methods=("routerlab", "mlrsearch"), experiment=f"bench-search-{engine}-{scenario}",
                                 announce=typer.echo)
-    for line in search.format_result(res):
+    for line in search.format_result(res) + search.format_ratios(res):
         typer.echo(line)
-    for k in {r.kind for r in res}:
-        ours, mlr = [r for r in res if r.kind == k and r.method == "routerlab"], [r for r in res if r.kind == k and r.method == "mlrsearch"]
-        if ours and mlr and ours[0].lower and mlr[0].lower:
-            typer.echo(f"{k.upper()}: routerlab / mlrsearch answer = {ours[0].lower / mlr[0].lower:.3f}, "
-                       f"trial-seconds = {ours[0].trial_seconds / mlr[0].trial_seconds:.2f}")

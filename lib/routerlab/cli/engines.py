@@ -11,12 +11,13 @@ from .app import engines_app
 from .common import err, fail
 
 def _engine_names(names: list[str] | None) -> list[str]:
+    """The engines named (checked: an unknown one exits 2 with the known ones), or all."""
     from ..engines import builds
 
-    for n in names or []:
-        if n not in builds.recipes():
-            fail(f"unknown engine {n!r}; known: {', '.join(builds.recipes())}")
-    return list(names or builds.recipes())
+    try:
+        return [builds.recipe(n).engine for n in names] if names else list(builds.recipes())
+    except RouterlabError as e:
+        fail(str(e))
 
 
 @engines_app.command("install")

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from .. import stats
+from .. import comparison, stats
 from ..errors import RouterlabError
 from .app import app
 from .common import SearchKind, err, fail, print_assessments, progress, resumable, wide
@@ -91,17 +91,16 @@ def doctor(only: List[str] = typer.Argument(None, help="Check only these (e.g. c
 @app.command()
 def compare(
     out: Path = typer.Option(Path("runs/comparison"), help="Dataset folder (resumed if it holds some cells)."),
-    engine: List[str] = typer.Option(list(("linux", "nft", "ebpf", "click", "fastclick", "fastclick-dpdk", "bmv2")),
+    engine: List[str] = typer.Option(list(comparison.ENGINES),
                                      help="Engines (rows of the tables); those not built become grey cells."),
-    scenario: List[str] = typer.Option(["single-flow-fw50", "gre-multiflow-fw50", "routes900k-multiflow-fw50",
-                                        "ddos-drop50"], help="Scenario presets (one table each)."),
-    loads_frac: str = typer.Option("0.1,0.2,0.3,0.4,0.5,0.6,0.8,1.0", help="Offered loads, fractions of the generator's ceiling."),
+    scenario: List[str] = typer.Option(list(comparison.SCENARIOS.values()), help="Scenario presets (one table each)."),
+    loads_frac: str = typer.Option(",".join(map(str, comparison.FRACTIONS)),
+                                   help="Offered loads, fractions of the generator's ceiling."),
     runs: int = typer.Option(5, help="Trials per cell (K)."),
     duration: float = typer.Option(2.0, help="Seconds per trial (T)."),
     ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
 ):
     """Measure the 100GE comparison tables on the testbed: every engine in every scenario."""
-    from .. import comparison
 
     try:
         fracs = [float(x) for x in loads_frac.split(",")]

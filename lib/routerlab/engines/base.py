@@ -24,16 +24,12 @@ class Engine:
     features: ClassVar[set[str]] = set()
     #: True when the Linux kernel itself forwards (linux, nft).
     kernel_forwarding: ClassVar[bool] = False
-    #: Binaries an external engine needs (looked up on PATH or ROUTERLAB_<ENGINE>).
-    binaries: ClassVar[tuple[str, ...]] = ()
     #: Where users get the engine.
     where: ClassVar[str] = ""
 
     def check(self, sc: Scenario | None = None):
         """Raise :class:`EngineNotFound` if missing, :class:`ParameterError` if ``sc`` needs
         a feature this engine lacks."""
-        for b in self.binaries:
-            find_binary(self.name, b)
         if sc is not None:
             missing = sc.features - self.features
             if missing:

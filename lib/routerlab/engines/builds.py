@@ -35,7 +35,7 @@ from typing import Callable
 
 import yaml
 
-from ..errors import ParameterError, RouterlabError
+from ..errors import DataFormatError, ParameterError, RouterlabError
 
 SOURCES_VAR = "ROUTERLAB_ENGINE_SOURCES"
 DIR_VAR = "ROUTERLAB_ENGINES_DIR"
@@ -101,14 +101,18 @@ class Recipe:
 @cache
 def recipes() -> dict[str, Recipe]:
     """Every engine's recipe, in the order of ``data/engine-builds.yaml``."""
-    raw = yaml.safe_load(resources.files("routerlab").joinpath("data/engine-builds.yaml").read_text())
+    path = resources.files("routerlab").joinpath("data/engine-builds.yaml")
+    raw = yaml.safe_load(path.read_text())
     out = {}
     for name, r in raw.items():
-        out[name] = Recipe(
-            engine=name, source=Source(**r["source"]),
-            extra={k: Source(**v) for k, v in (r.get("extra") or {}).items()},
-            debian=tuple(r["debian"]), steps=tuple((s, " ".join(c.split())) for s, c in r["steps"]),
-            binaries=dict(r["binaries"]))
+        try:
+            out[name] = Recipe(
+                engine=name, source=Source(**r["source"]),
+                extra={k: Source(**v) for k, v in (r.get("extra") or {}).items()},
+                debian=tuple(r["debian"]), steps=tuple((s, " ".join(c.split())) for s, c in r["steps"]),
+                binaries=dict(r["binaries"]))
+        except (KeyError, TypeError, ValueError) as e:
+            raise DataFormatError(str(path), None, f"engine {name}: missing or malformed {e}") from None
     return out
 
 
@@ -392,7 +396,7 @@ def build(engine: str, *, say: Callable[[str], None] = print, jobs: int | None =
     log file under ``<engines dir>/.logs``. Raises :class:`BuildFailed` with the log's
     last lines and its path when a step fails."""
     r = recipe(engine)
-    jobs = jobs or os.cpu_count() or 1
+    jobs = jobs or len(os.sched_getaffinity(0)) or 1
     with _Lock(engine, say):
         if installed(engine) and not force:
             say(f"{engine}: installed ({r.source.short}) in {r.prefix}")
