@@ -184,6 +184,7 @@ def test_missing_build_packages_give_the_apt_line(tiny, monkeypatch):
     tiny["click"] = builds.Recipe(r.engine, r.source, r.extra, ("routerlab-no-such-package", "coreutils"),
                                   r.steps, r.binaries)
     monkeypatch.setattr(builds.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(builds.sys, "stdin", io.StringIO())  # no terminal: sudo could not ask
     with pytest.raises(RouterlabError, match="sudo apt-get install -y --no-install-recommends routerlab-no-such-package$"):
         builds.install(["click"], say=quiet)
 

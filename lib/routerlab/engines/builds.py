@@ -204,11 +204,13 @@ def install_packages(names: list[str], say: Callable[[str], None]) -> None:
     if not missing:
         return
     line = "apt-get install -y --no-install-recommends " + " ".join(missing)
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
+    # as scripts/setup.sh does: root runs apt itself, a person at a terminal is asked by sudo
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    if not shutil.which("apt-get") or (sudo and not (shutil.which("sudo") and sys.stdin.isatty())):
         raise RouterlabError(f"build dependencies missing: {' '.join(missing)}; install them with: sudo {line}")
     say(f"apt: installing {' '.join(missing)}")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update", "-q"], line.split()):
+    for cmd in (sudo + ["apt-get", "update", "-q"], sudo + line.split()):
         p = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if p.returncode != 0:
             raise RouterlabError(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
