@@ -3,6 +3,7 @@ JupyterLab) carries the datasets, notebooks, router configurations and P4 progra
 commit it was built from, as ``routerlab/_bundle/<folder>``. The repository keeps them at
 its top level, where a clone uses them directly (routerlab.datasets.project_dir)."""
 
+import ast
 import shutil
 from pathlib import Path
 
@@ -10,7 +11,19 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-BUNDLED = ("datasets", "notebooks", "routers", "p4")
+
+
+def bundled() -> tuple:
+    """The folders to bundle: ``routerlab.datasets.BUNDLED``, the one list, read from its
+    source (the package cannot be imported while it is being built)."""
+    source = ROOT / "lib" / "routerlab" / "datasets.py"
+    for node in ast.parse(source.read_text()).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(getattr(t, "id", None) == "BUNDLED" for t in targets):
+            return tuple(ast.literal_eval(node.value))
+    raise RuntimeError(f"{source} defines no BUNDLED")
+
+
 #: Generated files that may lie in a working tree and never belong in the package.
 LEFT_OUT = ("build", "__pycache__", ".ipynb_checkpoints", "*.pyc", "*.tmp")
 
@@ -23,7 +36,7 @@ class BuildWithBundle(build_py):
         if self.editable_mode:  # an editable install reads the clone's own folders
             return
         bundle = Path(self.build_lib) / "routerlab" / "_bundle"
-        for name in BUNDLED:
+        for name in bundled():
             if (ROOT / name).is_dir():
                 shutil.rmtree(bundle / name, ignore_errors=True)
                 shutil.copytree(ROOT / name, bundle / name, ignore=shutil.ignore_patterns(*LEFT_OUT))

@@ -27,6 +27,21 @@ def engine_absent(reason: str):
     pytest.skip(reason)
 
 
+def engine_marks(what: str, find):
+    """Marks for the tests that need an engine: (needs it, needs it and root). ``find()``
+    raises a RouterlabError saying what is missing; both marks then skip naming it (fail
+    under ROUTERLAB_REQUIRE_ENGINES=1); the second also skips without root."""
+    from routerlab.errors import RouterlabError
+
+    try:
+        find()
+    except RouterlabError as e:
+        absent = pytest.mark.engine_absent(f"{what} not built: {e}")
+        return absent, absent
+    return (pytest.mark.skipif(False, reason=""),
+            pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces"))
+
+
 def pytest_runtest_setup(item):
     for mark in item.iter_markers("engine_absent"):
         engine_absent(mark.args[0])

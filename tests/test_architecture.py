@@ -103,11 +103,12 @@ def test_notebook_defaults_are_the_library_defaults():
 #: The layers of docs/architecture.md, lowest first; a module imports only its own layer
 #: or lower ones.
 LAYERS = [
-    {"errors"},
+    {"errors", "defaults"},
     {"stats", "datasets", "pastrami", "plots", "synthetic", "scenarios"},
     {"testbed", "traffic", "probe", "netlink_routes"},
     {"engines"},
-    {"measuring", "sweep", "search", "comparison", "fastreroute", "microbench", "bench", "p4exercises", "doctor"},
+    {"measuring", "sweep", "search", "comparison", "fastreroute", "microbench", "benchmarks", "p4exercises",
+     "doctor", "checks", "clickexercises"},
     {"notebooks"},
     {"cli"},
 ]
@@ -125,3 +126,15 @@ def test_each_layer_imports_only_its_own_or_lower_ones():
     assert not wrong, wrong
     placed = {m.split(".")[1] for m in g if m.count(".")}
     assert placed <= set().union(*LAYERS), f"modules in no layer: {placed - set().union(*LAYERS)}"
+
+
+def test_the_command_line_starts_without_the_analysis_stack():
+    # `routerlab --help` and every command's start must not load numpy, pandas, scipy or
+    # matplotlib: a command imports what it needs when it runs (start-up time, issue #14)
+    import subprocess
+    import sys
+
+    code = ("import sys, routerlab.cli; heavy = ('numpy', 'pandas', 'scipy', 'matplotlib', 'seaborn', 'papermill'); "
+            "print(' '.join(m for m in heavy if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "", f"imported at start-up: {out}"

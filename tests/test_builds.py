@@ -5,6 +5,7 @@ tests (test_click, test_p4, ...) that run on what `routerlab engines install` bu
 
 import csv
 import hashlib
+import http.server
 import io
 import os
 import re
@@ -22,7 +23,7 @@ from conftest import ROOT
 
 from routerlab import engines
 from routerlab.engines import builds
-from routerlab.errors import EngineNotFound, ParameterError, RouterlabError
+from routerlab.errors import DataFormatError, EngineNotFound, ParameterError, RouterlabError
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 SHARED_SOURCES = ROOT.parent / "shared" / "engine-sources"
@@ -103,6 +104,27 @@ def test_unknown_engine_is_refused_with_the_known_ones():
     assert p.returncode == 2 and "known: click, fastclick, bmv2, p4c" in p.stderr
 
 
+def test_install_starts_builds_in_the_order_the_yaml_gives(monkeypatch):
+    """install_order of engine-builds.yaml (the longest build first) is not a recipe."""
+    assert builds.install_order() == ["p4c", "bmv2", "fastclick", "click"]
+    started = []
+    monkeypatch.setattr(builds, "install_packages", lambda names, say: None)
+    monkeypatch.setattr(builds, "build", lambda name, **kw: started.append(name) or Path(name))
+    builds.install(["click", "fastclick", "bmv2", "p4c"], say=quiet, parallel=1)
+    assert started == builds.install_order()
+
+
+def test_a_malformed_install_order_names_the_file(monkeypatch):
+    path, raw = builds._builds_file()
+    monkeypatch.setattr(builds, "_builds_file", lambda: (path, {**raw, builds.ORDER: ["p4c", "click", "vpp"]}))
+    builds.install_order.cache_clear()
+    try:
+        with pytest.raises(DataFormatError, match=r"engine-builds.yaml.*install_order: expected a list naming"):
+            builds.install_order()
+    finally:
+        builds.install_order.cache_clear()
+
+
 # -- installing --------------------------------------------------------------------------
 
 def test_install_then_a_second_install_is_a_cache_hit(tiny):
@@ -124,16 +146,16 @@ def test_install_then_a_second_install_is_a_cache_hit(tiny):
 def test_installed_engine_is_found_without_path_or_variables(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     with pytest.raises(EngineNotFound, match="routerlab engines install click"):
-        engines.find_binary("click", "click", "ROUTERLAB_CLICK")
+        engines.find_binary("click", "click")
     prefix = builds.build("click", say=quiet)
-    found = engines.find_binary("click", "click", "ROUTERLAB_CLICK")
+    found = engines.find_binary("click", "click")
     assert found == str(prefix / "bin/click")
     assert builds.describe("click", found) == f"example/tiny@{COMMIT[:12]}"
     own = tmp_path / "own-click"
     own.write_text("#!/bin/sh\n")
     own.chmod(0o755)
     monkeypatch.setenv("ROUTERLAB_CLICK", str(own))  # the variable wins
-    assert engines.find_binary("click", "click", "ROUTERLAB_CLICK") == str(own)
+    assert engines.find_binary("click", "click") == str(own)
     assert builds.describe("click", own) == f"own build {own} ($ROUTERLAB_CLICK)"
 
 
@@ -189,17 +211,23 @@ def test_missing_build_packages_give_the_apt_line(tiny, monkeypatch):
         builds.install(["click"], say=quiet)
 
 
-def _install_in_subprocess(tmp_path, tiny, build_step) -> subprocess.Popen:
+def _install_in_subprocess(tmp_path, tiny, build_step, url=None) -> subprocess.Popen:
     """`builds.install` of the tiny engine in a process of its own (to interrupt it), with
-    the fixture's recipe but ``build_step`` (set in ``tiny`` too, so both see one key)."""
+    the fixture's recipe but ``build_step`` (set in ``tiny`` too, so both see one key);
+    with ``url``, its tarball is downloaded from there."""
     src = tiny["click"].source
     tiny["click"] = tiny_recipe(src, build_step=build_step)
+    env = os.environ.copy()
+    if url:
+        env.pop(builds.SOURCES_VAR)
     code = textwrap.dedent(f"""
         import sys
         from routerlab.engines import builds
         r = builds.Recipe(engine="click", source=builds.Source({src.repository!r}, {src.commit!r}, {src.sha256!r}),
                           extra={{}}, debian=(), binaries={{"click": "bin/click"}}, steps={tiny["click"].steps!r})
         builds.recipes = lambda: {{"click": r}}
+        if {url!r}:
+            builds.Source.url = property(lambda s: {url!r})
         try:
             res = builds.install(["click"])
         except KeyboardInterrupt:
@@ -207,7 +235,7 @@ def _install_in_subprocess(tmp_path, tiny, build_step) -> subprocess.Popen:
         sys.exit(0 if not isinstance(res["click"], Exception) else 1)
     """)
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env=os.environ.copy())
+                            text=True, env=env)
 
 
 def _wait_for(path: Path, timeout=20):
@@ -240,6 +268,57 @@ def test_an_interrupted_build_leaves_nothing_installed(tiny, tmp_path, how):
     tiny["click"] = tiny_recipe(tiny["click"].source)
     assert builds.build("click", say=quiet) == builds.installed("click")
     assert not build_dir.exists()
+
+
+class _Trickle(http.server.BaseHTTPRequestHandler):
+    """A 10 MB tarball sent 1 KiB every 50 ms: its download would take minutes."""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", str(10 << 20))
+        self.end_headers()
+        try:
+            for _ in range(10 << 10):
+                self.wfile.write(b"\0" * 1024)
+                self.wfile.flush()
+                time.sleep(0.05)
+        except OSError:  # the client went away
+            pass
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def slow_url():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/tiny-{COMMIT}.tar.gz"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL])
+def test_an_interrupted_download_stops_at_once(tiny, tmp_path, slow_url, how):
+    """Ctrl-C stops a download at once and leaves no part of it; after kill -9 the download
+    dies with routerlab, and nothing half-downloaded counts as the tarball."""
+    p = _install_in_subprocess(tmp_path, tiny, "true", url=slow_url)
+    sources = builds.engines_dir() / ".sources"
+    t = time.monotonic()
+    while not list(sources.glob("*.part")):
+        assert time.monotonic() - t < 20 and p.poll() is None, "the download never started"
+        time.sleep(0.05)
+    t = time.monotonic()
+    p.send_signal(how)
+    p.wait(timeout=20)
+    assert time.monotonic() - t < 5
+    assert p.returncode == (130 if how == signal.SIGINT else -signal.SIGKILL)
+    time.sleep(0.5)  # a downloader left to itself would still be reading
+    assert subprocess.run(["pgrep", "-f", slow_url], capture_output=True, text=True).stdout == ""
+    left = sorted(f.name for f in sources.iterdir())
+    assert left == ([] if how == signal.SIGINT else [f"tiny-{COMMIT}.tar.part"])
+    assert builds.installed("click") is None
 
 
 def test_two_installs_at_once_build_once(tiny, tmp_path):

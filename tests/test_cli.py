@@ -15,8 +15,39 @@ def test_assess_sample_folder_one_line_per_file(pastrami_sample):
     r = runner.invoke(app, ["assess", str(pastrami_sample / "vm")])
     assert r.exit_code == 0, r.output
     lines = r.stdout.strip().splitlines()
-    assert lines[0].startswith("verdict") and len(lines) == 3
-    assert all(line.split()[0] in ("GOOD", "BAD") for line in lines[1:])
+    # one verdict line per file, its reason on indented lines below it
+    heads = [line for line in lines if not line.startswith(" ")]
+    assert heads[0].startswith("verdict") and len(heads) == 3
+    assert all(line.split()[0] in ("GOOD", "BAD") for line in heads[1:])
+    assert sum(line.strip().startswith("why: ") for line in lines) == 2
+    assert lines[1].split()[0] in ("GOOD", "BAD") and lines[2].startswith("         why: ")
+
+
+def test_a_verdict_says_why_and_what_to_do_when_saturation_is_not_reached(tmp_path):
+    # the student's case: no load loses anything, so the sweep is BAD for want of saturation
+    rows = [{"experiment": "x", "offered_pps": o, "trial": k, "tx": 1000, "rx": 1000}
+            for o in (20_000, 60_000, 100_000) for k in range(3)]
+    pd.DataFrame(rows).to_csv(tmp_path / "trials.csv", index=False)
+    r = runner.invoke(app, ["assess", str(tmp_path), "--format", "routerlab"])
+    assert r.exit_code == 0, r.output
+    head, *below = r.stdout.strip().splitlines()[1:]
+    assert head.split()[0] == "BAD"
+    text = " ".join(line.strip() for line in below)
+    assert all(line.startswith("         ") for line in below) and all(len(line) <= 100 for line in below)
+    assert "why: no load has mean PLR above 0.50%: saturation not reached in the tested range (highest load 100000 pps)" in text
+    assert "to do: saturation was not reached: offer loads up to the generator's ceiling" in text
+    assert "--search pdr" in text
+    rec = json.loads(runner.invoke(app, ["assess", str(tmp_path), "--format", "routerlab", "--json"]).stdout)
+    assert "saturation not reached" in rec["reason"] and "--search pdr" in rec["advice"]
+
+
+def test_a_load_with_one_trial_is_named_under_its_verdict(tmp_path):
+    rows = [{"experiment": "x", "offered_pps": o, "trial": k, "tx": 1000, "rx": 1000}
+            for o, n in ((100, 3), (200, 1)) for k in range(n)]
+    pd.DataFrame(rows).to_csv(tmp_path / "trials.csv", index=False)
+    r = runner.invoke(app, ["assess", str(tmp_path), "--format", "routerlab"])
+    assert r.exit_code == 0, r.output
+    assert "         note: one trial only at 200 pps: no confidence interval there" in r.stdout.splitlines()
 
 
 def test_assess_json_and_modes_follow_the_expected_verdicts(pastrami_sample):
@@ -37,6 +68,56 @@ def test_malformed_file_is_named_and_others_still_assessed(tmp_path, pastrami_sa
     assert r.exit_code == 1
     assert f"{bad}:2:" in r.stderr
     assert good.name in r.stdout
+
+
+def test_batched_assess_prints_what_each_file_alone_gives(pastrami_sample):
+    # `assess` reads and judges every raw file in one batch; each line must be what the
+    # file gives on its own, in both modes, in the order of the files
+    from routerlab import pastrami, stats
+
+    files = sorted(pastrami_sample.rglob("*.txt"))
+    for mode in ("strict", "notebook"):
+        r = runner.invoke(app, ["assess", str(pastrami_sample), "--json", "--mode", mode])
+        assert r.exit_code == 0, r.output
+        got = [json.loads(x) for x in r.stdout.splitlines()]
+        alone = [{"file": str(f), **a.record()} for f in files
+                 for a in stats.assess(pastrami.read_raw(f), mode=mode)]
+        assert got == alone, mode
+
+
+def test_files_of_one_name_in_two_folders_stay_apart(tmp_path, pastrami_sample):
+    a = next(pastrami_sample.glob("vm/*.txt"))
+    b = next(pastrami_sample.rglob("*class_ebpf*.txt"))  # 16 loads, against 9
+    for folder, src in (("one", a), ("two", b)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "same.txt").write_bytes(src.read_bytes())
+    r = runner.invoke(app, ["assess", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.output
+    got = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [g["file"] for g in got] == [str(tmp_path / "one/same.txt"), str(tmp_path / "two/same.txt")]
+    assert all(g["experiment"] == "same" for g in got)
+    alone = [json.loads(runner.invoke(app, ["assess", str(tmp_path / d / "same.txt"), "--json"]).stdout)
+             for d in ("one", "two")]
+    assert got == alone and got[0]["loads"] != got[1]["loads"]
+
+
+def test_a_file_named_twice_is_assessed_twice_not_pooled(tmp_path, pastrami_sample):
+    f = next(pastrami_sample.glob("vm/*.txt"))
+    odd = tmp_path / "copy.dat"
+    odd.write_bytes(f.read_bytes())
+    r = runner.invoke(app, ["assess", str(f), str(f), str(odd), "--json", "--format", "pastrami"])
+    assert r.exit_code == 0, r.output
+    got = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [g["file"] for g in got] == [str(f), str(f), str(odd)]  # a raw file is named by its path alone
+    assert got[0]["runs_max"] == got[1]["runs_max"] == got[2]["runs_max"] == 50
+    assert got[0]["pdr_pps"] == got[2]["pdr_pps"]
+
+
+def test_a_binary_file_is_named_not_a_traceback(tmp_path):
+    junk = tmp_path / "junk.txt"
+    junk.write_bytes(b"[[1000, 0], [10, 10, 0]]\n\xff\xfe\x00")
+    r = runner.invoke(app, ["assess", str(tmp_path)])
+    assert r.exit_code == 1 and f"{junk}: not a text file" in r.stderr and "Traceback" not in r.output
 
 
 def test_bad_parameter_is_named():
@@ -84,28 +165,90 @@ def test_measure_rejects_bad_parameters_before_needing_root():
         assert msg in r.stderr, (args, r.stderr)
 
 
-def test_figures_carries_on_past_a_failing_notebook(tmp_path, monkeypatch):
+def _book(folder, name, code):
+    """A minimal notebook of the project's shape (a parameters cell, then ``code``)."""
     import nbformat
 
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('mode: str = "replay"  # replay or measure\nout_dir: str = ""  # figures')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(code)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = folder / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_figures_carries_on_past_a_failing_notebook(tmp_path, monkeypatch):
     from routerlab import notebooks
 
-    def book(name, code):
-        nb = nbformat.v4.new_notebook()
-        params = nbformat.v4.new_code_cell('mode: str = "replay"  # replay or measure\nout_dir: str = ""  # figures')
-        params.metadata["tags"] = ["parameters"]
-        nb.cells = [params, nbformat.v4.new_code_cell(code)]
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-        path = tmp_path / f"{name}.ipynb"
-        nbformat.write(nb, path)
-        return path
-
-    broken = book("a_broken", "raise ValueError('boom')")
-    good = book("b_good", "from pathlib import Path\nPath(out_dir).mkdir(parents=True)\n(Path(out_dir) / 'ok').write_text('1')")
+    broken = _book(tmp_path, "a_broken", "raise ValueError('boom')")
+    good = _book(tmp_path, "b_good", "from pathlib import Path\nPath(out_dir).mkdir(parents=True)\n(Path(out_dir) / 'ok').write_text('1')")
     monkeypatch.setattr(notebooks, "list_notebooks", lambda folder=None: [broken, good])
     r = runner.invoke(app, ["figures", "--out", str(tmp_path / "out")])
     assert r.exit_code == 1
     assert "FAILED a_broken" in r.stderr and "ValueError: boom" in r.stderr and "ok b_good" in r.stderr
     assert (tmp_path / "out" / "b_good" / "ok").is_file()  # the next notebook still ran
+    assert "s wall for 2 notebooks, " in r.stderr and "at a time; the longest" in r.stderr
+
+
+def _rendezvous(me, other, folder):
+    # each waits for the other's flag: both finish only if they run at the same time
+    return (f"import time\nfrom pathlib import Path\nPath({str(folder)!r}, {me!r}).touch()\n"
+            f"for _ in range(600):\n    if Path({str(folder)!r}, {other!r}).exists(): break\n    time.sleep(0.1)\n"
+            f"else:\n    raise TimeoutError('ran alone')")
+
+
+def test_figures_runs_notebooks_at_the_same_time_and_reports_in_order(tmp_path, monkeypatch):
+    from routerlab import notebooks
+
+    books = [_book(tmp_path, "a", _rendezvous("a", "b", tmp_path)), _book(tmp_path, "b", _rendezvous("b", "a", tmp_path))]
+    monkeypatch.setattr(notebooks, "list_notebooks", lambda folder=None: books)
+    results = notebooks.run_all(tmp_path / "out", jobs=2)
+    assert [(r.name, r.status) for r in results] == [("a", "ok"), ("b", "ok")], [r.message for r in results]
+    # the next run starts the slowest first, from papermill's record of this one
+    assert notebooks.last_seconds(tmp_path / "out", "a") > 0
+    assert notebooks.last_seconds(tmp_path / "out", "absent") == 0
+
+
+def test_figures_starts_the_slowest_first(tmp_path, monkeypatch):
+    import nbformat
+
+    from routerlab import notebooks
+
+    books = [_book(tmp_path, name, "pass") for name in ("a_quick", "b_slow", "c_unknown")]
+    nb = nbformat.read(books[1], as_version=4)
+    nb.metadata["routerlab"] = {"replay_seconds": 60}
+    nbformat.write(nb, books[1])
+    monkeypatch.setattr(notebooks, "list_notebooks", lambda folder=None: books)
+    started = []
+    monkeypatch.setattr(notebooks, "run", lambda b, *a, **k: started.append(b.stem) or
+                        notebooks.RunResult(b.stem, "ok", "", 0.0, b))
+    assert [r.name for r in notebooks.run_all(tmp_path / "out", jobs=1)] == ["a_quick", "b_slow", "c_unknown"]
+    assert started == ["b_slow", "a_quick", "c_unknown"]
+
+
+def test_figures_interrupted_leaves_no_kernel(tmp_path, monkeypatch):
+    import psutil
+
+    from routerlab import notebooks
+
+    # without the kill, the slow kernel would run on for ten minutes and leave its mark
+    mark = tmp_path / "slow-finished"
+    books = [_book(tmp_path, "quick", "pass"),
+             _book(tmp_path, "slow", f"import time\nfrom pathlib import Path\ntime.sleep(600)\nPath({str(mark)!r}).touch()")]
+    monkeypatch.setattr(notebooks, "list_notebooks", lambda folder=None: books)
+
+    def ctrl_c(result):
+        raise KeyboardInterrupt
+
+    import pytest
+
+    with pytest.raises(KeyboardInterrupt):
+        notebooks.run_all(tmp_path / "out", jobs=2, on_result=ctrl_c)
+    assert not [p for p in psutil.Process().children(recursive=True) if p.is_running()
+                and p.status() != psutil.STATUS_ZOMBIE]
+    assert not mark.exists()
 
 
 def test_measure_loads_frac_passes_the_checks_before_root(monkeypatch):
@@ -114,3 +257,25 @@ def test_measure_loads_frac_passes_the_checks_before_root(monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)  # stop at the root check: the checks before it passed
     r = runner.invoke(app, ["measure", "--engine", "linux", "--loads-frac", "0.02,0.05", "--out", "/tmp/unused"])
     assert r.exit_code == 2 and "needs root" in r.stderr, r.stderr
+
+
+def test_bench_startup_times_the_commands_next_to_their_floors(pastrami_sample):
+    # a benchmark prints figures; what is checked here is that it measures what it says
+    r = runner.invoke(app, ["bench", "startup", "--data", str(pastrami_sample), "--repeat", "1"])
+    assert r.exit_code == 0, r.output
+    out = r.stdout
+    n = len(list(pastrami_sample.rglob("*.txt")))
+    assert f"{n} files in {pastrami_sample}" in out
+    for what in ("routerlab --help", "routerlab assess", 'python -c "import numpy"', "parse, plain numpy"):
+        assert what in out, what
+    assert "target <= 0.3 s" in out and "target <= 1.5 s" in out
+
+
+def test_bench_startup_reports_a_failing_command_and_missing_data(monkeypatch, tmp_path, pastrami_sample):
+    from routerlab.benchmarks import startup
+
+    monkeypatch.setattr(startup, "command", lambda: ["false"])
+    r = runner.invoke(app, ["bench", "startup", "--data", str(pastrami_sample), "--repeat", "1"])
+    assert r.exit_code == 1 and "false --help ... exited 1" in r.stderr  # not a time
+    r = runner.invoke(app, ["bench", "startup", "--data", str(tmp_path), "--repeat", "1"])
+    assert r.exit_code == 1 and "PASTRAMI data" in r.stderr and "Traceback" not in r.output

@@ -16,7 +16,7 @@ from routerlab.engines import click
 from routerlab.errors import EngineNotFound
 
 try:
-    CLICK = engines.find_binary("click", "click", "ROUTERLAB_CLICK")
+    CLICK = engines.find_binary("click", "click")
     needs_click = pytest.mark.skipif(False, reason="")
 except EngineNotFound as e:
     needs_click = pytest.mark.engine_absent(f"Click not built: {e}")

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from routerlab import comparison, datasets, plots, scenarios
+from routerlab import comparison, datasets, plots, scenarios, stats
 
 
 @pytest.mark.parametrize("loss, colour", [(0.0, "green"), (-0.1, "green"), (0.01, "yellow"), (4.99, "yellow"), (5.0, "red"),
@@ -28,7 +28,7 @@ def test_published_tables_render_with_the_right_colours():
                 if row == 0 or col < 0:
                     continue
                 text = cell.get_text().get_text()
-                want = plots.COLOURS[comparison.colour(float(text.rstrip("%")) if text else np.nan)]
+                want = plots.COLOURS[comparison.colour(np.nan if text == "not tested" else float(text.rstrip("%")))]
                 assert np.allclose(cell.get_facecolor()[:3], plt.matplotlib.colors.to_rgb(want))
     plt.close(fig)
 
@@ -62,9 +62,102 @@ def test_a_trial_that_received_more_than_was_sent_is_not_clipped(tmp_path):
     ds = datasets.read(folder)
     ds.trials.loc[ds.trials["offered_pps"] == 1000.0, "rx"] = [1003, 1000, 1000]  # a few extra packets counted
     datasets.write(ds, folder)
-    cell = comparison.ours(folder).query("router == 'nft' and offered == 0.1").iloc[0]
+    df = comparison.ours(folder)
+    cell = df.query("router == 'nft' and offered == 0.1").iloc[0]
     assert cell["loss_pct"] == pytest.approx(-0.1)  # mean of -0.3%, 0, 0: kept negative, as stats does
     assert cell["colour"] == "green"  # nothing lost
+    # and reported, in the data and in the cell: more received than sent is a counting error
+    assert cell["more_received"] == 1 and df.query("offered == 0.2")["more_received"].iloc[0] == 0
+    fig = plots.loss_tables(df, x_label="fraction")
+    assert "-0.1%\n±0.4\nrx>tx in 1" in _texts(fig)
+    plt.close(fig)
+
+
+def _texts(fig):
+    return [c.get_text().get_text() for ax in fig.axes for t in ax.tables for c in t.get_celld().values()]
+
+
+def _cells(fig):
+    """(row label, column label) -> table cell, of the first table."""
+    t = fig.axes[0].tables[0]
+    cells = t.get_celld()
+    return {(cells[r, -1].get_text().get_text(), cells[0, c].get_text().get_text()): cell
+            for (r, c), cell in cells.items() if r > 0 and c >= 0}
+
+
+def test_each_row_carries_its_verdict_each_cell_its_interval(tmp_path):
+    df = comparison.ours(_fake_dataset(tmp_path))
+    nft = df[df["router"] == "nft"]
+    # 0% then 2% mean loss: past 0.5% at the highest load, so no candidate saturation load
+    assert set(nft["verdict"]) == {"BAD"} and set(nft["verdict_why"]) == {
+        "loss passes the PDR fraction only at the highest load (to do: loads above it)"}
+    assert nft["verdict_reason"].iloc[0].startswith("BAD: mean PLR first exceeds 0.50% at the highest load (2000 pps)")
+    cell = nft[nft["offered"] == 0.2].iloc[0]
+    # 2.0% +- 2.48: from below 0 (green) to 4.5% (yellow), so the cell is drawn hatched
+    assert (cell["colour_low"], cell["colour"], cell["colour_high"]) == ("green", "yellow", "yellow")
+    assert cell["uncertain"] and not nft[nft["offered"] == 0.1]["uncertain"].iloc[0]
+    fig = plots.loss_tables(df, x_label="fraction")
+    cells = _cells(fig)
+    hatched = cells["nft  BAD", "0.2"]
+    assert hatched.get_hatch() == "////"
+    assert np.allclose(hatched.get_hatchcolor()[:3], plt.matplotlib.colors.to_rgb(plots.COLOURS["green"]))
+    assert cells["nft  BAD", "0.1"].get_hatch() is None
+    assert cells["nft  BAD", "0.2"].get_text().get_text() == "2.0%\n±2.5"
+    # the grey row says why in its cells, and fully under the table
+    assert cells["linux", "0.1"].get_text().get_text() == "no firewall"
+    caption = "\n".join(t.get_text() for t in fig.axes[0].texts)
+    assert "nft: BAD, loss passes the PDR fraction only at the highest load" in caption
+    assert "grey (linux): engine linux does not support firewall" in caption
+    assert plots.UNCERTAIN_NOTE in caption
+    plt.close(fig)
+    v = comparison.verdicts(df).set_index("router")
+    assert v.loc["nft", "verdict"] == "BAD" and v.loc["linux", "grey"] == "engine linux does not support firewall"
+
+
+def test_a_cell_with_one_run_has_no_interval_and_says_so(tmp_path):
+    folder = _fake_dataset(tmp_path)
+    ds = datasets.read(folder)
+    ds.trials = ds.trials.drop(index=[4, 5])  # one trial left at 2000 pps
+    datasets.write(ds, folder)
+    df = comparison.ours(folder)
+    cell = df.query("router == 'nft' and offered == 0.2").iloc[0]
+    assert cell["runs"] == 1 and np.isnan(cell["ci95_pct"]) and not cell["uncertain"]
+    fig = plots.loss_tables(df, x_label="fraction")
+    assert _cells(fig)["nft  BAD", "0.2"].get_text().get_text() == "1.0%\nn=1"
+    assert plots.SINGLE_RUN_NOTE in "\n".join(t.get_text() for t in fig.axes[0].texts)
+    plt.close(fig)
+
+
+def test_a_load_the_generator_could_not_offer_is_grey_with_why(tmp_path):
+    folder = _fake_dataset(tmp_path)
+    ds = datasets.read(folder)
+    ds.trials["generator_limited"] = ds.trials["offered_pps"] == 2000.0
+    datasets.write(ds, folder)
+    df = comparison.ours(folder)
+    cell = df.query("router == 'nft' and offered == 0.2").iloc[0]
+    assert np.isnan(cell["loss_pct"]) and cell["colour"] == "grey" and cell["reason"].startswith("generator-limited")
+    # not a failure of the router: its PDR is at least the load below
+    cap = comparison.capacity(df).set_index("router")
+    assert cap.loc["nft", "capacity"] == 0.1 and cap.loc["nft", "status"] == "at_least_max"
+    fig = plots.loss_tables(df, x_label="fraction")
+    assert _cells(fig)["nft  BAD", "0.2"].get_text().get_text() == "generator-limited"
+    plt.close(fig)
+
+
+def test_the_tables_titles_captions_and_tables_do_not_overlap(tmp_path):
+    df = pd.concat([comparison.ours(_fake_dataset(tmp_path)),
+                    comparison.ours(_fake_dataset(tmp_path)).assign(scenario="gre_multiflow_50fw")])
+    fig = plots.loss_tables(df, x_label="offered load (fraction of the generator's ceiling)", title="Ours")
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    boxes = [("suptitle", fig._suptitle.get_window_extent(r))]
+    for i, ax in enumerate(fig.axes):
+        boxes += [(f"title {i}", ax.title.get_window_extent(r)), (f"table {i}", ax.tables[0].get_window_extent(r))]
+        boxes += [(f"caption {i}", t.get_window_extent(r)) for t in ax.texts]
+    for j, (a, box) in enumerate(boxes):
+        for b, other in boxes[j + 1:]:
+            assert not box.overlaps(other), f"{a} overlaps {b}"
+    plt.close(fig)
 
 
 def test_orderings_rank_by_the_highest_clean_load():
@@ -72,6 +165,21 @@ def test_orderings_rank_by_the_highest_clean_load():
                        "loss_pct": [0.0, 3.0, 0.0, 0.1]})
     o = comparison.orderings(df, df)
     assert o.iloc[0, 2] == "b (2) > a (1)"
+
+
+def test_capacity_is_the_pdr_on_a_non_monotone_row():
+    # a passes at 0.3 above a failing 0.2: its capacity is 0.1 ("that load and every lower
+    # one"), not 0.3; b passes at exactly 0.5%; c fails from the lowest load; d has a load the
+    # published table did not test (loss already high), which fails
+    rows = {"a": [0.0, 3.0, 0.0], "b": [0.5, 0.6, 0.0], "c": [0.7, 0.0, 0.0], "d": [0.0, np.nan, 0.0]}
+    df = pd.DataFrame([{"scenario": "s", "router": r, "offered": o, "loss_pct": x}
+                       for r, xs in rows.items() for o, x in zip((0.1, 0.2, 0.3), xs)])
+    cap = comparison.capacity(df).set_index("router")
+    assert cap["capacity"].to_dict() == pytest.approx({"a": 0.1, "b": 0.1, "c": np.nan, "d": 0.1}, nan_ok=True)
+    assert cap.loc["c", "status"] == "below_range"
+    # the same as stats' PDR of the row, the one definition
+    assert stats.pdr_load([0.1, 0.2, 0.3], np.array(rows["a"]) / 100, 0.005).load == 0.1
+    assert comparison.orderings(df, df).iloc[0, 2] == "a (0.1) = b (0.1) = d (0.1)"
 
 
 def test_plan_greys_what_an_engine_cannot_do():

@@ -70,6 +70,44 @@ def test_reference_tables_are_in_the_repo_with_their_sources():
     assert "MoonRoute" in (ref / "README.md").read_text()
 
 
+def test_one_environment_record_written_and_read_by_one_pair(tmp_path):
+    """record_environment writes every column, replaces a rerun's row and leaves the other
+    rows as they were written; read_experiments reads the file or its folder."""
+    first = datasets.record_environment(tmp_path, "a", "routerlab testbed", setting="network namespaces, veth",
+                                        engine="linux", generator_ceiling_pps=409359, command="routerlab measure")
+    assert list(first) == list(datasets.EXPERIMENT_COLUMNS) and first["pinning"] == ""
+    host = datasets.host()
+    assert first["where"] == f"{host['node']} (network namespaces, veth; {host['virt']})"
+    datasets.record_environment(tmp_path, "b", "routerlab microbenchmark", when="2026-11-22T11:58:21Z",
+                                engine="click; fastclick", versions="python: 3.11.7")
+    datasets.record_environment(tmp_path, "a", "routerlab testbed", engine="nft")
+    text = (tmp_path / "experiments.csv").read_text().splitlines()
+    assert text[0] == ",".join(datasets.EXPERIMENT_COLUMNS) and len(text) == 3
+    rec = datasets.read_experiments(tmp_path).set_index("experiment")
+    assert rec.loc["a", "engine"] == "nft" and rec.loc["b", "when"] == "2026-11-22T11:58:21Z"
+    assert rec.loc["b", "where"] == f"{host['node']} ({host['virt']})"
+    with pytest.raises(ValueError, match="benchmark"):
+        datasets.record_environment(tmp_path, "c", "x", benchmark="forwarding")
+    with pytest.raises(DataFormatError, match="no such file"):
+        datasets.read_experiments(tmp_path / "absent")
+
+
+def test_every_committed_dataset_has_the_one_environment_record():
+    root = datasets.datasets_dir()
+    folders = sorted(p.parent.name for p in root.glob("*/experiments.csv"))
+    assert folders == ["click-course", "comparison", "fast-reroute", "microbench", "testbed-bmv2", "testbed-click",
+                       "testbed-veth"]
+    assert not list(root.glob("*/environment.csv"))
+    for name in folders:
+        rec = datasets.read_experiments(root / name)
+        assert list(rec.columns) == list(datasets.EXPERIMENT_COLUMNS), name
+        assert rec["experiment"].is_unique and (rec["where"] != "").all() and (rec["when"] != "").all(), name
+    bench = datasets.read_experiments(root / "microbench").set_index("experiment")
+    assert sorted(bench.index) == ["batch", "consolidation", "forwarding"]
+    assert bench.loc["forwarding", "engine"] == "click; fastclick"  # the versions in the same order
+    assert bench.loc["forwarding", "engine_version"].split("; ")[0].startswith("click (Click)")
+
+
 def test_readme_documents_every_column():
     text = (datasets.datasets_dir() / "README.md").read_text()
     for col in list(datasets.TRIAL_COLUMNS) + list(datasets.EXPERIMENT_COLUMNS):

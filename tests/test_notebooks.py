@@ -30,6 +30,8 @@ def test_layout(path):
     for c in nb.cells:
         if c.cell_type == "code":
             assert not c.get("outputs") and c.get("execution_count") is None, "outputs not stripped"
+    # `routerlab figures` starts the slowest first on a fresh machine: each says how slow
+    assert notebooks.expected_seconds(path) > 0, "metadata.routerlab.replay_seconds missing"
 
 
 def _params(path, sample):

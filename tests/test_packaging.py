@@ -50,3 +50,16 @@ def test_ci_runs_the_readme_test_command():
     assert "ROUTERLAB_REQUIRE_ENGINES=1" in test and "pytest" in test
     engines = make.split("\nengines:", 1)[1].split("\n\n", 1)[0]
     assert "routerlab engines install" in engines and "engines" in test.splitlines()[0]
+
+
+def test_setup_bundles_the_folders_the_package_names(monkeypatch):
+    """setup.py reads datasets.BUNDLED from its source (it cannot import the package while
+    building it): one list of the bundled folders."""
+    import runpy
+
+    import setuptools
+
+    from routerlab import datasets
+
+    monkeypatch.setattr(setuptools, "setup", lambda **kw: None)
+    assert runpy.run_path(str(ROOT / "setup.py"))["bundled"]() == datasets.BUNDLED

@@ -106,3 +106,66 @@ def test_verdict_table_has_setup_columns(pastrami_sample):
     table = pastrami.verdict_table(trials, stats.assess(trials))
     assert set(table.environment) == {"vm"} and table.title.str.contains("vm").all()
     assert {"verdict", "pdr_pps", "saturation_pps", "kernel", "pinning", "nic_ring"} <= set(table.columns)
+
+
+def _read_slowly(path):
+    """The trial records of a raw file the plain way, one run at a time: the reference
+    that pastrami's vectorised reader must match."""
+    import json
+
+    rows = []
+    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+        if line.strip():
+            rec = json.loads(line)
+            rows += pastrami._runs_slowly(path, lineno, rec[0][0], rec[1:])
+    return pd.DataFrame(rows, columns=pastrami._RECORD_COLUMNS)
+
+
+def test_vectorised_reader_equals_the_run_by_run_reading_on_real_files(pastrami_sample):
+    files = sorted(pastrami_sample.rglob("*.txt"))
+    trials = pastrami.read_dir(pastrami_sample)
+    for f in files:
+        got = trials[trials.source == str(f)][pastrami._RECORD_COLUMNS].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, _read_slowly(f), check_exact=True, check_dtype=False)
+    # one table of many files is the files' tables one after another, column for column
+    one_by_one = pd.concat([pastrami.read_raw(f, str(f.relative_to(pastrami_sample).with_suffix("")))
+                            for f in files], ignore_index=True)
+    pd.testing.assert_frame_equal(trials, one_by_one, check_exact=True)
+
+
+def test_odd_but_valid_numbers_take_the_careful_path(tmp_path):
+    # ragged runs (3 and 5 fields), a float count and a huge integer: numpy cannot take the
+    # line as one integer array, and the careful path gives the same rows as before
+    f = write_raw(tmp_path / "clab_tb1_raw_30_k6.8_intel_vm_as-is.txt", [
+        "[[10000, 0], [100, 99, 0], [100, 98, 0, 40.0, 1.0]]",
+        "[[20000, 0], [200.0, 190, 0], [200, 200, 0]]",
+        "[[30000, 0], [300, 300, 123456789012345678901234567890]]",
+    ])
+    t = pastrami.read_raw(f)
+    assert t.tx.tolist() == [100, 100, 200, 200, 300] and t.rx.tolist() == [99, 98, 190, 200, 300]
+    assert t.line.tolist() == [1, 1, 2, 2, 3] and t.trial.tolist() == [0, 1, 0, 1, 0]
+    assert pd.isna(t.cpu_load.iloc[0]) and t.cpu_load.iloc[1] == pytest.approx(0.40)
+
+
+@pytest.mark.parametrize("line, what", [
+    ("[[10000, 0], [100, 90, 0], [100, 90]]", "run 2: expected 3 or 5 numbers"),
+    ('[[10000, 0], [100, 90, 0], [100, "90", 0]]', "run 2: expected 3 or 5 numbers"),
+    ("[[10000, 0], [100, 90, 0], [100, -1, 0]]", "run 2: received packets must be >= 0"),
+    ("[[10000, 0], [100, 90, 0], [100, 90, 0], [0, 0, 0]]", "run 3: offered packets must be > 0"),
+])
+def test_a_bad_run_among_good_ones_is_named(tmp_path, line, what):
+    f = write_raw(tmp_path / "x.txt", [line])
+    with pytest.raises(DataFormatError) as e:
+        pastrami.read_raw(f)
+    assert e.value.line == 1 and what in str(e.value)
+
+
+def test_read_files_keeps_bad_files_apart(tmp_path, pastrami_sample):
+    good = sorted(pastrami_sample.rglob("*.txt"))[:2]
+    bad = write_raw(tmp_path / "bad.txt", ["[[10000, 0], [100, 90]]"])
+    trials, errors = pastrami.read_files([good[0], bad, good[1], tmp_path / "missing.txt"])
+    assert list(errors) == [bad, tmp_path / "missing.txt"]
+    assert "run 1: expected 3 or 5 numbers" in str(errors[bad]) and "cannot read" in str(errors[tmp_path / "missing.txt"])
+    assert trials.source.unique().tolist() == [str(good[0]), str(good[1])]
+    nothing, errors = pastrami.read_files([bad])
+    assert nothing is None and list(errors) == [bad]

@@ -24,3 +24,120 @@ def test_verdict_summary_counts():
     fig = plots.verdict_summary(recs, by=["kernel"])
     heights = sorted(round(p.get_height()) for p in fig.axes[0].patches)
     assert heights == [0, 1, 1, 1]
+
+
+def _sample_assessments(pastrami_sample, n):
+    from routerlab import pastrami
+
+    return stats.assess(pastrami.read_dir(pastrami_sample))[:n]
+
+
+def test_fixed_panel_margins_are_what_tight_layout_finds(pastrami_sample):
+    # The panel skips tight_layout for speed; its fixed margins must stay what
+    # tight_layout would choose, with a title and without.
+    for a in _sample_assessments(pastrami_sample, 3):
+        for title in ("routing, CloudLab tb1, bare-metal, 50 runs, T = 10 s, kernel 6.8, unpinned", None):
+            fig = plots.pastrami_panel(a.summary, a.verdict, title=title)
+            fixed = vars(fig.subplotpars).copy()
+            fig.tight_layout()
+            tight = vars(fig.subplotpars)
+            for k in ("left", "right", "top", "bottom", "hspace"):
+                assert abs(fixed[k] - tight[k]) < 2e-3, (k, fixed[k], tight[k])
+            plots.plt.close(fig)
+
+
+def test_panels_drawn_by_workers_are_the_panels_drawn_here(tmp_path, pastrami_sample):
+    res = _sample_assessments(pastrami_sample, 5)
+    here = plots.draw_panels(res, out_dir=tmp_path / "one", show=1, jobs=1)
+    there = plots.draw_panels(res, out_dir=tmp_path / "two", show=1, jobs=2)
+    plots.plt.close("all")
+    assert [p.name for p in here] == [p.name for p in there] and len(here) == 10
+    for p, q in zip(here, there):
+        if p.suffix == ".png":  # SVG ids are salted at random; PNG is pixels only
+            assert p.read_bytes() == q.read_bytes(), p.name
+    assert not list(tmp_path.glob("two/**/*.pickle"))
+
+
+def test_a_failing_panel_worker_is_reported(tmp_path, pastrami_sample):
+    res = _sample_assessments(pastrami_sample, 4)
+    (tmp_path / "taken").write_text("a file where the panels folder should be")
+    import pytest
+
+    with pytest.raises(RuntimeError, match=r"panel worker \d failed with exit code 1: .*FileExistsError"):
+        plots.draw_panels(res, out_dir=tmp_path, subdir="taken", show=0, jobs=2)
+
+
+def test_load_loss_band_is_the_student_t_interval_every_run():
+    import numpy as np
+    import pandas as pd
+
+    d = pd.DataFrame({"offered_pps": np.repeat([1e5, 2e5], 4), "plr": [0.1, 0.2, 0.3, 0.4, 0.5, 0.5, 0.6, 0.8]})
+    bands = []
+    for _ in range(2):
+        fig = plots.load_loss(d, log=False, errorbar=("ci", 95))
+        (band,) = fig.axes[0].collections
+        bands.append(band.get_paths()[0].vertices[:, 1])
+        plots.plt.close(fig)
+    np.testing.assert_array_equal(bands[0], bands[1])
+    m, h = stats.mean_interval([0.1, 0.2, 0.3, 0.4])
+    assert np.isclose(bands[0], m - h).any() and np.isclose(bands[0], m + h).any()
+
+
+def test_a_panel_drawn_into_a_used_figure_is_the_panel_drawn_anew(tmp_path, pastrami_sample):
+    # draw_panels reuses one figure for speed: nothing of the panel before may remain
+    from routerlab import pastrami
+
+    res = stats.assess(pastrami.read_dir(pastrami_sample))
+    small, big = min(res, key=lambda a: a.summary.offered_pps.max()), max(res, key=lambda a: len(a.summary))
+    used = plots.pastrami_panel(big.summary, big.verdict, title="the one before, with more loads")
+    used = plots.pastrami_panel(small.summary, small.verdict, fig=used)
+    fresh = plots.pastrami_panel(small.summary, small.verdict)
+    assert used.axes[0].get_xlim() == fresh.axes[0].get_xlim()
+    a, b = plots.save(used, tmp_path, "used"), plots.save(fresh, tmp_path, "fresh")
+    assert a[0].read_bytes() == b[0].read_bytes()
+
+
+def _sweeps():
+    import pandas as pd
+
+    rows = [{"experiment": e, "offered_pps": o, "trial": k, "tx": 10_000, "rx": round(10_000 * (1 - p))}
+            for e, losses in {"flat": {100: [0, 0, 0], 200: [0, 0, 0]},
+                              "lossy": {100: [0, 0.004, 0.008], 200: [0.3, 0.3, 0.3], 300: [0.5]}}.items()
+            for o, ps in losses.items() for k, p in enumerate(ps)]
+    return stats.assess(pd.DataFrame(rows))
+
+
+def test_sweeps_carry_their_verdicts_and_show_what_has_no_interval():
+    res = _sweeps()
+    fig = plots.sweeps(stats.summaries(res), stats.records(res), ceiling=400)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert ("flat: BAD, saturation not reached in the tested range (to do: loads up to the generator's ceiling, "
+            "or a search)") in labels
+    assert "lossy: GOOD, saturation right after the PDR load" in labels
+    assert "one run: no interval" in labels and "95% interval contains PLR = 0.5%" in labels
+    lines = {ln.get_label(): ln for ln in fig.axes[0].lines}
+    hollow = [ln for ln in fig.axes[0].lines if ln.get_markerfacecolor() == "white" and len(ln.get_xdata())]
+    assert [list(ln.get_xdata()) for ln in hollow] == [[300]]  # lossy's one-run load
+    ringed = [ln for ln in fig.axes[0].lines if ln.get_markerfacecolor() == "none" and len(ln.get_xdata())]
+    assert [list(ln.get_xdata()) for ln in ringed] == [[100]]  # 0.4% +- 1%: crosses 0.5%
+    assert "generator ceiling" in lines
+
+
+def test_a_panel_says_why_and_marks_a_load_with_one_run():
+    res = _sweeps()
+    fig = plots.pastrami_panel(res[1].summary, res[1].verdict)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts[:2] == ["GOOD", "saturation right after the PDR load"]
+    assert "one run: no interval" in fig.axes[0].get_legend_handles_labels()[1]
+
+
+def test_a_pdr_the_generator_bounded_has_no_bar_but_its_lower_bound():
+    import pandas as pd
+
+    ours = pd.DataFrame({"engine": ["click", "fastclick-dpdk"], "where": "testbed (PDR@0.5%)", "mpps": [0.159, 0.331],
+                         "at_least": [False, True], "ratio_to_fastest": [1.0, float("nan")]})
+    pub = pd.DataFrame({"router": ["Click"], "ratio_to_fastest": [0.29]})
+    fig = plots.ratio_bars(ours, pub)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts == ["testbed (PDR@0.5%): at least 0.331 Mpps\n(limited by the generator)"]
+    assert fig.axes[0].texts[0].get_position()[0] == 1  # in fastclick-dpdk's column

@@ -5,6 +5,7 @@ algorithm can be checked exactly; real searches are in datasets/.)"""
 import pytest
 
 from routerlab import search
+from routerlab.errors import ParameterError
 
 CAP, NDR = 300_000, 250_000
 
@@ -49,8 +50,9 @@ def test_generator_limited_trials_never_pass():
 
 
 def test_bad_range_is_named():
-    with pytest.raises(Exception, match="lo"):
+    with pytest.raises(ParameterError) as e:
         search.bisect(model, kind="pdr", lo=10, hi=5)
+    assert e.value.name == "lo" and str(e.value) == "lo: need 0 < lo < hi, got 10, 5"
 
 
 def test_whole_range_passing_answers_at_least_the_ceiling():
@@ -77,3 +79,53 @@ def test_ratios_against_mlrsearch_by_hand():
     lines = search.format_ratios([res("routerlab", "pdr", 99_000.0, 30.0), res("mlrsearch", "pdr", 100_000.0, 60.0),
                                   res("routerlab", "ndr", 50_000.0, 20.0)])  # no MLRsearch NDR: no line
     assert lines == ["PDR: routerlab / mlrsearch answer = 0.990, trial-seconds = 0.50"]
+
+
+def _limited_above(load, d):
+    # the router carries 200k; the generator cannot offer more than 500k
+    tx = int(load * d)
+    return tx, tx if load <= 200_000 else tx // 2, load > 500_000
+
+
+def test_a_limited_trial_away_from_the_failing_load_does_not_bound_the_answer():
+    r = search.bisect(_limited_above, kind="pdr", lo=6_000, hi=600_000, final_duration=1.0)
+    assert r.limited_by_generator and not r.generator_bound
+    (line,) = search.format_result([r], cpus=2)
+    assert line.startswith(f"routerlab PDR: {r.lower:,.0f} pps (next failing {r.upper:,.0f}, width ")
+    assert "generator-limited trials at 600,000 pps (not at the failing load: they did not bound the answer)" in line
+
+
+def test_an_answer_the_generator_bounded_reads_at_least_and_says_the_cpus_are_shared():
+    r = search.bisect(lambda load, d: (int(load * d), int(load * d), load > 200_000), kind="pdr",
+                      lo=6_000, hi=600_000, final_duration=1.0)
+    assert r.generator_bound
+    (line,) = search.format_result([r], cpus=2)
+    assert line.startswith(f"routerlab PDR: at least {r.lower:,.0f} pps (limited by the generator); ")
+    assert "share this machine's 2 CPUs" in line and "next failing" not in line
+    assert "share" not in search.format_result([r], cpus=8)[0]
+
+
+def test_the_committed_searches_the_generator_bounded():
+    from routerlab import datasets
+
+    s = datasets.read_searches([datasets.datasets_dir() / "testbed-click"]).set_index("engine")
+    # every search but linux's and ebpf's saw a limited trial; only fastclick-dpdk's failing load was one
+    assert s["limited_by_generator"].to_dict() == {"linux": False, "ebpf": False, "click": True, "fastclick": True,
+                                                   "fastclick-dpdk": True}
+    assert s.index[s["generator_bound"]].tolist() == ["fastclick-dpdk"]
+    assert s.loc["fastclick-dpdk", "answer"] == "at least 330,630 pps (limited by the generator)"
+    assert s.loc["fastclick", "answer"] == "109,686 pps"
+    pdr = datasets.search_pdr(s.reset_index()).set_index("engine")
+    assert pdr["generator_bound"].to_dict()["fastclick-dpdk"] and not pdr.loc["click", "generator_bound"]
+
+
+def test_bench_engines_sets_no_ratio_against_a_pdr_the_generator_bounded():
+    import pandas as pd
+
+    from routerlab.benchmarks import engine_pdr
+
+    df = pd.DataFrame({"engine": ["linux", "click", "fastclick-dpdk"], "pdr_pps": [120_000.0, 160_000.0, 330_000.0],
+                       "generator_bound": [False, False, True]})
+    assert engine_pdr.ratios(df)["ratio_to_first"].tolist()[:2] == [1.0, pytest.approx(4 / 3)]
+    assert pd.isna(engine_pdr.ratios(df)["ratio_to_first"].iloc[2])
+    assert engine_pdr.ratios(df.assign(generator_bound=[True, False, False]))["ratio_to_first"].isna().all()

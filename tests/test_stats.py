@@ -59,6 +59,19 @@ def test_df_convention_k_matches_the_paper_table():
     assert stats.t_quantile(50, df_convention="k") != pytest.approx(stats.t_quantile(50), abs=1e-4)
 
 
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_t_quantile_is_scipy_stats_t_ppf_to_the_bit(confidence):
+    # t_quantile uses scipy.special.stdtrit to keep scipy.stats out of start-up; it must
+    # still be the number scipy.stats.t.ppf gives, for every K and both conventions.
+    from scipy.stats import t
+
+    k = np.arange(0, 301)
+    for dfc, df in (("k-1", k - 1), ("k", k)):
+        ours = stats.t_quantile(k, confidence, dfc)
+        ref = t.ppf((1 + confidence) / 2, np.where(df >= 1, df, np.nan))
+        np.testing.assert_array_equal(ours, ref)
+
+
 def test_single_trial_has_no_interval_and_says_so():
     t = trials({1000: [0.0], 2000: [0.01, 0.02]})
     s = stats.summarize(t)
@@ -185,3 +198,62 @@ def test_generator_limited_trials_are_left_out_and_named():
     # also when read back from CSV as text
     t["generator_limited"] = t["generator_limited"].astype(str)
     assert stats.assess(t)[0].summary["runs"].tolist() == [2, 1]
+
+
+def test_a_verdict_says_why_and_what_to_do():
+    flat = stats.saturation_verdict([1, 2, 3], [0, 0, 0])  # nothing lost: not judged
+    assert flat.label == "BAD" and "saturation not reached in the tested range" in flat.reason
+    assert flat.advice.startswith("saturation was not reached: offer loads up to the generator's ceiling")
+    assert "--search pdr" in flat.advice
+    assert flat.why == ("saturation not reached in the tested range "
+                        "(to do: loads up to the generator's ceiling, or a search)")
+    assert flat.explained == f"BAD: {flat.reason}. To do: {flat.advice}"
+    late = stats.saturation_verdict([1, 2, 3], [0, 0, 0.1])  # crosses at the highest load
+    assert late.advice.startswith("loss first passes the PDR fraction at the highest load: add loads above it")
+    good = stats.saturation_verdict([100, 200, 300, 400], [0, 0.01, 0.34, 0.5])
+    assert good.good and good.advice == "" and good.why == "saturation right after the PDR load"
+    assert good.explained == f"GOOD: {good.reason}"
+    rising = stats.saturation_verdict([100, 200, 300], [0, 0.01, 0.01])
+    assert rising.why == "throughput still rising after the PDR load"
+    again = stats.saturation_verdict([100, 200, 300, 400], [0, 0.01, 0.34, 0.01])
+    assert again.why == "throughput rises again after saturation"
+
+
+def test_the_record_adds_why_and_advice_to_the_keys_it_had():
+    (a,) = stats.assess(trials({100: [0, 0], 200: [0, 0]}))
+    rec = a.record()
+    assert {"experiment", "verdict", "mode", "pdr_pps", "pdr_status", "ndr_pps", "ndr_status", "saturation_pps",
+            "loads", "runs_min", "runs_max", "reason", "notes", "params"} < set(rec)
+    assert rec["why"] == a.verdict.why and rec["advice"] == a.verdict.advice != ""
+
+
+def test_the_generator_bounds_a_search_only_through_its_failing_load():
+    loads = [400_000, 100_000, 200_000, 150_000]
+    # the first probe, at the ceiling, was limited; the answer's failing load (200k) was not
+    assert not stats.generator_bound(loads, [True, False, False, False], 200_000)
+    assert stats.generator_bound(loads, [False, False, True, False], 200_000)
+    assert stats.generator_bound(loads, [True, False, False, False], None)  # nothing failed but the generator
+    assert not stats.generator_bound(loads, [False] * 4, float("nan"))
+
+
+def test_a_search_answer_in_words():
+    assert stats.search_answer(330_629.6, 336_631.1, True) == "at least 330,630 pps (limited by the generator)"
+    assert stats.search_answer(109_686.5, 110_880.9, False) == "109,686 pps"
+    assert stats.search_answer(600_000.0, None, False) == "at least 600,000 pps (nothing failed up to the ceiling)"
+    assert stats.search_answer(float("nan"), 6_000.0, False) == "below the search range"
+
+
+def test_searches_bound_per_search_and_the_flag_without_trials():
+    results = pd.DataFrame({"experiment": ["a", "b"], "kind": "pdr", "method": "routerlab",
+                            "upper_pps": [200.0, 300.0], "limited_by_generator": [True, True]})
+    probes = pd.DataFrame({"experiment": ["a", "a", "b"], "kind": "pdr", "method": "routerlab",
+                           "load": [400.0, 200.0, 300.0], "generator_limited": ["True", "False", "True"]})
+    assert stats.searches_bound(results, probes).tolist() == [False, True]
+    assert stats.searches_bound(results, None).tolist() == [True, True]
+
+
+def test_a_trial_that_received_more_than_it_sent_is_kept_and_reported():
+    t = trials({100: [0.0, -0.003], 200: [0.0, 0.0]})
+    (a,) = stats.assess(t)
+    assert a.summary["plr"].iloc[0] == pytest.approx(-0.0015)  # kept as it is, never clipped
+    assert a.notes == ["rx > tx (negative loss, kept as it is) in trials: 1 at 100 pps"]

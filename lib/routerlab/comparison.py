@@ -17,13 +17,10 @@ import numpy as np
 import pandas as pd
 
 from . import datasets, scenarios, stats
+from .defaults import COMPARISON_ENGINES as ENGINES  # noqa: F401  (part of comparison's API)
+from .defaults import COMPARISON_FRACTIONS as FRACTIONS
+from .defaults import COMPARISON_SCENARIOS as SCENARIOS
 from .errors import EngineNotFound, ParameterError, RouterlabError
-
-#: Published scenario -> our preset.
-SCENARIOS = {"single_flow_50fw": "single-flow-fw50", "gre_multiflow_50fw": "gre-multiflow-fw50",
-             "routes_900k_multiflow_50fw": "routes900k-multiflow-fw50", "ddos_drop_50pct": "ddos-drop50"}
-ENGINES = ("linux", "nft", "ebpf", "click", "fastclick", "fastclick-dpdk", "bmv2")
-FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
 
 
 def colour(loss_pct: float) -> str:
@@ -95,35 +92,74 @@ def campaign(out, engine_names=ENGINES, scenario_names=tuple(SCENARIOS.values())
 
 
 def ours(folder) -> pd.DataFrame:
-    """Our tables in long form from a measured folder: scenario (published name), router
-    (engine), offered (fraction of the ceiling), offered_pps, loss_pct (mean of the K
-    trials), ci95_pct (half-width of the Student-t interval), runs, colour; grey rows for
-    the cells not run, with their reason."""
+    """Our tables in long form from a measured folder, one row per cell.
+
+    Columns: scenario (published name), router (engine), offered (fraction of the
+    ceiling), offered_pps, loss_pct (mean of the K trials; a trial that received more than
+    was sent keeps its negative loss, as in :mod:`routerlab.stats`), ci95_pct (half-width
+    of the Student-t interval, :func:`routerlab.stats.mean_interval`; NaN for one run),
+    runs, more_received (trials with rx > tx: a counting error to report, not a zero),
+    colour, colour_low and colour_high (the colours at the interval's two ends),
+    uncertain (they differ: the interval crosses a colour boundary), reason (why a cell
+    is grey: an engine that cannot do the scenario, from ``cells.csv``, or a load every
+    trial of which the generator could not offer), and the row's PASTRAMI verdict
+    (``verdict``: GOOD/BAD; ``verdict_why``, its reason in a few words, and
+    ``verdict_reason``, the full sentence; both with what to do when it could not judge).
+    """
     folder = Path(folder)
     ds = datasets.read(folder)
     meta = ds.experiments.set_index("experiment")
     back = {v: k for k, v in SCENARIOS.items()}
+    limited = ds.trials.get("generator_limited", pd.Series(False, index=ds.trials.index))
+    limited = limited.astype(str).str.lower().isin(["true", "1"])
+    verdicts = {a.experiment: a.verdict for a in stats.assess(ds.trials)}
     rows = []
     for exp, g in ds.trials.groupby("experiment", sort=False):
-        g = g[~g.get("generator_limited", pd.Series(False, index=g.index)).astype(bool)]
         ceiling = float(meta.loc[exp, "generator_ceiling_pps"])
         engine = meta.loc[exp, "engine"]
         sname = exp[len(engine) + 1:]
+        v = verdicts.get(exp)
+        row = {"scenario": back.get(sname, sname), "router": engine, "verdict": v.label if v else "",
+               "verdict_why": v.why if v else "", "verdict_reason": v.explained if v else ""}
         for load, t in g.groupby("offered_pps"):
-            # a trial that received more than was sent keeps its negative loss (stats' rule)
+            cell = {**row, "offered": round(load / ceiling, 2), "offered_pps": load}
+            t = t[~limited[t.index]]
+            if not len(t):
+                rows.append({**cell, "loss_pct": np.nan, "ci95_pct": np.nan, "runs": 0, "more_received": 0,
+                             "reason": "generator-limited: the generator could not offer this load in any trial"})
+                continue
             plr, half = stats.mean_interval(stats.trial_loss(t["tx"].to_numpy(), t["rx"].to_numpy()))
-            rows.append({"scenario": back.get(sname, sname), "router": engine, "offered": round(load / ceiling, 2),
-                         "offered_pps": load, "loss_pct": 100 * plr, "ci95_pct": 100 * half,
-                         "runs": len(t), "reason": ""})
+            rows.append({**cell, "loss_pct": 100 * plr, "ci95_pct": 100 * half, "runs": len(t),
+                         "more_received": int((t["rx"] > t["tx"]).sum()), "reason": ""})
     cells = datasets.read_kind(folder, "cells.csv", missing_ok=True)
     for c in cells.itertuples():
         if not c.runnable:
-            rows.append({"scenario": back.get(c.scenario, c.scenario), "router": c.engine, "offered": np.nan,
-                         "offered_pps": np.nan, "loss_pct": np.nan, "ci95_pct": np.nan, "runs": 0,
-                         "reason": c.reason})
+            rows.append({"scenario": back.get(c.scenario, c.scenario), "router": c.engine, "verdict": "",
+                         "verdict_why": "", "verdict_reason": "", "offered": np.nan, "offered_pps": np.nan,
+                         "loss_pct": np.nan, "ci95_pct": np.nan, "runs": 0, "more_received": 0, "reason": c.reason})
     df = pd.DataFrame(rows)
     df["colour"] = [colour(x) for x in df["loss_pct"]]
+    # the colours at the interval's ends; a cell with one run has no interval, only its colour
+    ends = list(zip(df["loss_pct"], df["ci95_pct"], df["colour"]))
+    df["colour_low"] = [colour(m - h) if not np.isnan(h) else c for m, h, c in ends]
+    df["colour_high"] = [colour(m + h) if not np.isnan(h) else c for m, h, c in ends]
+    df["uncertain"] = df["colour_low"] != df["colour_high"]
     return df
+
+
+def verdicts(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (scenario, router) of :func:`ours`: its PASTRAMI verdict with the full
+    reason (``verdict_reason``), and, for a row or cells that are grey, why (``grey``: each
+    reason once, with the loads it greys when not the whole row)."""
+    rows = []
+    for (s, r), g in df.groupby(["scenario", "router"], sort=False):
+        grey = []
+        for reason, gr in g[g["reason"] != ""].groupby("reason", sort=False):
+            at = gr["offered"].dropna()
+            grey.append((f"at {', '.join(f'{x:g}' for x in at)}: " if len(at) else "") + reason)
+        rows.append({"scenario": s, "router": r, "verdict": g["verdict"].iloc[0],
+                     "verdict_reason": g["verdict_reason"].iloc[0], "grey": "; ".join(grey)})
+    return pd.DataFrame(rows)
 
 
 def grid(df: pd.DataFrame, scenario: str) -> pd.DataFrame:
@@ -138,23 +174,38 @@ def grid(df: pd.DataFrame, scenario: str) -> pd.DataFrame:
 
 
 def capacity(df: pd.DataFrame, limit_pct: float = 0.5) -> pd.DataFrame:
-    """Per scenario and router, the highest offered load with loss below ``limit_pct``
-    (NaN if none, or not tested)."""
-    ok = df[df["loss_pct"] < limit_pct]
-    cap = ok.groupby(["scenario", "router"])["offered"].max()
-    allr = df[["scenario", "router"]].drop_duplicates().set_index(["scenario", "router"])
-    return allr.join(cap.rename("capacity")).reset_index()
+    """Per scenario and router, PDR@``limit_pct``: the highest offered load such that it and
+    every lower load lose at most ``limit_pct`` percent (:func:`routerlab.stats.pdr_load`,
+    the one definition). A load not tested in the published table (NaN loss: "loss already
+    high") fails; a cell of ours not measured (grey, with a ``reason``) is left out.
+    Columns: scenario, router, capacity (NaN when even the lowest load fails, or nothing
+    was tested), status (:class:`routerlab.stats.RateBound`'s)."""
+    rows = []
+    for (s, r), g in df.groupby(["scenario", "router"], sort=False):
+        g = g.dropna(subset=["offered"])
+        if "reason" in g:
+            g = g[g["reason"].fillna("") == ""]
+        bound = (stats.pdr_load(g["offered"], g["loss_pct"].to_numpy() / 100, limit_pct / 100) if len(g)
+                 else stats.RateBound(None, "below_range"))
+        rows.append({"scenario": s, "router": r, "capacity": np.nan if bound.load is None else bound.load,
+                     "status": bound.status if len(g) else "not tested"})
+    return pd.DataFrame(rows)
 
 
 def orderings(published_df: pd.DataFrame, ours_df: pd.DataFrame, limit_pct: float = 0.5) -> pd.DataFrame:
     """Routers ranked per scenario by :func:`capacity`, published next to ours (one
-    string per scenario, best first; routers not tested are left out)."""
+    string per scenario, best first, ``=`` between equal capacities; routers with no
+    load passing are left out)."""
     rows = []
     for label, df in (("published", published_df), ("ours", ours_df)):
         cap = capacity(df, limit_pct).dropna(subset=["capacity"])
         for s, g in cap.groupby("scenario"):
-            g = g.sort_values("capacity", ascending=False)
+            g = g.sort_values("capacity", ascending=False, kind="stable")
+            text = ""
+            for i, r in enumerate(g.itertuples()):
+                text += ("" if i == 0 else " = " if r.capacity == prev else " > ") + f"{r.router} ({r.capacity:g})"
+                prev = r.capacity
             rows.append({"scenario": s, "source": label,
-                         "ranking (highest load with < 0.5% loss)": " > ".join(
-                             f"{r.router} ({r.capacity:g})" for r in g.itertuples())})
+                         f"ranking (PDR@{limit_pct:g}%: highest load with at most {limit_pct:g}% loss at it "
+                         "and every lower load)": text})
     return pd.DataFrame(rows).sort_values(["scenario", "source"], ascending=[True, False]).reset_index(drop=True)

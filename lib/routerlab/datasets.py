@@ -6,7 +6,9 @@ A *dataset* is a folder with
   :data:`TRIAL_COLUMNS`; testbed facts that vary by experiment may also stand here as
   columns, never in file names;
 - ``experiments.csv``: one row per experiment — where, when and how it was measured
-  (:data:`EXPERIMENT_COLUMNS`);
+  (:data:`EXPERIMENT_COLUMNS`). Every experiment routerlab runs (sweeps, the comparison,
+  fast reroute, the microbenchmarks) writes this same record, with
+  :func:`record_environment`, and :func:`read_experiments` reads it;
 - ``README.md``: the same in words, for people.
 
 A single trials file (CSV or Parquet) is also accepted wherever a dataset is read.
@@ -42,7 +44,8 @@ TRIAL_COLUMNS = {
     "started_at": (False, "trial start, ISO 8601 UTC"),
 }
 
-#: Experiment metadata columns (experiments.csv): name -> meaning.
+#: Experiment metadata columns (experiments.csv), the one environment record of every
+#: experiment: name -> meaning. Every column is written, empty where it does not apply.
 EXPERIMENT_COLUMNS = {
     "experiment": "experiment id (matches trials)",
     "source": "who measured it: 'routerlab testbed' or a citation",
@@ -51,13 +54,15 @@ EXPERIMENT_COLUMNS = {
     "kernel": "Linux kernel release of the device under test",
     "cpu": "CPU model and count",
     "pinning": "how CPUs were assigned to generator, router, sink",
-    "engine": "router engine",
-    "engine_version": "engine version",
+    "engine": "router engine; several separated by '; '",
+    "engine_version": "engine version; several in the order of engine, separated by '; '",
     "generator": "traffic generator and version",
     "generator_ceiling_pps": "generator's own ceiling measured into the sink, pps",
     "frame_size": "frame size on the wire, bytes",
     "scenario": "scenario preset and its parameters",
     "notes": "anything else a reader needs",
+    "versions": "other software that took part, 'name: version' separated by '; '",
+    "command": "the command line that ran the experiment",
 }
 
 REQUIRED = [c for c, (req, _) in TRIAL_COLUMNS.items() if req]
@@ -193,12 +198,65 @@ def read_many(paths) -> Dataset:
 
 
 def read_experiments(path) -> pd.DataFrame:
-    """Read ``experiments.csv``: text columns stay text, numeric ones become numbers."""
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    """Read the environment records of ``experiments.csv`` (the file, or the folder that
+    holds it), one row per experiment: text columns stay text, numeric ones become numbers."""
+    df = _read_records(path)
     for c in NUMERIC_EXPERIMENT_COLUMNS:
         if c in df:
             df[c] = pd.to_numeric(df[c].replace("", None), errors="coerce")
     return df
+
+
+def _read_records(path) -> pd.DataFrame:
+    """``experiments.csv`` exactly as written: every column text."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "experiments.csv"
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise DataFormatError(path, None, "no such file") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as e:
+        raise DataFormatError(path, None, f"not a readable CSV ({e})") from None
+
+
+def record_environment(folder, experiment: str, source: str, *, setting: str = "", when: str | None = None,
+                       **facts) -> dict:
+    """Write the environment record of ``experiment`` to ``folder/experiments.csv``
+    (replacing an earlier record of the same experiment; the others stay as they were
+    written) and return it. Every experiment routerlab runs records itself here.
+
+    Parameters
+    ----------
+    source : str
+        Who measured it and how (``"routerlab testbed"``, ...).
+    setting : str
+        What stands between the parts, for ``where``: ``"node (setting; virtualisation)"``
+        (e.g. ``"network namespaces, veth"``); the machine's facts come from :func:`host`.
+    when : str, optional
+        When it was measured (ISO 8601 UTC); default now.
+    facts
+        The other columns of :data:`EXPERIMENT_COLUMNS` (engine, generator, versions,
+        command, notes, ...); any other name is refused.
+    """
+    import time
+
+    unknown = sorted(set(facts) - set(EXPERIMENT_COLUMNS))
+    if unknown:
+        raise ValueError(f"not columns of experiments.csv: {', '.join(unknown)}")
+    h = host()
+    rec = {c: "" for c in EXPERIMENT_COLUMNS}
+    rec.update(experiment=experiment, source=source,
+               where=f"{h['node']} ({setting + '; ' if setting else ''}{h['virt']})",
+               when=when or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), kernel=h["kernel"], cpu=h["cpu"])
+    rec.update({k: "" if v is None else v for k, v in facts.items()})
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    old = _read_records(folder) if (folder / "experiments.csv").is_file() else pd.DataFrame()
+    if len(old):
+        old = old[old["experiment"] != experiment]
+    write_experiments(pd.concat([old, pd.DataFrame([rec])], ignore_index=True), folder)
+    return rec
 
 
 def write(ds: Dataset, folder, fmt: str = "csv") -> Path:
@@ -219,10 +277,13 @@ def write(ds: Dataset, folder, fmt: str = "csv") -> Path:
 
 
 def write_experiments(experiments: pd.DataFrame, folder) -> Path:
-    """Write ``experiments.csv`` in ``folder`` (replacing it atomically)."""
+    """Write ``experiments.csv`` in ``folder`` (replacing it atomically): the columns of
+    :data:`EXPERIMENT_COLUMNS` in their order (empty where a record has no value), then
+    any others the table has."""
     target = Path(folder) / "experiments.csv"
     tmp = target.with_suffix(".csv.tmp")
-    experiments.to_csv(tmp, index=False)
+    extra = [c for c in experiments.columns if c not in EXPERIMENT_COLUMNS]
+    experiments.reindex(columns=list(EXPERIMENT_COLUMNS) + extra).to_csv(tmp, index=False)
     os.replace(tmp, target)
     return target
 
@@ -282,6 +343,7 @@ class TrialWriter:
 KINDS = {
     "search_results.csv": ("experiment", "engine", "scenario", "method", "kind", "lower_pps", "upper_pps",
                            "limited_by_generator", "generator_ceiling_pps"),
+    "search_trials.csv": ("experiment", "engine", "scenario", "kind", "method", "load", "generator_limited"),
     "cells.csv": ("engine", "scenario", "runnable", "reason"),
     "samples.csv": ("variant", "run", "t", "throughput_bps", "rtt_ms", "cpu_busy"),
     "runs.csv": ("variant", "run", "fail_s", "converge_s", "looped_destinations", "ping_sent", "ping_received"),
@@ -312,16 +374,34 @@ def read_kind(folder, name: str, *, missing_ok: bool = False) -> pd.DataFrame:
 
 def read_searches(folders) -> pd.DataFrame:
     """The PDR/NDR search results of every folder that has any (``search_results.csv``),
-    one row per search: lower_pps is the answer, upper_pps the next failing load."""
-    parts = [read_kind(f, "search_results.csv") for f in folders if (Path(f) / "search_results.csv").is_file()]
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(KINDS["search_results.csv"]))
+    one row per search: lower_pps is the answer, upper_pps the next failing load; with two
+    columns derived from the folder's ``search_trials.csv``: ``generator_bound`` (the
+    generator, not the router, bounded the answer: :func:`routerlab.stats.generator_bound`)
+    and ``answer`` (:func:`routerlab.stats.search_answer`, the answer as it is shown)."""
+    from . import stats
+
+    parts = []
+    for f in folders:
+        if not (Path(f) / "search_results.csv").is_file():
+            continue
+        res = read_kind(f, "search_results.csv")
+        probes = read_kind(f, "search_trials.csv") if (Path(f) / "search_trials.csv").is_file() else None
+        res["generator_bound"] = stats.searches_bound(res, probes)
+        res["answer"] = [stats.search_answer(r.lower_pps, r.upper_pps, r.generator_bound) for r in res.itertuples()]
+        parts.append(res)
+    return (pd.concat(parts, ignore_index=True) if parts
+            else pd.DataFrame(columns=list(KINDS["search_results.csv"]) + ["generator_bound", "answer"]))
 
 
 def search_pdr(searches: pd.DataFrame) -> pd.DataFrame:
-    """Each engine's PDR from search results: columns ``engine`` and ``pdr_pps``."""
+    """Each engine's PDR from search results (:func:`read_searches`): columns ``engine``,
+    ``pdr_pps`` and ``generator_bound`` (then the router's PDR is at least ``pdr_pps``: a
+    lower bound, never to be set against another engine as a ratio)."""
     # our own search's answers (MLRsearch's stand beside them in bench search's rows)
     pdr = searches[(searches["kind"] == "pdr") & (searches.get("method", "routerlab") == "routerlab")]
-    return pdr.rename(columns={"lower_pps": "pdr_pps"})[["engine", "pdr_pps"]].reset_index(drop=True)
+    if "generator_bound" not in pdr:
+        raise ValueError("search_pdr takes read_searches' rows (they carry generator_bound)")
+    return pdr.rename(columns={"lower_pps": "pdr_pps"})[["engine", "pdr_pps", "generator_bound"]].reset_index(drop=True)
 
 
 def read_fast_reroute(folder) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -428,28 +508,48 @@ def load_any(path, fmt: str = "auto") -> pd.DataFrame:
     return pastrami.read_raw(path)
 
 
-def iter_inputs(paths, fmt: str = "auto"):
-    """Yield ``(label, trials, error)`` for each input to assess, one malformed file at a time.
+def read_inputs(paths, fmt: str = "auto") -> tuple[list[tuple], pd.DataFrame | None]:
+    """Read the inputs of ``routerlab assess``: PASTRAMI raw files and folders of them,
+    and routerlab datasets (file or folder).
 
-    A folder of PASTRAMI raw files yields each file on its own (so one bad file does not
-    hide the others); a routerlab dataset (file or folder) yields once. ``error`` is a
-    :class:`DataFormatError` (and ``trials`` None) when the input cannot be read.
+    Every PASTRAMI raw file among the inputs is read in one pass
+    (:func:`pastrami.read_files`) into one table, so that they can be assessed in one
+    batch; a malformed file is reported on its own and does not hide the others.
+
+    Returns
+    -------
+    (list of (label, trials, error, key), pandas.DataFrame or None)
+        One entry per input file or dataset, in the order given (a folder of raw files
+        gives its files sorted; a file named twice comes twice): ``label`` is the path as a
+        string; ``trials`` is the trial table of a routerlab dataset, or None for a raw
+        file, whose trials are in the second value under the experiment id ``key`` (one
+        per entry, so that no two files are ever pooled); ``error`` is the
+        :class:`DataFormatError` of an input that cannot be read. The second value is the
+        table of every readable raw file (None when there is none).
     """
     from . import pastrami
 
+    entries, raw = [], []
     for path in map(Path, paths):
         if path.is_dir() and fmt != "routerlab" and not any(
                 (path / f).is_file() for f in ("trials.csv", "trials.parquet")):
             files = sorted(path.rglob("*.txt"))
             if not files:
-                yield str(path), None, DataFormatError(path, None, "no PASTRAMI .txt files or trials.* here")
-            for f in files:
-                try:
-                    yield str(f), pastrami.read_raw(f), None
-                except DataFormatError as e:
-                    yield str(f), None, e
-            continue
-        try:
-            yield str(path), load_any(path, fmt), None
-        except DataFormatError as e:
-            yield str(path), None, e
+                entries.append((str(path), None, DataFormatError(path, None, "no PASTRAMI .txt files or trials.* here")))
+            entries += [(str(f), None, None, str(len(raw) + i)) for i, f in enumerate(files)]
+            raw += files
+        elif path.is_file() and (fmt == "pastrami" or fmt == "auto" and path.suffix not in (".csv", ".parquet")
+                                 and pastrami.is_raw_file(path)):
+            entries.append((str(path), None, None, str(len(raw))))
+            raw.append(path)
+        else:
+            try:
+                entries.append((str(path), load_any(path, fmt), None, None))
+            except DataFormatError as e:
+                entries.append((str(path), None, e, None))
+    keys = [str(i) for i in range(len(raw))]
+    trials, errors = pastrami.read_files(raw, keys)
+    # read_files keys its errors by the file as given; a file named twice fails twice
+    failed = {key: errors[f] for key, f in zip(keys, raw) if f in errors}
+    entries = [(label, t, e or failed.get(key), key) for label, t, e, key in entries]
+    return entries, trials

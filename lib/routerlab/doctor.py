@@ -24,10 +24,8 @@ class Check:
     optional: bool = False
 
 
-#: Tools that are not engines themselves: name -> (binary, variable naming it, where to get it).
-EXTERNAL = {
-    "p4c": ("p4c-bm2-ss", "ROUTERLAB_P4C", "routerlab engines install p4c (or your own build: ROUTERLAB_P4C)"),
-}
+#: Tools that are not engines themselves: name -> binary (its variable: builds.OVERRIDES).
+EXTERNAL = {"p4c": "p4c-bm2-ss"}
 
 
 def _version(cmd: list[str]) -> str:
@@ -63,12 +61,12 @@ def report() -> list[Check]:
             checks.append(Check("engine", name, True, e.version()))
         except RouterlabError as err:
             checks.append(Check("engine", name, False, _missing(err, e.where)))
-    for name, (binary, var, where) in EXTERNAL.items():
+    for name, binary in EXTERNAL.items():
         try:
-            path = engines.find_binary(name, binary, var)
+            path = engines.find_binary(name, binary)
             checks.append(Check("engine", name, True, builds.describe(name, path)))
         except RouterlabError as err:
-            checks.append(Check("engine", name, False, _missing(err, where)))
+            checks.append(Check("engine", name, False, _missing(err, builds.how_to_get(name))))
     try:
         from . import traffic
 

@@ -486,25 +486,28 @@ def summary(samples: pd.DataFrame, runs: pd.DataFrame, *, fail_at: float = 10.0,
     return pd.DataFrame(rows), pr
 
 
-def _build_of(engine: str) -> str:
-    """The p4 variant's engines by upstream commit, or why they are not there."""
+def _p4_builds() -> dict[str, str]:
+    """The p4 variant's engines (bmv2's simple_switch, p4c) by upstream repository and
+    commit, or why they are not there."""
     from . import engines
+    from .engines import builds
 
-    try:
-        return engines.get(engine).version()
-    except RouterlabError as e:
-        return f"not available ({e})"
+    out = {}
+    for engine, binary in (("bmv2", "simple_switch"), ("p4c", "p4c-bm2-ss")):
+        try:
+            out[engine] = builds.describe(engine, engines.find_binary(engine, binary))
+        except RouterlabError as e:
+            out[engine] = f"not available ({e})"
+    return out
 
 
-def save_environment(out, command: str = "", when: str = ""):
-    """Write ``out/environment.csv``: where, when, versions and the command."""
-    from .datasets import host
-
-    out = Path(out)
-    h = host()
-    env = {"source": "routerlab fast-reroute experiment (Linux routers in network namespaces, veth, MTU 850)",
-           "where": f"{h['node']} ({h['virt']})", "when": when, "kernel": h["kernel"], "cpu": h["cpu"],
-           "iperf3": sh("iperf3", "--version", check=False).splitlines()[0] if shutil.which("iperf3") else "",
-           "nft": sh("nft", "--version", check=False).strip(), "bmv2": _build_of("bmv2"),
-           "command": command}
-    pd.DataFrame([env]).to_csv(out / "environment.csv", index=False)
+def record_environment(out, command: str = "", when: str | None = None) -> dict:
+    """Write the experiment's environment record to ``out/experiments.csv``
+    (:func:`routerlab.datasets.record_environment`): iperf3 is its traffic generator; the
+    versions of nft and of the p4 variant's bmv2 and p4c; the command. ``when``: the first run's
+    start (default now)."""
+    iperf = sh("iperf3", "--version", check=False).splitlines()[0] if shutil.which("iperf3") else ""
+    versions = {"nft": sh("nft", "--version", check=False).strip(), **_p4_builds()}
+    return datasets.record_environment(
+        out, "fast-reroute", "routerlab fast-reroute experiment (Linux routers in network namespaces, veth, MTU 850)",
+        when=when, generator=iperf, versions="; ".join(f"{k}: {v}" for k, v in versions.items()), command=command)

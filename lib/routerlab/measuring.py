@@ -25,10 +25,11 @@ from .testbed import require_root
 SEARCH_KINDS = ("pdr", "ndr", "both")
 
 
-def resolve(engine: str, scenario: str | Scenario, **overrides) -> tuple[Engine, Scenario]:
+def resolve(engine: str, scenario: str | Scenario, config=None, **overrides) -> tuple[Engine, Scenario]:
     """The engine by name and the scenario (a preset, a YAML file or a Scenario with
     ``overrides`` such as ``rules=50``), checked against each other: an engine that is
-    missing, or lacks a feature the scenario needs, is refused here."""
+    missing, or lacks a feature the scenario needs, is refused here. ``config`` is a
+    router configuration of one's own for the engine to run (click, fastclick)."""
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if isinstance(scenario, Scenario):
         if overrides:
@@ -37,6 +38,8 @@ def resolve(engine: str, scenario: str | Scenario, **overrides) -> tuple[Engine,
     else:
         sc = scenarios.load(scenario, **overrides)
     eng = engines.get(engine)
+    if config is not None:
+        eng.use_config(config)
     eng.check(sc)
     return eng, sc
 
@@ -72,7 +75,7 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
             runs: int = 10, duration: float = 2.0, search: str | None = None, pdr: float = stats.PDR_FRACTION,
             methods=("routerlab",), ceiling_pps: float | None = None, experiment: str = "",
             rules: int | None = None, routes: int | None = None, frame_size: int | None = None,
-            announce: Callable[[str], None] | None = None, progress: bool = True):
+            config=None, announce: Callable[[str], None] | None = None, progress: bool = True):
     """Measure ``engine`` in ``scenario`` into the dataset folder ``out``.
 
     Parameters
@@ -91,6 +94,10 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
         The generator's ceiling if already known; else measured when needed.
     rules, routes, frame_size : int, optional
         Overrides of the scenario's knobs.
+    config : path-like, optional
+        A router configuration of one's own for the engine to run instead of routerlab's
+        (click, fastclick: e.g. a course exercise's router); it must take the testbed's
+        defines, see :meth:`routerlab.engines.click.ClickEngine.use_config`.
     announce : callable, optional
         Called with one-line messages (the ceiling, the plan and its duration).
 
@@ -103,7 +110,7 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
     from . import sweep
 
     announce = announce or (lambda msg: None)
-    eng, sc = resolve(engine, scenario, rules=rules, routes=routes, frame_size=frame_size)
+    eng, sc = resolve(engine, scenario, config, rules=rules, routes=routes, frame_size=frame_size)
     stats.VerdictParams(pdr=pdr)  # a bad fraction is refused now, not after the measurement
     if search is not None and search not in SEARCH_KINDS:
         raise ParameterError("search", f"must be one of {', '.join(SEARCH_KINDS)}, got {search!r}")

@@ -10,6 +10,10 @@ the picture.
   built against the installed Click). The cost per packet is measured for a flow's first
   packet and for its later packets.
 
+The configurations are files in ``routers/click/microbench/`` (:data:`CONFIGS`), run with
+their ``define`` parameters on the command line, next to copies of the router files whose
+libraries they use; only the chain under test is generated (:func:`chain_click`).
+
 Instructions are counted under callgrind: they repeat from run to run on a noisy machine,
 unlike time, which is reported next to them (ns per packet, median of repeats). Every
 figure is a difference of two runs that differ only in the number of packets, so start-up
@@ -29,9 +33,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import engines, scenarios
+from . import datasets, engines, scenarios
 from .engines import click as click_engine
 from .errors import EngineNotFound, RouterlabError
+
 
 def _frame_hex() -> str:
     """One UDP packet from the generator side to the traffic's destination: what the
@@ -58,12 +63,11 @@ def click_binary(engine: str = "click") -> str:
     return engines.get(engine).binary()
 
 
-def run_click(binary: str, config: str, cwd: Path, *, callgrind: bool = False, env: dict | None = None,
-              timeout: float = 600) -> Run:
-    """Run ``config`` (text) with ``binary`` in ``cwd``; count instructions if asked."""
-    conf = cwd / "bench.click"
-    conf.write_text(config)
-    cmd = [binary, str(conf)]
+def run_click(binary: str, config: str, cwd: Path, defines: dict | None = None, *, callgrind: bool = False,
+              env: dict | None = None, timeout: float = 600) -> Run:
+    """Run the configuration file ``config`` of ``cwd`` (a name in :data:`CONFIGS`) with
+    ``binary``, its ``define`` parameters set to ``defines``; count instructions if asked."""
+    cmd = [binary, str(cwd / config), *[f"{k}={v}" for k, v in (defines or {}).items()]]
     if callgrind:
         if not shutil.which("valgrind"):
             raise EngineNotFound("valgrind is not installed (Debian package valgrind): no instruction counts")
@@ -83,40 +87,26 @@ def run_click(binary: str, config: str, cwd: Path, *, callgrind: bool = False, e
     return Run(dt, instr, p.stdout)
 
 
-def environment(benchmark: str, engine_names, command: str) -> dict:
-    """The environment record of a microbenchmark run (one row of ``environment.csv``)."""
+def save(df, out: Path, name: str, engine_names, command: str) -> dict:
+    """Write a benchmark's rows to ``out/name.csv`` and its environment record to
+    ``out/experiments.csv`` (experiment = the benchmark's name; an earlier record of it is
+    replaced): the engines and their versions, valgrind's and Python's, the command."""
     import sys
-
-    from .datasets import host
-
-    h = host()
-    versions = []
-    for name in engine_names:
-        try:
-            versions.append(f"{name}: {engines.get(name).version()}")
-        except Exception as e:  # noqa: BLE001 - the record says what it could not learn
-            versions.append(f"{name}: unknown ({e})")
-    vg = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip() \
-        if shutil.which("valgrind") else "not installed"
-    return {"benchmark": benchmark, "source": "routerlab microbenchmark (in memory, no network)",
-            "where": f"{h['node']} ({h['virt']})",
-            "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": h["kernel"],
-            "cpu": h["cpu"], "engines": "; ".join(versions), "valgrind": vg,
-            "python": sys.version.split()[0], "command": command}
-
-
-def save(df, out: Path, name: str, env: dict):
-    """Write a benchmark's rows to ``out/name.csv`` and its record to ``out/environment.csv``
-    (replacing an earlier record of the same benchmark)."""
-    import pandas as pd
 
     out.mkdir(parents=True, exist_ok=True)
     df.to_csv(out / f"{name}.csv", index=False)
-    path = out / "environment.csv"
-    old = pd.read_csv(path) if path.is_file() else pd.DataFrame()
-    if len(old):
-        old = old[old["benchmark"] != env["benchmark"]]
-    pd.concat([old, pd.DataFrame([env])], ignore_index=True).to_csv(path, index=False)
+    versions = []
+    for engine in engine_names:
+        try:
+            versions.append(engines.get(engine).version())
+        except Exception as e:  # noqa: BLE001 - the record says what it could not learn
+            versions.append(f"unknown ({e})")
+    vg = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip() \
+        if shutil.which("valgrind") else "not installed"
+    return datasets.record_environment(out, name, "routerlab microbenchmark (in memory, no network)",
+                                       engine="; ".join(engine_names), engine_version="; ".join(versions),
+                                       versions=f"valgrind: {vg}; python: {sys.version.split()[0]}",
+                                       command=command)
 
 
 # -- the element package -------------------------------------------------------------------
@@ -166,24 +156,43 @@ def build_package(binary: str | None = None) -> Path:
     return out
 
 
-# -- forwarding (MoonRoute) -----------------------------------------------------------------
+# -- the configurations ---------------------------------------------------------------------
 
-def forwarding_config(packets: int, burst: int = 32) -> str:
-    """The router with one route, fed one prebuilt frame ``packets`` times from memory."""
-    return (f"require(library services.click, library tables.click, library router-core.click);\n"
-            "AddressInfo(in_if 10.70.1.1 10.70.1.0/24 02:72:6c:01:00:01,\n"
-            "            out_if 10.70.2.1 10.70.2.0/24 02:72:6c:02:00:01);\n"
-            f"InfiniteSource(DATA \\<{_frame_hex()}>, LIMIT {packets}, BURST {burst}, STOP true)\n"
-            "  -> router :: IPRouter(02:72:6c:02:00:02, 02:72:6c:01:00:02, 1500);\n"
-            "router[0] -> fwd :: Counter -> Discard;\n"
-            "router[1] -> err :: Counter -> Discard;\n"
-            "DriverManager(wait, print fwd.count, print err.count, stop);\n")
+#: The configurations of ``routers/click/microbench/``: the router fed from memory, the
+#: plain chain and the chain behind HeaderActionCache (and the library of NFs they use).
+CONFIGS = {"forwarding": "forwarding.click", "chain": "nf-chain.click", "consolidated": "nf-chain-cached.click"}
+
+
+def configs_dir() -> Path:
+    """``routers/click/microbench`` of the clone or the installed package."""
+    return click_engine.routers_dir() / "microbench"
+
+
+def write_configs(folder: Path) -> Path:
+    """Copy the router files (with ``tables.click`` for one route: scenario single-flow) and
+    the microbenchmark's configurations to ``folder``, where they find each other's
+    libraries."""
+    click_engine.write_configs(folder, scenarios.load("single-flow"))
+    for f in configs_dir().glob("*.click"):
+        shutil.copy(f, folder / f.name)
+    return folder
 
 
 def _workdir() -> Path:
+    """A fresh folder with the configurations (the caller removes it)."""
     d = Path(tempfile.mkdtemp(prefix="routerlab-bench-"))
-    click_engine.write_configs(d, scenarios.load("single-flow"))
-    return d
+    try:
+        return write_configs(d)
+    except BaseException:
+        shutil.rmtree(d, ignore_errors=True)
+        raise
+
+
+# -- forwarding (MoonRoute) -----------------------------------------------------------------
+
+def forwarding_defines(packets: int, burst: int = 32) -> dict:
+    """``forwarding.click``'s parameters: one prebuilt frame, ``packets`` times, ``burst`` at a time."""
+    return {"FRAME": _frame_hex(), "PACKETS": packets, "BURST": burst}
 
 
 def forwarding(engine: str = "click", packets: int = 2_000_000, repeats: int = 3, burst: int = 32,
@@ -197,16 +206,18 @@ def forwarding(engine: str = "click", packets: int = 2_000_000, repeats: int = 3
     binary = click_binary(engine)
     d = _workdir()
     try:
-        out = run_click(binary, forwarding_config(10, burst), d).output.split()
+        conf = CONFIGS["forwarding"]
+        out = run_click(binary, conf, d, forwarding_defines(10, burst)).output.split()
         if out[:2] != ["10", "0"]:
             raise RouterlabError(f"{engine}: the router did not forward the benchmark packet (printed {out})")
         times = []
         for _ in range(repeats):
-            t0 = run_click(binary, forwarding_config(0, burst), d).seconds
-            t1 = run_click(binary, forwarding_config(packets, burst), d).seconds
+            t0 = run_click(binary, conf, d, forwarding_defines(0, burst)).seconds
+            t1 = run_click(binary, conf, d, forwarding_defines(packets, burst)).seconds
             times.append(max(t1 - t0, 1e-9))
-        i0 = run_click(binary, forwarding_config(1000, burst), d, callgrind=True).instructions
-        i1 = run_click(binary, forwarding_config(1000 + callgrind_packets, burst), d, callgrind=True).instructions
+        i0 = run_click(binary, conf, d, forwarding_defines(1000, burst), callgrind=True).instructions
+        i1 = run_click(binary, conf, d, forwarding_defines(1000 + callgrind_packets, burst),
+                       callgrind=True).instructions
     finally:
         shutil.rmtree(d, ignore_errors=True)
     return [{"engine": engine, "burst": burst, "repeat": r, "packets": packets, "mpps": packets / dt / 1e6,
@@ -237,11 +248,12 @@ NF_ELEMENTS = {"IPFilter": "IPFilter with 10 deny rules and allow all",
 
 
 def _nf(kind: str, i: int) -> str:
+    """The ``i``-th NF of a chain of ``kind``: an element class of ``nfs.click`` (or
+    ``services.click``) with addresses of its own."""
     if kind == "IPFilter":
-        rules = ", ".join(f"deny src host 192.0.2.{10 * i + k + 1}" for k in range(10))
-        return f"IPFilter({rules}, allow all)"
+        return "DenyTen(" + ", ".join(f"192.0.2.{10 * i + k + 1}" for k in range(10)) + ")"
     if kind == "MazuNAT":
-        return f"IPRewriter(pattern 10.70.{10 + i}.1 1024-65535# - - 0 0)"
+        return f"SourceRewrite(10.70.{10 + i}.1)"
     if kind == "Maglev":
         return "LoadBalancer(" + ", ".join(f"10.72.{i}.{b}" for b in range(1, 5)) + ")"
     raise RouterlabError(f"unknown network function {kind!r}; known: {', '.join(NFS)}")
@@ -262,17 +274,25 @@ def write_pcap(path: Path, flows: list[int]):
     write(path, (frames[n] for n in flows))
 
 
-def chain_config(kind: str, length: int, cached: bool, pcap: Path) -> str:
-    """A chain of ``length`` identical NFs (0: the packet source alone), plain or behind
-    HeaderActionCache, fed the frames of ``pcap`` from memory; prints the packets out."""
+def chain_click(kind: str, length: int) -> str:
+    """The generated library ``chain.click``: elementclass ``Chain``, ``length`` NFs of
+    ``kind`` one after the other (0: ``Null``, the packet source alone), each with
+    addresses of its own. ``nf-chain.click`` and ``nf-chain-cached.click`` run it."""
+    # Generated, as tables.click is for the routers: a Click configuration has neither
+    # loops nor arithmetic, so "n instances, the i-th with addresses derived from i" cannot
+    # be written once with a length parameter. Click flattens the compound element: the
+    # chain runs exactly as if it were written out in place.
     chain = " -> ".join(_nf(kind, i) for i in range(length)) or "Null"
-    src = f"FromDump({pcap}, STOP true, TIMING false) -> Strip(14) -> CheckIPHeader"
-    head = 'require(package "routerlab", library services.click);\n'
-    if cached:
-        body = f"{src} -> cache :: HeaderActionCache;\ncache[1] -> {chain} -> [1]cache;\ncache[0] -> out :: Counter -> Discard;\n"
-    else:
-        body = f"{src} -> {chain} -> out :: Counter -> Discard;\n"
-    return head + body + "DriverManager(wait, print out.count, stop);\n"
+    return (f"// chain.click -- generated by routerlab (routerlab.microbench.chain_click): {length} x {kind}\n"
+            "// Do not edit: the benchmark writes it for each chain it runs.\n\n"
+            f"elementclass Chain {{\n  input -> {chain} -> output;\n}}\n")
+
+
+def write_chain(folder: Path, kind: str, length: int) -> Path:
+    """Write ``chain.click`` for a chain of ``length`` NFs of ``kind`` into ``folder``."""
+    path = folder / "chain.click"
+    path.write_text(chain_click(kind, length))
+    return path
 
 
 def consolidation(kinds=NFS, lengths=(1, 2, 3), flows: int = 1000, first_packets: int = 5000,
@@ -314,12 +334,14 @@ def consolidation(kinds=NFS, lengths=(1, 2, 3), flows: int = 1000, first_packets
         """Per packet, for one configuration: [(first, later)] per repeat (instructions: one)."""
         mode = "counted" if callgrind else "timed"
         n_first, n_later = sizes[mode]
+        write_chain(d, kind, length)
         out = []
         for _ in range(1 if callgrind else repeats):
             runs = {}
             for name in ("none", "first", "warm", "later"):
                 path, n = pcaps[mode, name]
-                r = run_click(binary, chain_config(kind, length, cached, path), d, callgrind=callgrind, env=env)
+                r = run_click(binary, CONFIGS["consolidated" if cached else "chain"], d, {"PCAP": path},
+                              callgrind=callgrind, env=env)
                 if int(r.output.split()[0]) != n:
                     raise RouterlabError(f"{kind} x{length}: {r.output.split()[0]} of {n} packets came out "
                                          "(the benchmark chains must drop nothing)")

@@ -8,6 +8,8 @@ among them ``mode`` ("replay" or "measure") and ``out_dir`` (where figures are s
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from dataclasses import dataclass
 from importlib import metadata
@@ -157,7 +159,7 @@ def run(path: Path, out_dir: Path, parameters: dict | None = None, *,
 
 
 def run_all(out_dir, *, only: list[str] | None = None, parameters: dict | None = None,
-            on_result=None) -> list[RunResult]:
+            on_result=None, jobs: int | None = None) -> list[RunResult]:
     """Run every notebook in replay mode (the ``routerlab figures`` job).
 
     Parameters
@@ -171,7 +173,19 @@ def run_all(out_dir, *, only: list[str] | None = None, parameters: dict | None =
         ``"replay"``. A name that no notebook declares is an error.
     on_result : callable, optional
         Called with each :class:`RunResult` as it finishes (progress reporting).
+    jobs : int, optional
+        Notebooks run at the same time, each in its own kernel (default: the CPUs this
+        process may use). The slowest start first, so that the others fill the other CPUs
+        meanwhile: slowest by the last run's record in ``out_dir``, else by the notebook's
+        own ``metadata.routerlab.replay_seconds`` (its replay time on a 2-CPU machine).
+
+    Returns
+    -------
+    list of RunResult
+        In the order of the notebooks, whatever order they finished in.
     """
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
     books = list_notebooks()
     if only:
         chosen = []
@@ -190,13 +204,56 @@ def run_all(out_dir, *, only: list[str] | None = None, parameters: dict | None =
     if unknown:
         raise ParameterError("-p", f"no notebook declares parameter(s) {', '.join(unknown)}")
     parameters["mode"] = "replay"
-    results = []
-    for b in books:
-        r = run(b, Path(out_dir), parameters)
-        results.append(r)
-        if on_result:
-            on_result(r)
-    return results
+    jobs = max(1, min(jobs or len(os.sched_getaffinity(0)), len(books)))
+    results = {}
+    # Threads suffice: each notebook runs in its own kernel process, and a thread only
+    # waits for it.
+    with ThreadPoolExecutor(jobs) as pool:
+        futures = [pool.submit(run, b, Path(out_dir), parameters)
+                   for b in sorted(books, key=lambda b: -(last_seconds(Path(out_dir), b.stem) or expected_seconds(b)))]
+        try:
+            for f in as_completed(futures):
+                r = f.result()
+                results[r.name] = r
+                if on_result:
+                    on_result(r)
+        except KeyboardInterrupt:
+            for f in futures:
+                f.cancel()
+            _stop_kernels()
+            raise
+    return [results[b.stem] for b in books]
+
+
+def last_seconds(out_dir: Path, name: str) -> float:
+    """Wall time in seconds of the last run of notebook ``name`` into ``out_dir``, as
+    papermill recorded it in the executed copy (0 if there is none)."""
+    try:
+        meta = json.loads((out_dir / f"{name}.ipynb").read_text())["metadata"]["papermill"]
+        return float(meta.get("duration") or 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
+
+
+def expected_seconds(path: Path) -> float:
+    """How long notebook ``path`` takes to replay, as it says itself
+    (``metadata.routerlab.replay_seconds``; 0 if it does not say)."""
+    try:
+        return float(json.loads(path.read_text())["metadata"]["routerlab"]["replay_seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
+
+
+def _stop_kernels():
+    """Kill the kernels (and whatever they started) of notebooks still running, so that
+    their threads end at once instead of after their notebook."""
+    import psutil  # ipykernel's dependency, so always there with papermill
+
+    for child in psutil.Process().children(recursive=True):
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
 
 
 def check_mode(mode: str, *, measurable: bool = True, needs_testbed: bool = True) -> str:

@@ -10,41 +10,18 @@ them; CI runs them against every solution.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import probe
+from .checks import Expectation, frame, ip_checksum_right, scapy_layers, through
 from .engines import p4
 from .engines.bmv2 import Bmv2
 from .errors import RouterlabError
 from .testbed import Testbed
 
-
-@dataclass
-class Expectation:
-    """One expectation of an exercise's check and whether it held."""
-
-    name: str
-    passed: bool
-    detail: str = ""
-
-
 def _scapy():
-    from scapy.layers.inet import GRE, IP, TCP, UDP  # noqa: F401
-    from scapy.layers.l2 import Ether
-
-    return Ether, IP, UDP, TCP, GRE
-
-
-def frame(dst: str, *, src: str = "10.70.1.2", ttl: int = 64, proto: str = "udp", dport: int = 5000,
-          from_port: int = 0) -> bytes:
-    """An Ethernet/IPv4/UDP (or TCP) frame addressed to the DUT's port ``from_port``."""
-    Ether, IP, UDP, TCP, _ = _scapy()
-    m = Testbed.MACS
-    eth = Ether(src=m["g0"], dst=m["d0"]) if from_port == 0 else Ether(src=m["s0"], dst=m["d1"])
-    l4 = UDP(sport=1234, dport=dport) if proto == "udp" else TCP(sport=1234, dport=dport, flags="S")
-    return bytes(eth / IP(src=src, dst=dst, ttl=ttl) / l4 / (b"routerlab" * 2))
+    L = scapy_layers()
+    return L["Ether"], L["IP"], L["UDP"], L["TCP"], L["GRE"]
 
 
 class Run:
@@ -57,18 +34,7 @@ class Run:
         """Frames sent into port ``from_port``; returns the scapy packets seen leaving on
         each port (0: arrived at the generator side, 1: at the sink side)."""
         Ether = _scapy()[0]
-        tb = self.tb
-        where = (tb.ns_tg, tb.tg_if) if from_port == 0 else (tb.ns_sink, tb.sink_if)
-        got = probe.exchange(tb, where, frames, {0: (tb.ns_tg, tb.tg_if), 1: (tb.ns_sink, tb.sink_if)})
-        return {port: [Ether(f) for f in fs] for port, fs in got.items()}
-
-
-def _recomputed(pkt_ip) -> int:
-    """The IPv4 header checksum scapy computes for this header (to compare with its own)."""
-    IP = _scapy()[1]
-    p = IP(bytes(pkt_ip))
-    p.chksum = None
-    return IP(bytes(p)).chksum
+        return {port: [Ether(f) for f in fs] for port, fs in through(self.tb, frames, from_port).items()}
 
 
 def _check_router(run: Run) -> list[Expectation]:
@@ -80,8 +46,8 @@ def _check_router(run: Run) -> list[Expectation]:
     if ok:
         p = got[1][0]
         ok = (p[IP].ttl == 63 and p.src == Testbed.MACS["d1"] and p.dst == Testbed.MACS["s0"]
-              and _recomputed(p[IP]) == p[IP].chksum)
-        detail = f"TTL {p[IP].ttl}, MACs {p.src} -> {p.dst}, checksum {'right' if _recomputed(p[IP]) == p[IP].chksum else 'wrong'}"
+              and ip_checksum_right(p))
+        detail = f"TTL {p[IP].ttl}, MACs {p.src} -> {p.dst}, checksum {'right' if ip_checksum_right(p) else 'wrong'}"
     out.append(Expectation("10.71.0.5 leaves on port 1, TTL 64 -> 63, MACs rewritten, checksum right", ok, detail))
     got = run.send([frame("10.71.0.200")])
     out.append(Expectation("10.71.0.200: the longer prefix (10.71.0.128/25) wins, out of port 0",
@@ -123,7 +89,7 @@ def _check_gre(run: Run) -> list[Expectation]:
                        (outer.src, outer.dst, outer.proto) == ("10.70.2.1", "10.70.2.2", 47),
                        f"{outer.src} -> {outer.dst}, protocol {outer.proto}")]
     out.append(Expectation("outer checksum right and total length = inner + 24",
-                           _recomputed(outer) == outer.chksum and GRE in p and outer.len == p[GRE].payload.len + 24,
+                           ip_checksum_right(p) and GRE in p and outer.len == p[GRE].payload.len + 24,
                            f"length {outer.len}"))
     ok = GRE in p and p[GRE].proto == 0x0800 and bytes(p[GRE])[:2] == b"\0\0"
     out.append(Expectation("GRE header: no flags, version 0, protocol 0x0800", ok,

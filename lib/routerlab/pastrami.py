@@ -23,6 +23,7 @@ import re
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .errors import DataFormatError, DataUnavailable
@@ -123,6 +124,139 @@ def title(setup: dict, runs: int | None = None) -> str:
             f"kernel {setup['kernel']}, {setup['pinning']}, {ring}{rep}")
 
 
+#: Columns of the trial table that come from the file's records, in order.
+_RECORD_COLUMNS = ["offered_pps", "trial", "tx", "rx", "cpu_load", "line"]
+
+
+def _runs_slowly(path, lineno: int, rate: float, runs: list) -> list[tuple]:
+    """The runs of one record, checked one by one: the reference for :func:`_parse`, and
+    the path that finds the first malformed run and names it."""
+    rows = []
+    for i, run in enumerate(runs):
+        if not (isinstance(run, list) and len(run) in (3, 5)
+                and all(isinstance(x, (int, float)) for x in run)):
+            raise DataFormatError(path, lineno, f"run {i + 1}: expected 3 or 5 numbers, got {run!r}")
+        tx, rx = run[0], run[1]
+        if tx <= 0:
+            raise DataFormatError(path, lineno, f"run {i + 1}: offered packets must be > 0, got {tx}")
+        if rx < 0:
+            raise DataFormatError(path, lineno, f"run {i + 1}: received packets must be >= 0, got {rx}")
+        # The 5-field form's CPU load is in percent; the tidy table keeps ratios.
+        cpu = run[3] / 100.0 if len(run) == 5 else float("nan")
+        rows.append((float(rate), i, int(tx), int(rx), cpu, lineno))
+    return rows
+
+
+def _parse(path, text: str) -> dict[str, np.ndarray]:
+    """The records of one raw file as column arrays (:data:`_RECORD_COLUMNS`).
+
+    Each line is decoded by ``json`` and its runs checked as one numpy array; only a line
+    that fails that check is walked run by run (:func:`_runs_slowly`), which either names
+    the first bad run or, for odd but valid input (booleans, huge integers), gives the
+    same rows.
+    """
+    parts = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataFormatError(path, lineno, f"not a JSON array ({e.msg})") from None
+        if not (isinstance(rec, list) and len(rec) >= 2 and isinstance(rec[0], list) and rec[0]):
+            raise DataFormatError(path, lineno, "expected [[rate_pps, counter], [tx, rx, ...], ...]")
+        rate = rec[0][0]
+        if not isinstance(rate, (int, float)) or rate <= 0:
+            raise DataFormatError(path, lineno, f"offered rate must be a positive number, got {rate!r}")
+        runs = rec[1:]
+        try:
+            a = np.array(runs)
+        except ValueError:  # ragged: runs of different lengths
+            a = None
+        if (a is None or a.ndim != 2 or a.shape[1] not in (3, 5) or a.dtype.kind not in "iu"
+                or not (a[:, 0] > 0).all() or not (a[:, 1] >= 0).all()):
+            rows = _runs_slowly(path, lineno, rate, runs)
+            parts.append({c: np.array(v) for c, v in zip(_RECORD_COLUMNS, zip(*rows))})
+            continue
+        n = len(a)
+        parts.append({
+            "offered_pps": np.full(n, float(rate)),
+            "trial": np.arange(n, dtype=np.int64),
+            "tx": a[:, 0].astype(np.int64),
+            "rx": a[:, 1].astype(np.int64),
+            # The 5-field form's CPU load is in percent; the tidy table keeps ratios.
+            "cpu_load": a[:, 3] / 100.0 if a.shape[1] == 5 else np.full(n, np.nan),
+            "line": np.full(n, lineno, dtype=np.int64),
+        })
+    if not parts:
+        raise DataFormatError(path, None, "no measurements in file")
+    return {c: np.concatenate([p[c] for p in parts]) for c in _RECORD_COLUMNS}
+
+
+def _setup_column(values: list, counts: np.ndarray) -> np.ndarray:
+    """One value per file, repeated for each of its trials; a column where some file
+    leaves the value unstated (None) stays an object column, as pandas would make it."""
+    if any(v is None for v in values):
+        out = np.empty(int(counts.sum()), dtype=object)
+        ends = np.cumsum(counts)
+        for v, start, end in zip(values, ends - counts, ends):
+            out[start:end] = v
+        return out
+    if all(isinstance(v, str) for v in values):
+        # Taking from the few distinct strings is ten times faster than converting one
+        # string per trial into pandas' string column.
+        return pd.array(values, dtype="str").take(np.repeat(np.arange(len(values)), counts))
+    return np.repeat(np.array(values), counts)
+
+
+def read_files(files, experiments=None) -> tuple[pd.DataFrame | None, dict]:
+    """Read many raw files into one trial table, keeping the files that cannot be read apart.
+
+    Parameters
+    ----------
+    files : list of path-like
+        The raw files.
+    experiments : list of str, optional
+        Experiment id of each file; default: the file name without ``.txt``.
+
+    Returns
+    -------
+    (pandas.DataFrame or None, dict)
+        The trials of every readable file, as :func:`read_raw` gives them, in the order of
+        ``files`` (None when no file could be read); and, for each unreadable file, its
+        :class:`DataFormatError`, keyed by the path as given.
+    """
+    files = list(files)
+    experiments = list(experiments) if experiments is not None else [None] * len(files)
+    good, errors = [], {}
+    for f, exp in zip(files, experiments):
+        path = Path(f)
+        try:
+            text = path.read_text()
+        except OSError as e:
+            errors[f] = DataFormatError(path, None, f"cannot read: {e.strerror or e}")
+            continue
+        except UnicodeDecodeError as e:
+            errors[f] = DataFormatError(path, None, f"not a text file (byte {e.start} is not UTF-8)")
+            continue
+        try:
+            cols = _parse(path, text)
+        except DataFormatError as e:
+            errors[f] = e
+            continue
+        good.append((path, exp or path.name.removesuffix(".txt"), parse_name(path.name), cols))
+    if not good:
+        return None, errors
+    counts = np.array([len(cols["tx"]) for *_, cols in good])
+    data = {"experiment": _setup_column([exp for _, exp, _, _ in good], counts)}
+    data |= {c: np.concatenate([cols[c] for *_, cols in good]) for c in _RECORD_COLUMNS}
+    data["duration_s"] = np.repeat(np.array([s["trial_duration_s"] for _, _, s, _ in good], dtype=float), counts)
+    data["source"] = _setup_column([str(p) for p, *_ in good], counts)
+    for k in SETUP_COLUMNS:
+        data[k] = _setup_column([s[k] for _, _, s, _ in good], counts)
+    return pd.DataFrame(data), errors
+
+
 def read_raw(path, experiment: str | None = None) -> pd.DataFrame:
     """Read one PASTRAMI raw file into the tidy trial table.
 
@@ -145,47 +279,10 @@ def read_raw(path, experiment: str | None = None) -> pd.DataFrame:
     DataFormatError
         Naming the file and line of the first malformed record.
     """
-    path = Path(path)
-    exp = experiment or path.name.removesuffix(".txt")
-    setup = parse_name(path.name)
-    rows = []
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise DataFormatError(path, None, f"cannot read: {e.strerror or e}") from e
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DataFormatError(path, lineno, f"not a JSON array ({e.msg})") from None
-        if not (isinstance(rec, list) and len(rec) >= 2 and isinstance(rec[0], list) and rec[0]):
-            raise DataFormatError(path, lineno, "expected [[rate_pps, counter], [tx, rx, ...], ...]")
-        rate = rec[0][0]
-        if not isinstance(rate, (int, float)) or rate <= 0:
-            raise DataFormatError(path, lineno, f"offered rate must be a positive number, got {rate!r}")
-        for i, run in enumerate(rec[1:]):
-            if not (isinstance(run, list) and len(run) in (3, 5)
-                    and all(isinstance(x, (int, float)) for x in run)):
-                raise DataFormatError(path, lineno, f"run {i + 1}: expected 3 or 5 numbers, got {run!r}")
-            tx, rx = run[0], run[1]
-            if tx <= 0:
-                raise DataFormatError(path, lineno, f"run {i + 1}: offered packets must be > 0, got {tx}")
-            if rx < 0:
-                raise DataFormatError(path, lineno, f"run {i + 1}: received packets must be >= 0, got {rx}")
-            # The 5-field form's CPU load is in percent; the tidy table keeps ratios.
-            cpu = run[3] / 100.0 if len(run) == 5 else float("nan")
-            rows.append((float(rate), i, int(tx), int(rx), cpu, lineno))
-    if not rows:
-        raise DataFormatError(path, None, "no measurements in file")
-    df = pd.DataFrame(rows, columns=["offered_pps", "trial", "tx", "rx", "cpu_load", "line"])
-    df.insert(0, "experiment", exp)
-    df["duration_s"] = setup["trial_duration_s"]
-    df["source"] = str(path)
-    for k, v in setup.items():
-        df[k] = v
-    return df
+    trials, errors = read_files([path], [experiment])
+    if errors:
+        raise next(iter(errors.values()))
+    return trials
 
 
 def registry() -> dict[str, str]:
@@ -265,14 +362,16 @@ def read_dir(folder, pattern: str = "**/*.txt") -> pd.DataFrame:
     files = sorted(folder.glob(pattern))
     if not files:
         raise DataUnavailable(f"PASTRAMI data: no raw .txt files below {folder}")
-    return pd.concat([read_raw(f, str(f.relative_to(folder).with_suffix(""))) for f in files],
-                     ignore_index=True)
+    trials, errors = read_files(files, [str(f.relative_to(folder).with_suffix("")) for f in files])
+    if errors:
+        raise next(iter(errors.values()))
+    return trials
 
 
 def is_raw_file(path) -> bool:
     """True if ``path`` looks like a PASTRAMI raw file (its first line is ``[[rate, c], [...``)."""
     try:
-        with open(path) as fh:
+        with open(path, errors="replace") as fh:
             head = fh.read(64).lstrip()
     except OSError:
         return False

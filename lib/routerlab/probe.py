@@ -20,11 +20,12 @@ import select, socket, sys, time
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
 s.setsockopt(263, 23, 1)  # SOL_PACKET, PACKET_IGNORE_OUTGOING: what arrives, not what we send
 s.bind((sys.argv[1], 0))
+types = [bytes.fromhex(t) for t in sys.argv[2].split(",")]
 print("ready", flush=True)
 sys.stdin.readline()               # the parent says when to stop
 while select.select([s], [], [], 0)[0]:
     f = s.recv(65535)
-    if f[12:14] == b"\x08\x00":    # IPv4 only: the kernel's own chatter is not ours
+    if f[12:14] in types:          # the kernel's own chatter (IPv6, LLDP) is not ours
         print(f.hex(), flush=True)
 """
 
@@ -40,9 +41,11 @@ for h in sys.argv[3:]:
 
 
 def exchange(tb: Testbed, send: tuple[str, str], frames: list[bytes],
-             listen: dict[str, tuple[str, str]], settle: float = 0.3, gap: float = 0.01) -> dict[str, list[bytes]]:
-    """Send ``frames`` out of ``send`` = (namespace, interface); return the IPv4 frames that
-    arrived on each interface of ``listen`` (name -> (namespace, interface)) meanwhile.
+             listen: dict[str, tuple[str, str]], settle: float = 0.3, gap: float = 0.01,
+             ethertypes: tuple[int, ...] = (0x0800,)) -> dict[str, list[bytes]]:
+    """Send ``frames`` out of ``send`` = (namespace, interface); return the frames of
+    ``ethertypes`` (default IPv4 only) that arrived on each interface of ``listen``
+    (name -> (namespace, interface)) meanwhile.
 
     ``settle`` is how long (seconds) to keep listening after the last frame; ``gap`` the
     pause between frames (seconds), so that state a frame leaves behind (a register, a
@@ -51,7 +54,8 @@ def exchange(tb: Testbed, send: tuple[str, str], frames: list[bytes],
     caps = {}
     try:
         for name, (ns, dev) in listen.items():
-            p = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", _CAPTURE, dev],
+            p = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", _CAPTURE, dev,
+                                  ",".join(f"{t:04x}" for t in ethertypes)],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             caps[name] = p
             if p.stdout.readline().strip() != "ready":

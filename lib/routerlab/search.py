@@ -68,6 +68,15 @@ class SearchResult:
     probes: list[Probe] = field(default_factory=list)
     limited_by_generator: bool = False
 
+    @property
+    def generator_bound(self) -> bool:
+        """Whether the generator, not the router, bounded the answer (a trial at ``upper``
+        was generator-limited): the router then carries at least ``lower``
+        (:func:`routerlab.stats.generator_bound`). ``limited_by_generator`` says only that
+        some trial of the search was limited."""
+        return stats.generator_bound([p.load for p in self.probes], [p.generator_limited for p in self.probes],
+                                     self.upper)
+
 
 Measure = Callable[[float, float], tuple[int, int, bool]]
 
@@ -266,14 +275,30 @@ def format_ratios(results: list[SearchResult]) -> list[str]:
     return lines
 
 
-def format_result(results: list[SearchResult]) -> list[str]:
-    """One line per search result."""
+def format_result(results: list[SearchResult], cpus: int | None = None) -> list[str]:
+    """One line per search result: the answer as :func:`routerlab.stats.search_answer`
+    words it ("at least X pps (limited by the generator)" when the generator bounded it),
+    the bracket, the trials spent; and where generator-limited trials were seen. ``cpus``
+    (default: this machine's) adds, on 2 CPUs or fewer, that the generator and the router
+    share them, so the generator's limit under a router can be below its ceiling measured
+    alone."""
+    import os
+
+    cpus = cpus or os.cpu_count() or 1
     lines = []
     for r in results:
-        ans = "below the search range" if r.lower is None else (
-            f">= {r.lower:.0f} pps (no failure up to the ceiling)" if r.upper is None else
-            f"{r.lower:.0f} pps (next failing {r.upper:.0f}, width {r.precision:.1%})")
-        note = "; generator-limited trials seen" if r.limited_by_generator else ""
+        bound = r.generator_bound
+        ans = stats.search_answer(r.lower, r.upper, bound)
+        if r.lower is not None and r.upper is not None and not bound:
+            ans += f" (next failing {r.upper:,.0f}, width {r.precision:.1%})"
+        note = ""
+        if r.limited_by_generator:
+            where = sorted({p.load for p in r.probes if p.generator_limited})
+            note = "; generator-limited trials at " + ", ".join(f"{x:,.0f}" for x in where) + " pps" + (
+                "" if bound else " (not at the failing load: they did not bound the answer)")
+            if bound and cpus <= 2:
+                note += (f"; the generator and the router share this machine's {cpus} CPUs, so the generator's "
+                         "limit under a router can be below its ceiling measured alone")
         lines.append(f"{r.method:9} {r.kind.upper()}: {ans}; {len(r.probes)} trials, "
                      f"{r.trial_seconds:.1f} trial-seconds{note}")
     return lines

@@ -28,20 +28,13 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _sst
+from scipy.special import stdtrit
 
+from .defaults import ENTRY_MULTIPLIER, ETA, PDR_FRACTION, PLR_FLOOR  # noqa: F401  (part of stats' API)
 from .errors import ParameterError
 
 Mode = Literal["strict", "notebook"]
 DfConvention = Literal["k-1", "k"]
-
-#: The defaults of the whole kit, defined once (the command line and the notebooks take
-#: them from here): PDR fraction X of PDR@X (a ratio: 0.005 is PDR@0.5%), the TIR
-#: threshold eta of saturation, the entry multiplier m, the floor of log PLR axes.
-PDR_FRACTION = 0.005
-ETA = 0.1
-ENTRY_MULTIPLIER = 3.0
-PLR_FLOOR = 1e-6
 
 #: Column names of a per-load summary, in order (see :func:`summarize`).
 SUMMARY_COLUMNS = [
@@ -146,6 +139,42 @@ class Verdict:
         """``"GOOD"`` or ``"BAD"``."""
         return "GOOD" if self.good else "BAD"
 
+    @property
+    def advice(self) -> str:
+        """What to measure next when the sweep could not be judged (empty otherwise): a
+        sweep that never saturates, or saturates only at its highest load, needs loads up
+        to the generator's ceiling, or a search."""
+        if self.pdr_index is None:
+            return ("saturation was not reached: offer loads up to the generator's ceiling "
+                    "(routerlab measure --loads-frac ...,1.0) or search for the PDR (routerlab measure --search pdr)")
+        if self.candidate_index is None:
+            return ("loss first passes the PDR fraction at the highest load: add loads above it, up to the "
+                    "generator's ceiling, so that the load after the crossing is tested")
+        return ""
+
+    @property
+    def why(self) -> str:
+        """The reason in a few words, for a figure or a table's caption (the full sentence,
+        with loads and TIR values, is :attr:`reason`); with what to do, in a few words too,
+        when the sweep could not be judged."""
+        if self.pdr_index is None:
+            return ("saturation not reached in the tested range "
+                    "(to do: loads up to the generator's ceiling, or a search)")
+        if self.candidate_index is None:
+            return "loss passes the PDR fraction only at the highest load (to do: loads above it)"
+        if self.good:
+            return "saturation right after the PDR load"
+        p, c = self.params, self.candidate_index
+        if p.mode == "strict" and not self.tir[c] < p.eta * p.entry_multiplier:
+            return "throughput still rising after the PDR load"
+        return "throughput rises again after saturation"
+
+    @property
+    def explained(self) -> str:
+        """The verdict with its reason, and what to do when there is something to do:
+        how a verdict is shown wherever it is shown."""
+        return f"{self.label}: {self.reason}" + (f". To do: {self.advice}" if self.advice else "")
+
 
 def trial_loss(tx, rx) -> np.ndarray:
     """Packet loss ratio of each trial, ``1 - rx/tx`` (may be < 0 when rx > tx).
@@ -170,7 +199,9 @@ def trial_loss(tx, rx) -> np.ndarray:
 
 
 def t_quantile(k, confidence: float = 0.95, df_convention: DfConvention = "k-1"):
-    """Two-sided Student-t quantile for ``k`` trials: ``t.ppf((1 + confidence) / 2, df)``.
+    """Two-sided Student-t quantile for ``k`` trials: ``t.ppf((1 + confidence) / 2, df)``,
+    computed with ``scipy.special.stdtrit`` (the same number, without loading
+    ``scipy.stats``, which alone takes a second to import).
 
     ``df = k - 1`` by default (the textbook interval for a mean of ``k`` samples);
     ``df_convention="k"`` uses ``df = k`` as the PASTRAMI notebook's table did. Returns
@@ -183,7 +214,7 @@ def t_quantile(k, confidence: float = 0.95, df_convention: DfConvention = "k-1")
     k = np.asarray(k, dtype=float)
     df = k - 1 if df_convention == "k-1" else k
     with np.errstate(invalid="ignore"):
-        q = _sst.t.ppf((1 + confidence) / 2, np.where(df >= 1, df, np.nan))
+        q = stdtrit(np.where(df >= 1, df, np.nan), (1 + confidence) / 2)
     return q if q.ndim else float(q)
 
 
@@ -352,6 +383,72 @@ def ndr_load(offered, lossless) -> RateBound:
     return _first_failure(ok.astype(bool), o)
 
 
+def generator_bound(loads, generator_limited, upper) -> bool:
+    """Whether a search's answer is the generator's limit rather than the router's.
+
+    A search (:mod:`routerlab.search`) answers the highest load that passed below the lowest
+    load that failed at full duration (``upper``), and a trial the generator could not
+    deliver counts as failed. So the generator bounds the answer when a trial at ``upper``
+    was generator-limited, or when no load failed (``upper`` None or NaN) and a trial was
+    limited: the router then carries *at least* the answer. A generator-limited trial at
+    another load (a first short probe at the ceiling) does not bound the answer.
+
+    Parameters
+    ----------
+    loads : array-like
+        Offered load of each trial of the search, pps.
+    generator_limited : array-like of bool
+        Whether the generator could not keep that trial's rate.
+    upper : float or None
+        The search's lowest failing load, pps (None or NaN: none failed).
+    """
+    loads = np.asarray(loads, dtype=float)
+    limited = np.asarray(generator_limited, dtype=bool)
+    if upper is None or np.isnan(upper):
+        return bool(limited.any())
+    return bool(limited[np.isclose(loads, upper, rtol=1e-9, atol=0)].any())
+
+
+def search_answer(lower, upper, bounded: bool) -> str:
+    """A search's answer in words, as every table, figure and command shows it: ``X pps``;
+    ``at least X pps (limited by the generator)`` when the generator bounded it (see
+    :func:`generator_bound`), which is never to be set against another engine as a ratio;
+    ``at least X pps (nothing failed up to the ceiling)``; or ``below the search range``.
+
+    Parameters
+    ----------
+    lower, upper : float or None
+        The answer and the lowest failing load, pps (None or NaN: none).
+    bounded : bool
+        Whether the generator bounded the answer.
+    """
+    if lower is None or np.isnan(lower):
+        return "below the search range"
+    if bounded:
+        return f"at least {lower:,.0f} pps (limited by the generator)"
+    if upper is None or np.isnan(upper):
+        return f"at least {lower:,.0f} pps (nothing failed up to the ceiling)"
+    return f"{lower:,.0f} pps"
+
+
+def searches_bound(results: pd.DataFrame, trials: pd.DataFrame | None) -> np.ndarray:
+    """:func:`generator_bound` of every search of one dataset: ``results`` as in
+    ``search_results.csv``, ``trials`` as in ``search_trials.csv`` (a search is its
+    experiment, kind and method). Without the trials, the results' own
+    ``limited_by_generator`` flag (a limited trial was seen anywhere) stands in."""
+    flags = results["limited_by_generator"].astype(str).str.lower().isin(["true", "1"]).to_numpy()
+    if trials is None or not len(trials):
+        return flags
+    keys = ["experiment", "kind", "method"]
+    lim = trials["generator_limited"].astype(str).str.lower().isin(["true", "1"])
+    groups = dict(iter(trials.assign(_lim=lim).groupby(keys)))
+    out = []
+    for flag, row in zip(flags, results[keys + ["upper_pps"]].itertuples(index=False)):
+        t = groups.get(tuple(row[:3]))
+        out.append(flag if t is None else generator_bound(t["load"], t["_lim"], row[3]))
+    return np.array(out, dtype=bool)
+
+
 def saturation_verdict(offered, plr, params: VerdictParams | None = None, **overrides) -> Verdict:
     """The PASTRAMI GOOD/BAD verdict: is PDR@X representative of the router's saturation?
 
@@ -472,6 +569,8 @@ class Assessment:
             "runs_min": int(self.summary["runs"].min()),
             "runs_max": int(self.summary["runs"].max()),
             "reason": self.verdict.reason,
+            "why": self.verdict.why,
+            "advice": self.verdict.advice,
             "notes": list(self.notes),
             "params": asdict(self.verdict.params),
         }
@@ -519,16 +618,32 @@ def assess(
             trials = trials[~lim]
     if experiment not in trials.columns:
         trials = trials.assign(**{experiment: "experiment"})
+    # a trial that received more than it sent keeps its negative loss, and is reported: the
+    # sink counted packets that were not sent (duplicates, counters read at different
+    # moments), which is not a router that lost nothing
+    more = {}
+    extra = trials[rx].to_numpy() > trials[tx].to_numpy()
+    if extra.any():
+        for (name, o), n in trials[extra].groupby([experiment, load]).size().items():
+            more.setdefault(str(name), []).append(f"{n} at {o:.0f} pps")
     summ = summarize(trials, load=load, tx=tx, rx=rx, by=experiment, df_convention=dfc,
                      plr_floor=params.plr_floor)
     order = pd.unique(trials[experiment])
     out = []
-    for name, s in summ.groupby(experiment, sort=False):
-        s = s.drop(columns=experiment).reset_index(drop=True)
+    # summarize sorts by experiment, so each experiment's loads are one run of rows; slicing
+    # them costs a tenth of a groupby with a column dropped from every group.
+    names = summ[experiment].to_numpy()
+    body = summ.drop(columns=experiment)
+    starts = np.flatnonzero(np.r_[True, names[1:] != names[:-1]]) if len(names) else np.array([], int)
+    for start, end in zip(starts, np.r_[starts[1:], len(names)]):
+        name = names[start]
+        s = body.iloc[start:end].reset_index(drop=True)
         o = s["offered_pps"].to_numpy()
         notes = []
         if str(name) in excluded:
             notes.append("generator-limited trials left out (not router loss): " + ", ".join(excluded[str(name)]))
+        if str(name) in more:
+            notes.append("rx > tx (negative loss, kept as it is) in trials: " + ", ".join(more[str(name)]))
         single = o[s["runs"].to_numpy() < 2]
         if single.size:
             notes.append("one trial only at " + ", ".join(f"{x:g}" for x in single)

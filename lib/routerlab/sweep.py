@@ -8,11 +8,8 @@ generator versions, the generator's measured ceiling, frame size, date.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
 
 from . import datasets, engines, scenarios, traffic
 from .errors import ParameterError
@@ -88,25 +85,18 @@ def parse_loads(loads: str | None = None, loads_frac: str | None = None, ceiling
     return vals
 
 
-def environment(engine: engines.Engine, tb: Testbed, scenario: scenarios.Scenario, ceiling_pps: float,
-                facts: dict) -> dict:
-    """The environment record of an experiment."""
-    h = datasets.host()
-    return {
-        "source": "routerlab testbed",
-        "where": f"{h['node']} (network namespaces, veth; {h['virt']})",
-        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "kernel": h["kernel"],
-        "cpu": h["cpu"],
-        "pinning": f"generator CPU {tb.gen_cpu}; router receive CPU {tb.router_cpu}; sink drops at nft ingress",
-        "engine": engine.name,
-        "engine_version": engine.version(),
-        "generator": traffic.generator_version() + " (AF_PACKET, open loop, sendmmsg batch 32)",
-        "generator_ceiling_pps": round(ceiling_pps),
-        "frame_size": scenario.frame_size,
-        "scenario": f"{scenario.name}: {scenario.describe()}",
-        "notes": "; ".join(f"{k}={v}" for k, v in facts.items()),
-    }
+def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: Testbed,
+                       scenario: scenarios.Scenario, ceiling_pps: float, facts: dict) -> dict:
+    """Write the environment record of a testbed experiment to ``out/experiments.csv``
+    (:func:`routerlab.datasets.record_environment`); ``facts`` are the engine's own (from
+    its ``start``)."""
+    return datasets.record_environment(
+        out, experiment, "routerlab testbed", setting="network namespaces, veth",
+        pinning=f"generator CPU {tb.gen_cpu}; router receive CPU {tb.router_cpu}; sink drops at nft ingress",
+        engine=engine.name, engine_version=engine.version(),
+        generator=traffic.generator_version() + " (AF_PACKET, open loop, sendmmsg batch 32)",
+        generator_ceiling_pps=round(ceiling_pps), frame_size=scenario.frame_size,
+        scenario=f"{scenario.name}: {scenario.describe()}", notes="; ".join(f"{k}={v}" for k, v in facts.items()))
 
 
 def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, ceiling_pps: float | None = None,
@@ -145,7 +135,7 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
             TimeRemainingColumn()]
     with writer, Testbed() as tb, Progress(*cols, disable=not progress) as prog:
         facts = eng.start(tb, plan.scenario)
-        _record(out, plan.experiment, environment(eng, tb, plan.scenario, ceiling_pps, facts))
+        record_environment(out, plan.experiment, eng, tb, plan.scenario, ceiling_pps, facts)
         task = prog.add_task(f"{plan.engine} {plan.scenario.name}", total=len(todo))
         try:
             for o, k in todo:
@@ -163,10 +153,9 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
 
 def _check_resumable(out: Path, plan: SweepPlan):
     """Refuse to add trials to an experiment that was measured with another engine or scenario."""
-    path = out / "experiments.csv"
-    if not path.is_file():
+    if not (out / "experiments.csv").is_file():
         return
-    old = datasets.read_experiments(path)
+    old = datasets.read_experiments(out)
     old = old[old["experiment"] == plan.experiment]
     if old.empty:
         return
@@ -176,11 +165,3 @@ def _check_resumable(out: Path, plan: SweepPlan):
         raise ParameterError("experiment", f"{plan.experiment!r} in {out} was measured with engine "
                              f"{rec.get('engine')}, scenario {rec.get('scenario')!r}; resuming it with "
                              f"{plan.engine}, {want!r} would mix them: give --experiment or another --out")
-
-
-def _record(out: Path, experiment: str, env: dict):
-    path = out / "experiments.csv"
-    old = datasets.read_experiments(path) if path.is_file() else pd.DataFrame({"experiment": []})
-    old = old[old["experiment"] != experiment]
-    datasets.write_experiments(pd.concat([old, pd.DataFrame([{"experiment": experiment, **env}])],
-                                         ignore_index=True), out)

@@ -2,7 +2,7 @@
 collecting options, calling the library and printing. Shared option types and output
 helpers live in :mod:`.common`."""
 
-from . import analysis, benchmarks, engines, figures, measuring, p4  # noqa: F401  (they add their commands)
+from . import analysis, benchmarks, click, engines, figures, measuring, p4  # noqa: F401  (they add their commands)
 from .app import app
 
 

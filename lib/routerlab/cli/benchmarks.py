@@ -1,4 +1,5 @@
-"""Benchmarks: ``bench ...``, each printing a figure."""
+"""Benchmarks: ``bench ...``, each printing a figure; the work and the report are in
+:mod:`routerlab.benchmarks` (one module per benchmark), imported when a command runs."""
 
 from __future__ import annotations
 
@@ -8,24 +9,33 @@ from typing import List, Optional
 
 import typer
 
-from .. import datasets
 from ..errors import RouterlabError
 from .app import bench_app
 from .common import SearchKind, fail, progress, resumable
 
+
+#: The folder option of the benchmarks that read the published PASTRAMI set.
+PASTRAMI_DATA = typer.Option(None, help="PASTRAMI folder (default: $ROUTERLAB_PASTRAMI_DIR or the cache).")
+
+
+def _run_and_report(benchmark, **kw):
+    """Run a benchmark module's ``run`` and print its ``report``; a failure is one line, exit 1."""
+    try:
+        res = benchmark.run(**kw)
+    except (RouterlabError, RuntimeError) as e:
+        fail(str(e), 1)
+    typer.echo(benchmark.report(res))
+
+
 @bench_app.command("assess")
 def bench_assess(
-    data: Optional[Path] = typer.Option(None, help="PASTRAMI folder (default: $ROUTERLAB_PASTRAMI_DIR or the cache)."),
+    data: Optional[Path] = PASTRAMI_DATA,
     repeat: int = typer.Option(5, min=1, help="Timed repetitions; the best is reported."),
 ):
     """Time assessing every PASTRAMI experiment (parse, then analysis) and print the figures."""
-    from .. import bench
+    from ..benchmarks import assess
 
-    try:
-        res = bench.assess_all(data, repeat=repeat)
-    except RouterlabError as e:
-        fail(str(e), 1)
-    typer.echo(bench.format_assess(res))
+    _run_and_report(assess, data_dir=data, repeat=repeat)
 
 
 @bench_app.command("generators")
@@ -35,16 +45,17 @@ def bench_generators(
     csv: Optional[Path] = typer.Option(None, help="Also write every trial to this CSV."),
 ):
     """Rate precision of rlgen, trafgen and tcpreplay at 25/50/75/100% of the ceiling (needs root)."""
-    from .. import bench, testbed
+    from .. import testbed
+    from ..benchmarks import generators
 
     try:
         testbed.require_root()
-        ceil, df = bench.generators(duration=duration, runs=runs)
+        ceil, df = generators.run(duration=duration, runs=runs)
     except RouterlabError as e:
         fail(str(e), 1)
     if csv:
         df.to_csv(csv, index=False)
-    typer.echo(bench.format_generators(ceil, df))
+    typer.echo(generators.report(ceil, df))
 
 
 @bench_app.command("engines")
@@ -54,12 +65,11 @@ def bench_engines(
     engine: List[str] = typer.Option(["linux", "nft", "ebpf"], help="Engines (first = reference); nft runs 50 rules."),
 ):
     """PDR@0.5% of several engines measured in one run, as ratios to the first (needs root)."""
-    from .. import bench
+    from ..benchmarks import engine_pdr
 
     with resumable("searches", code=1):
-        ceil, df = bench.engines_pdr(tuple(engine), out=out, duration=duration)
-    typer.echo(f"generator ceiling: {ceil:.0f} pps")
-    typer.echo(df.to_string(index=False, float_format=lambda x: f"{x:.3f}" if x < 10 else f"{x:.0f}"))
+        ceil, df = engine_pdr.run(tuple(engine), out=out, duration=duration)
+    typer.echo(engine_pdr.report(ceil, df))
 
 
 @bench_app.command("forwarding")
@@ -67,24 +77,23 @@ def bench_forwarding(
     engine: List[str] = typer.Option(["click", "fastclick"], help="Click flavours to run from memory."),
     packets: int = typer.Option(2_000_000, help="Packets per timed run."),
     repeats: int = typer.Option(3, min=1, help="Timed runs per engine."),
-    testbed_pdr: Optional[Path] = typer.Option(None, help="A search_results.csv whose PDR rows join the table."),
+    testbed_pdr: Optional[Path] = typer.Option(None, help="A search_results.csv whose PDR rows join the table (its folder's search_trials.csv tells which the generator bounded)."),
     out: Optional[Path] = typer.Option(None, help="Also write every run to OUT/forwarding.csv, with its environment."),
 ):
     """MoonRoute comparison: single-route forwarding in Mpps, in memory (and on the testbed)."""
-    from .. import bench
+    from .. import datasets, microbench
+    from ..benchmarks import forwarding
 
     try:
         pdr = None
         if testbed_pdr:
-            pdr = datasets.search_pdr(datasets.read_kind(testbed_pdr.parent, testbed_pdr.name))
-        ours, pub, raw = bench.forwarding_table(tuple(engine), pdr, packets=packets, repeats=repeats)
+            pdr = datasets.search_pdr(datasets.read_searches([testbed_pdr.parent]))
+        ours, pub, raw = forwarding.table(tuple(engine), pdr, packets=packets, repeats=repeats)
     except RouterlabError as e:
         fail(str(e), 1)
     if out:
-        from .. import microbench
-
-        microbench.save(raw, out, "forwarding", microbench.environment("forwarding", engine, " ".join(sys.argv)))
-    typer.echo(bench.format_forwarding(ours, pub))
+        microbench.save(raw, out, "forwarding", engine, " ".join(sys.argv))
+    typer.echo(forwarding.report(ours, pub))
 
 
 @bench_app.command("batch")
@@ -96,7 +105,8 @@ def bench_batch(
     out: Optional[Path] = typer.Option(None, help="Also write every run to OUT/batch.csv, with its environment."),
 ):
     """Forwarding from memory against batch size (is 128 best?)."""
-    from .. import bench, microbench
+    from .. import microbench
+    from ..benchmarks import forwarding
 
     try:
         size_list = [int(x) for x in sizes.split(",")]
@@ -108,8 +118,8 @@ def bench_batch(
         except RouterlabError as e:
             fail(str(e), 1)
     if out:
-        microbench.save(df, out, "batch", microbench.environment("batch", [engine], " ".join(sys.argv)))
-    typer.echo(bench.format_batch(df))
+        microbench.save(df, out, "batch", [engine], " ".join(sys.argv))
+    typer.echo(forwarding.batch_report(df))
 
 
 @bench_app.command("consolidation")
@@ -120,7 +130,8 @@ def bench_consolidation(
     engine: str = typer.Option("click", help="click or fastclick: both load routerlab's element package."),
 ):
     """FastPath header-action consolidation: NF chains of 1-3, plain and behind a per-flow cache."""
-    from .. import bench, microbench
+    from .. import microbench
+    from ..benchmarks import consolidation
 
     n = len(nf) * 3 * 2
     with progress("consolidation", n) as advance:
@@ -129,9 +140,8 @@ def bench_consolidation(
         except RouterlabError as e:
             fail(str(e), 1)
     if out:
-        microbench.save(df, out, "consolidation", microbench.environment("consolidation", [engine],
-                                                                         " ".join(sys.argv)))
-    typer.echo(bench.format_consolidation(df))
+        microbench.save(df, out, "consolidation", [engine], " ".join(sys.argv))
+    typer.echo(consolidation.report(df))
 
 
 @bench_app.command("search")
@@ -151,3 +161,14 @@ def bench_search(
                                 announce=typer.echo)
     for line in search.format_result(res) + search.format_ratios(res):
         typer.echo(line)
+
+
+@bench_app.command("startup")
+def bench_startup(
+    data: Optional[Path] = PASTRAMI_DATA,
+    repeat: int = typer.Option(5, min=1, help="Runs of each command; the median is reported."),
+):
+    """Wall time of `routerlab --help` and `routerlab assess` on the PASTRAMI set, next to a bare numpy start-up and a plain numpy parse."""
+    from ..benchmarks import startup
+
+    _run_and_report(startup, data_dir=data, repeat=repeat)

@@ -10,10 +10,8 @@ from enum import Enum
 from pathlib import Path
 
 import typer
-import yaml
 from rich.console import Console
 
-from .. import datasets, stats
 from ..errors import RouterlabError
 
 #: Errors and progress go to stderr; results to stdout.
@@ -79,30 +77,103 @@ def fail(msg: str, code: int = 2):
 
 
 def print_assessments(paths: list[Path], params, fmt: str = "auto", as_json: bool = False):
-    """One line (or JSON object) per experiment of ``paths``: verdict, PDR, saturation."""
+    """One line (or JSON object) per experiment of ``paths``: verdict, PDR, saturation; in
+    text, the verdict's reason (and what to do) on indented lines below it (:func:`verdict_lines`).
+
+    Every PASTRAMI raw file among ``paths`` is assessed in one batch (one
+    :func:`stats.assess` over all their trials); the lines still come one per file, in
+    the order given."""
+    from dataclasses import replace
+
+    from .. import datasets, stats
+
     pdr = params.pdr
     failed = 0
     if not as_json:
         typer.echo(f"{'verdict':7}  {'PDR@' + format(pdr, '.2%'):>16}  {'saturation':>12}  loads  runs  file")
-    for label, trials, error in datasets.iter_inputs(paths, fmt):
+    entries, raw = datasets.read_inputs(paths, fmt)
+    # In the batch a raw file's experiment is its entry's key, so that no two files are
+    # pooled (same name in two folders, one file named twice); it is printed under its
+    # file name, as when it is assessed alone.
+    batch = {} if raw is None else {a.experiment: a for a in stats.assess(raw, params=params)}
+    for label, trials, error, key in entries:
         if error is not None:
             failed += 1
             err.print(f"[red]routerlab: error:[/red] {error}", highlight=False)
             continue
-        for a in stats.assess(trials, params=params):
+        if trials is None:
+            found = [replace(batch[key], experiment=Path(label).name.removesuffix(".txt"))]
+        else:
+            found = stats.assess(trials, params=params)
+        for a in found:
             rec = a.record()
-            name = label if a.experiment == Path(label).stem or a.experiment == "experiment" else f"{label}::{a.experiment}"
+            whole = trials is None or a.experiment in (Path(label).stem, "experiment")
+            name = label if whole else f"{label}::{a.experiment}"
             if as_json:
                 typer.echo(json.dumps({"file": name, **rec}))
             else:
                 sat = f"{a.saturation_load:.0f}" if a.saturation_load is not None else "-"
                 runs = str(rec["runs_min"]) if rec["runs_min"] == rec["runs_max"] else f"{rec['runs_min']}-{rec['runs_max']}"
                 typer.echo(f"{rec['verdict']:7}  {str(a.pdr):>16}  {sat:>12}  {rec['loads']:5}  {runs:>4}  {name}")
+                for line in verdict_lines(a.verdict, a.notes):
+                    typer.echo(line)
     if failed:
         raise typer.Exit(1)
 
 
+def verdict_lines(verdict, notes=(), width: int = 100) -> list[str]:
+    """The lines under a verdict's line in ``assess`` and ``measure``: why (its reason);
+    for a sweep that could not be judged, what to do; and the assessment's notes (loads
+    with one trial, which have no interval; trials left out as generator-limited).
+    Indented, so that the verdict lines still start each experiment."""
+    import textwrap
+
+    def block(label, text):
+        return textwrap.wrap(f"{label}: {text}", width, initial_indent=" " * 9,
+                             subsequent_indent=" " * (11 + len(label)))
+
+    lines = block("why", verdict.reason)
+    if verdict.advice:
+        lines += block("to do", verdict.advice)
+    for note in notes:
+        lines += block("note", note)
+    return lines
+
+
+def report_check(run):
+    """Run an exercise's check (``run()`` returns its expectations), print them and exit
+    with 0 only when every one passed; Ctrl-C exits 130, a library error in one line."""
+    try:
+        results = run()
+    except KeyboardInterrupt:
+        raise typer.Exit(130)
+    except RouterlabError as e:
+        fail(str(e))
+    code = print_expectations(results)
+    if code:
+        raise typer.Exit(code)
+
+
+def print_expectations(results) -> int:
+    """PASS, FAIL or SKIP and the name of each expectation of an exercise's check
+    (:class:`routerlab.checks.Expectation`), a failure's hint below it, then a count;
+    returns the exit status: 0 only when every expectation passed."""
+    out = Console(soft_wrap=True, highlight=False)
+    for r in results:
+        mark = "[green]PASS[/green]" if r.passed else "[yellow]SKIP[/yellow]" if r.skipped else "[red]FAIL[/red]"
+        out.print(f"{mark}  {r.name}", markup=True)
+        for line in (r.skipped or r.detail).splitlines():
+            out.print(f"      {line}", style="dim", markup=False)
+    passed = sum(r.passed for r in results)
+    skipped = sum(bool(r.skipped) for r in results)
+    typer.echo(f"{passed} of {len(results)} expectations pass"
+               + (f" ({skipped} not tried: see SKIP)" if skipped else ""))
+    return 0 if passed == len(results) else 1
+
+
 def parse_params(items: list[str]) -> dict:
+    import yaml
+
     out = {}
     for item in items:
         name, eq, value = item.partition("=")

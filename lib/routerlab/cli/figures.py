@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import typer
 
@@ -16,6 +18,7 @@ def figures(
     out: Path = typer.Option(Path("figures"), "--out", help="Output folder: executed notebooks and figures (PNG, SVG)."),
     only: List[str] = typer.Option([], "--only", help="Run only this notebook (name or unique prefix); repeatable."),
     param: List[str] = typer.Option([], "-p", "--parameter", help="name=value passed to every notebook that declares it; repeatable."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Notebooks run at the same time (default: the CPUs this process may use)."),
 ):
     """Run every notebook with papermill in replay mode and save its figures (the main job)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -37,13 +40,23 @@ def figures(
                                + (f": {r.message}" if r.message else ""), highlight=False)
             prog.advance(task)
 
+        t0 = time.perf_counter()
         try:
-            results = notebooks.run_all(out, only=only or None, parameters=params, on_result=report)
+            results = notebooks.run_all(out, only=only or None, parameters=params, on_result=report, jobs=jobs)
         except RouterlabError as e:
             fail(str(e))
+        wall = time.perf_counter() - t0
     n = {s: sum(r.status == s for r in results) for s in ("ok", "failed", "skipped")}
     err.print(f"{n['ok']} ok, {n['failed']} failed, {n['skipped']} skipped; figures in {out.resolve()}",
               highlight=False)
+    # The benchmark of the main job: its wall time next to its floor in this run, the
+    # longest notebook's own time (the job cannot end before its slowest notebook).
+    if results:
+        at_once = min(jobs or len(os.sched_getaffinity(0)), len(results))
+        longest = max(results, key=lambda r: r.seconds)
+        err.print(f"routerlab figures: {wall:.1f} s wall for {len(results)} notebooks, {at_once} at a time; "
+                  f"the longest, {longest.name}, took {longest.seconds:.1f} s of it: {wall / longest.seconds:.2f}x "
+                  "that floor", highlight=False)
     if n["failed"]:
         raise typer.Exit(1)
 

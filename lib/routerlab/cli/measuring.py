@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from .. import comparison, stats
+from .. import defaults
 from ..errors import RouterlabError
 from .app import app
 from .common import SearchKind, err, fail, print_assessments, progress, resumable, wide
@@ -26,18 +26,20 @@ def measure(
     routes: Optional[int] = typer.Option(None, help="Override: route-table size."),
     frame_size: Optional[int] = typer.Option(None, help="Override: frame size on the wire, bytes."),
     experiment: str = typer.Option("", help="Experiment id (default ENGINE-SCENARIO)."),
+    config: Optional[Path] = typer.Option(None, help="Your own router configuration for the engine to run "
+                                                     "(click, fastclick), e.g. a course exercise's router."),
     ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
     search: Optional[SearchKind] = typer.Option(None, help="Search for PDR/NDR instead of a fixed sweep."),
-    pdr: float = typer.Option(stats.PDR_FRACTION, help="PDR fraction for --search and the verdict."),
+    pdr: float = typer.Option(defaults.PDR_FRACTION, help="PDR fraction for --search and the verdict."),
 ):
     """Measure a router on the namespace testbed: a fixed sweep or a PDR/NDR search."""
-    from .. import measuring, search as search_mod
+    from .. import measuring, search as search_mod, stats
 
     with resumable("trials"):
         res = measuring.measure(engine, scenario, out, loads=loads, loads_frac=loads_frac, runs=runs,
                                 duration=duration, search=search.value if search else None, pdr=pdr,
                                 ceiling_pps=ceiling, experiment=experiment, rules=rules, routes=routes,
-                                frame_size=frame_size, announce=err.print)
+                                frame_size=frame_size, config=config, announce=err.print)
     if search is not None:
         for line in search_mod.format_result(res):
             typer.echo(line)
@@ -91,16 +93,17 @@ def doctor(only: List[str] = typer.Argument(None, help="Check only these (e.g. c
 @app.command()
 def compare(
     out: Path = typer.Option(Path("runs/comparison"), help="Dataset folder (resumed if it holds some cells)."),
-    engine: List[str] = typer.Option(list(comparison.ENGINES),
+    engine: List[str] = typer.Option(list(defaults.COMPARISON_ENGINES),
                                      help="Engines (rows of the tables); those not built become grey cells."),
-    scenario: List[str] = typer.Option(list(comparison.SCENARIOS.values()), help="Scenario presets (one table each)."),
-    loads_frac: str = typer.Option(",".join(map(str, comparison.FRACTIONS)),
+    scenario: List[str] = typer.Option(list(defaults.COMPARISON_SCENARIOS.values()), help="Scenario presets (one table each)."),
+    loads_frac: str = typer.Option(",".join(map(str, defaults.COMPARISON_FRACTIONS)),
                                    help="Offered loads, fractions of the generator's ceiling."),
     runs: int = typer.Option(5, help="Trials per cell (K)."),
     duration: float = typer.Option(2.0, help="Seconds per trial (T)."),
     ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
 ):
     """Measure the 100GE comparison tables on the testbed: every engine in every scenario."""
+    from .. import comparison
 
     try:
         fracs = [float(x) for x in loads_frac.split(",")]
@@ -115,7 +118,7 @@ def compare(
 
 @app.command()
 def reroute(
-    out: Path = typer.Option(Path("runs/fast-reroute"), help="Folder for samples.csv, runs.csv, environment.csv."),
+    out: Path = typer.Option(Path("runs/fast-reroute"), help="Folder for samples.csv, runs.csv, experiments.csv."),
     variant: List[str] = typer.Option([], help="frr, nft (ShortCut in nftables), ebpf (in eBPF), p4 (on bmv2); "
                                                 "default: every one this machine can run."),
     runs: int = typer.Option(10, min=1, help="Runs per variant."),
@@ -136,6 +139,6 @@ def reroute(
             samples, facts = fastreroute.experiment(tuple(variant), runs, out=out, progress=advance,
                                                     duration=duration, fail_at=fail_at,
                                                     converge_after=converge_after)
-    fastreroute.save_environment(out, command=" ".join(sys.argv), when=str(facts["started_at"].min()))
+    fastreroute.record_environment(out, command=" ".join(sys.argv), when=str(facts["started_at"].min()))
     table, _ = fastreroute.summary(samples, facts, fail_at=fail_at)
     typer.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))

@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 
 from ..errors import RouterlabError
 from .app import p4_app
-from .common import fail
+from .common import fail, report_check
 
 @p4_app.command("build")
 def p4_build(
@@ -39,17 +38,4 @@ def p4_check(
     """Send real packets through your program on bmv2 and say which expectations pass."""
     from .. import p4exercises
 
-    try:
-        results = p4exercises.check(exercise, program, solution=solution)
-    except KeyboardInterrupt:
-        raise typer.Exit(130)
-    except RouterlabError as e:
-        fail(str(e))
-    for r in results:
-        mark = "[green]PASS[/green]" if r.passed else "[red]FAIL[/red]"
-        Console(soft_wrap=True).print(f"{mark}  {r.name}" + (f"  [dim]({r.detail})[/dim]" if r.detail else ""),
-                                      highlight=False)
-    failed = sum(not r.passed for r in results)
-    typer.echo(f"{len(results) - failed} of {len(results)} expectations pass")
-    if failed:
-        raise typer.Exit(1)
+    report_check(lambda: p4exercises.check(exercise, program, solution=solution))

@@ -39,6 +39,12 @@ class Engine:
     def version(self) -> str:
         return sh("uname", "-r").strip()
 
+    def use_config(self, path):
+        """Run the router configuration ``path`` of one's own instead of routerlab's (the
+        engines that run a configuration file: click, fastclick)."""
+        raise ParameterError("config", f"engine {self.name} runs no configuration file of yours "
+                                       "(click and fastclick do)")
+
     def start(self, tb: Testbed, sc: Scenario) -> dict:
         """Configure the router; return facts for the environment record."""
         raise NotImplementedError
@@ -83,15 +89,15 @@ def get(name: str) -> Engine:
     return ENGINES[name]()
 
 
-def find_binary(engine: str, binary: str, var: str | None = None) -> str:
-    """An engine's binary: ``$ROUTERLAB_<NAME>`` (a build of one's own) if set, else the
-    build ``routerlab engines install`` made, else PATH.
+def find_binary(engine: str, binary: str) -> str:
+    """An engine's binary: the variable naming a build of one's own
+    (:data:`builds.OVERRIDES`, e.g. ``$ROUTERLAB_CLICK``) if set, else the build
+    ``routerlab engines install`` made, else PATH.
 
     ``engine`` is the installable engine the binary belongs to (click, fastclick, bmv2,
-    p4c). ``var`` names the variable when it differs from the binary's name (FastClick's
-    binary is also called ``click``: ROUTERLAB_FASTCLICK); FastClick is never looked up
-    on PATH, where ``click`` is Click."""
-    var = var or "ROUTERLAB_" + binary.upper().replace("-", "_")
+    p4c). FastClick is never looked up on PATH, where ``click`` is Click (its variable is
+    ROUTERLAB_FASTCLICK)."""
+    var = builds.OVERRIDES[engine][binary]
     path = os.environ.get(var)
     if path:
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):

@@ -47,8 +47,7 @@ def cli_python() -> str:
 class Bmv2(Engine):
     name = "bmv2"
     features = {"routes", "firewall", "drop", "gre"}
-    where = ("routerlab engines install bmv2 p4c (or your own builds: ROUTERLAB_SIMPLE_SWITCH, "
-             "ROUTERLAB_SIMPLE_SWITCH_CLI and ROUTERLAB_P4C)")
+    where = builds.how_to_get("bmv2", "p4c")
 
     def switch(self) -> str:
         return find_binary("bmv2", "simple_switch")

@@ -23,8 +23,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -44,13 +42,24 @@ DIR_VAR = "ROUTERLAB_ENGINES_DIR"
 MARKER = ".routerlab-engine.json"
 #: Lines of the build log shown when a step fails.
 TAIL = 30
-#: The variable that names a build of one's own, per engine and binary.
+#: The variable that names a build of one's own, per engine and binary: the one place
+#: these names are written (finding binaries, the listing, doctor and the engines' hints
+#: read them here).
 OVERRIDES = {
     "click": {"click": "ROUTERLAB_CLICK"},
     "fastclick": {"click": "ROUTERLAB_FASTCLICK"},
     "bmv2": {"simple_switch": "ROUTERLAB_SIMPLE_SWITCH", "simple_switch_CLI": "ROUTERLAB_SIMPLE_SWITCH_CLI"},
     "p4c": {"p4c-bm2-ss": "ROUTERLAB_P4C"},
 }
+
+
+def how_to_get(*engines: str) -> str:
+    """Where users get ``engines``: the install command, or the variables naming builds
+    of their own (:data:`OVERRIDES`)."""
+    names = [v for e in engines for v in OVERRIDES[e].values()]
+    own = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+    return (f"routerlab engines install {' '.join(engines)} "
+            f"(or your own build{'s' if len(names) > 1 else ''}: {own})")
 
 
 @dataclass(frozen=True)
@@ -98,13 +107,26 @@ class Recipe:
         return engines_dir() / self.key
 
 
+#: The top-level entry of engine-builds.yaml that is not an engine: the order in which
+#: ``install`` starts builds.
+ORDER = "install_order"
+
+
+@cache
+def _builds_file():
+    """``data/engine-builds.yaml``: its path and its content."""
+    path = resources.files("routerlab").joinpath("data/engine-builds.yaml")
+    return path, yaml.safe_load(path.read_text())
+
+
 @cache
 def recipes() -> dict[str, Recipe]:
     """Every engine's recipe, in the order of ``data/engine-builds.yaml``."""
-    path = resources.files("routerlab").joinpath("data/engine-builds.yaml")
-    raw = yaml.safe_load(path.read_text())
+    path, raw = _builds_file()
     out = {}
     for name, r in raw.items():
+        if name == ORDER:
+            continue
         try:
             out[name] = Recipe(
                 engine=name, source=Source(**r["source"]),
@@ -114,6 +136,17 @@ def recipes() -> dict[str, Recipe]:
         except (KeyError, TypeError, ValueError) as e:
             raise DataFormatError(str(path), None, f"engine {name}: missing or malformed {e}") from None
     return out
+
+
+@cache
+def install_order() -> list[str]:
+    """The order in which ``install`` starts builds (``install_order`` of
+    ``data/engine-builds.yaml``: longest first)."""
+    path, raw = _builds_file()
+    order = raw.get(ORDER)
+    if not isinstance(order, list) or sorted(order) != sorted(n for n in raw if n != ORDER):
+        raise DataFormatError(str(path), None, f"{ORDER}: expected a list naming every engine once, got {order!r}")
+    return order
 
 
 def recipe(engine: str) -> Recipe:
@@ -241,13 +274,7 @@ def fetch(src: Source) -> tuple[Path, str]:
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
             part = path.with_suffix(".part")
-            try:
-                with urllib.request.urlopen(src.url, timeout=60) as r, open(part, "wb") as f:
-                    shutil.copyfileobj(r, f)
-            except (urllib.error.URLError, OSError) as e:
-                part.unlink(missing_ok=True)
-                raise RouterlabError(f"could not download {src.url} ({getattr(e, 'reason', e)}); offline? "
-                                     f"set {SOURCES_VAR} to a folder holding {src.file}") from None
+            _download(src.url, part, f"offline? set {SOURCES_VAR} to a folder holding {src.file}")
             got = sha256(part)
             if got != src.sha256:  # never cached: the next try downloads again
                 part.unlink()
@@ -286,7 +313,7 @@ class _Lock:
         self.f.close()
 
 
-#: Running build steps, so that Ctrl-C can stop their whole process groups.
+#: Running build steps and downloads, so that Ctrl-C can stop their whole process groups.
 _running: set[subprocess.Popen] = set()
 _running_lock = threading.Lock()
 #: Set on Ctrl-C: no build starts another step.
@@ -315,6 +342,45 @@ _PRCTL = _libc_prctl()
 def _die_with_parent():  # pragma: no cover - runs in the child
     if _PRCTL is not None:
         _PRCTL(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+#: Downloads a URL (argv 1) to a file (argv 2). It runs in a process of its own, so that
+#: Ctrl-C stops it at once: a thread blocked in a read could only be waited for.
+_DOWNLOADER = """
+import shutil, sys, urllib.error, urllib.request
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=60) as r, open(sys.argv[2], "wb") as f:
+        shutil.copyfileobj(r, f)
+except (urllib.error.URLError, OSError) as e:
+    sys.exit(str(getattr(e, "reason", e)))
+"""
+
+
+def _download(url: str, part: Path, hint: str) -> None:
+    """Download ``url`` to ``part``. A failed, stopped (Ctrl-C, :func:`_stop_running`) or
+    interrupted download leaves no ``part`` behind."""
+    if _stopping.is_set():
+        raise RouterlabError(f"download of {url} not started: stopping")
+    p = subprocess.Popen([sys.executable, "-c", _DOWNLOADER, url, str(part)], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
+                         preexec_fn=_die_with_parent)
+    with _running_lock:
+        _running.add(p)
+    try:
+        err = p.communicate()[1]
+    finally:
+        with _running_lock:
+            _running.discard(p)
+        if p.poll() is None:  # interrupted here (Ctrl-C in this thread)
+            p.kill()
+            p.wait()
+        if p.returncode != 0 or _stopping.is_set():
+            part.unlink(missing_ok=True)
+    if p.returncode < 0 or _stopping.is_set():
+        raise RouterlabError(f"download of {url} stopped")
+    if p.returncode != 0:
+        reason = (err.strip().splitlines() or ["no reason given"])[-1]
+        raise RouterlabError(f"could not download {url} ({reason}); {hint}")
 
 
 def _run_step(cmd: str, cwd: Path, env: dict, log: Path) -> int:
@@ -351,7 +417,8 @@ def _group_gone(pgid: int, timeout: float) -> bool:
 
 
 def _stop_running() -> None:
-    """Stop every running step's whole process group: SIGTERM, then SIGKILL after 10 s."""
+    """Stop every running step's and download's whole process group: SIGTERM, then SIGKILL
+    after 10 s."""
     with _running_lock:
         procs = list(_running)
     for p in procs:
@@ -476,9 +543,8 @@ def install(names: list[str] | None = None, *, say: Callable[[str], None] = prin
     for n in names:
         recipe(n)
     install_packages([n for n in names if force or not installed(n)], say)
-    # longest build first, so the short ones fill the other core at the end
-    order = sorted(names, key=lambda n: ["p4c", "bmv2", "fastclick", "click"].index(n)
-                   if n in ("p4c", "bmv2", "fastclick", "click") else 99)
+    rank = {n: i for i, n in enumerate(install_order())}
+    order = sorted(names, key=lambda n: rank.get(n, len(rank)))
     results: dict[str, Path | Exception] = {}
     lock = threading.Lock()
     _stopping.clear()

@@ -14,6 +14,7 @@ ControlSocket.
 from __future__ import annotations
 
 import functools
+import hashlib
 import ipaddress
 import os
 import shutil
@@ -23,9 +24,9 @@ import time
 from pathlib import Path
 
 from ..datasets import project_dir
-from ..errors import EngineNotFound, RouterlabError
+from ..errors import EngineNotFound, ParameterError, RouterlabError
 from ..scenarios import Scenario
-from ..testbed import DEST_NET, SINK_NET, STATE_DIR, Testbed, nsexec
+from ..testbed import DEST_NET, SINK_NET, STATE_DIR, Testbed, link_stats, nsexec
 from . import builds
 from .base import Engine, find_binary, register
 from .kernel import FILL_NET, install_guard
@@ -76,6 +77,15 @@ def write_configs(folder: Path, sc: Scenario) -> Path:
     return folder
 
 
+def wrap_config(config: Path, prelude: str) -> str:
+    """What Click runs for a configuration of one's own: routerlab's ``prelude`` (a control
+    socket, stand-ins for the devices) and then the file behind a line directive, so that
+    every message of Click names the file and its lines, and the libraries it requires
+    are found next to it."""
+    quoted = '"' + str(config).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"{prelude}\n# 1 {quoted}\n{config.read_text()}"
+
+
 def read_handler(sock_path: str, handler: str, timeout: float = 2.0) -> str:
     """Read a Click handler (e.g. ``out/sent.count``) through a ControlSocket."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -96,15 +106,29 @@ def read_handler(sock_path: str, handler: str, timeout: float = 2.0) -> str:
 class ClickEngine(Engine):
     name = "click"
     features = {"routes", "firewall", "drop", "gre"}
-    where = "routerlab engines install click (or your own build: ROUTERLAB_CLICK)"
+    where = builds.how_to_get("click")
     #: The configuration the engine runs (in the folder write_configs fills), and where it
     #: lives under routers/.
     config = "iprouter.click"
     config_dir = "click"
     capture = "AF_PACKET (FromDevice, sniffer)"
+    #: A configuration of one's own (:meth:`use_config`), run instead of routerlab's.
+    own_config: Path | None = None
+
+    def use_config(self, path):
+        """Run the Click configuration ``path`` (a router of one's own, e.g. a course
+        exercise's) instead of routerlab's. It takes the same defines (IN_DEV, OUT_DEV,
+        IN_MAC, OUT_MAC, PREV_MAC, NEXT_MAC, MTU, CONTROL) and forwards as it is written:
+        a scenario's routes, firewall and tunnel are not applied to it, so only scenarios
+        without them can be measured."""
+        path = Path(path).resolve()
+        if not path.is_file():
+            raise ParameterError("config", f"{path}: no such file")
+        self.own_config = path
+        self.features = set()
 
     def binary(self) -> str:
-        return find_binary("click", "click", "ROUTERLAB_CLICK")
+        return find_binary("click", "click")
 
     def check(self, sc=None):
         self.binary()
@@ -125,17 +149,33 @@ class ClickEngine(Engine):
         # kernel forwarding off; the DUT's ingress drops what Click captured, so the kernel
         # does not process those packets too (receive livelock otherwise)
         nsexec(tb.ns_dut, "sysctl", "-qw", "net.ipv4.ip_forward=0")
+        # on the sink side too: a router of one's own may take packets there (a NAT's
+        # replies), and the kernel must not answer them either
         nsexec(tb.ns_dut, "nft", "-f", "-", input=(
             "table netdev rlclick {\n"
-            f"  chain in {{ type filter hook ingress device \"{tb.dut_in}\" priority 0; drop; }}\n}}\n"))
+            f"  chain in {{ type filter hook ingress device \"{tb.dut_in}\" priority 0; drop; }}\n"
+            f"  chain out {{ type filter hook ingress device \"{tb.dut_out}\" priority 0; drop; }}\n}}\n"))
         install_guard(tb)
         folder = self.write(STATE_DIR / f"{tb.prefix}-{self.name}", sc)
         self._folder = folder
-        self._sock = str(folder / "control.sock")
+        self._sock = control = str(folder / "control.sock")
+        ready = "out/sent.count"
+        facts = {"click_config": f"routers/{self.config_dir}/{self.config}"}
+        if self.own_config:
+            # its own control socket: the configuration may open one at $CONTROL as well
+            self._sock = str(folder / "routerlab.sock")
+            (folder / "own.click").write_text(wrap_config(
+                self.own_config, f'routerlab_control :: ControlSocket(unix, "{self._sock}");'))
+            self.config, ready = "own.click", "version"
+            # named as in the checkout (or the package) when it is one of the project's files
+            root = project_dir("routers").parent
+            shown = self.own_config.relative_to(root) if self.own_config.is_relative_to(root) else self.own_config
+            facts = {"click_config": str(shown),
+                     "click_config_sha256": hashlib.sha256(self.own_config.read_bytes()).hexdigest()[:12]}
         defines = {"IN_DEV": tb.dut_in, "OUT_DEV": tb.dut_out,
                    "IN_MAC": Testbed.mac(tb.ns_dut, tb.dut_in), "OUT_MAC": Testbed.mac(tb.ns_dut, tb.dut_out),
                    "PREV_MAC": Testbed.mac(tb.ns_tg, tb.tg_if), "NEXT_MAC": Testbed.mac(tb.ns_sink, tb.sink_if),
-                   "MTU": str(tb.mtu), "CONTROL": self._sock}
+                   "MTU": str(tb.mtu), "CONTROL": control}
         self._log = open(folder / "click.log", "w")
         self._proc = tb.spawn(tb.ns_dut, *self.command(tb, folder, defines), cpu=tb.router_cpu,
                               stdout=self._log, stderr=subprocess.STDOUT)
@@ -145,16 +185,23 @@ class ClickEngine(Engine):
                 raise RouterlabError(f"{self.name} exited ({self._proc.returncode}): "
                                      + (folder / "click.log").read_text()[-500:])
             try:
-                read_handler(self._sock, "out/sent.count")
+                read_handler(self._sock, ready)
                 break
             except OSError:
                 if time.monotonic() > deadline:
                     raise RouterlabError(f"{self.name} did not become ready (no control socket)") from None
                 time.sleep(0.1)
-        return {"click_config": f"routers/{self.config_dir}/{self.config}", "capture": self.capture}
+        return {**facts, "capture": self.capture}
 
     def forwarded(self, tb):
+        if self.own_config:
+            # no counter of known name: what left on the sink side, by the kernel's count
+            return link_stats(tb.ns_dut, tb.dut_out)["tx_packets"]
         return int(read_handler(self._sock, "out/sent.count"))
+
+    def handler(self, name: str) -> str:
+        """Read a handler of the running router (e.g. ``in2out.count``)."""
+        return read_handler(self._sock, name)
 
     def stop(self, tb):
         self.stop_process()
@@ -165,8 +212,6 @@ class ClickEngine(Engine):
 def _binary_facts(path: str, mtime: float) -> tuple[str, bool]:
     """(sha256 prefix, built with DPDK) of a FastClick binary, read once per file version:
     the binary is tens of MB and every check() and version() wants these."""
-    import hashlib
-
     data = Path(path).read_bytes()
     return hashlib.sha256(data).hexdigest()[:12], b"FromDPDKDevice" in data
 
@@ -184,13 +229,13 @@ class FastClickEngine(ClickEngine):
     """FastClick on AF_PACKET with batching: ``routers/fastclick/iprouter.click``."""
 
     name = "fastclick"
-    where = "routerlab engines install fastclick (or your own build: ROUTERLAB_FASTCLICK)"
+    where = builds.how_to_get("fastclick")
     config_dir = "fastclick"
     capture = f"AF_PACKET (FromDevice, sniffer), batches of {FASTCLICK_BATCH}"
 
     def binary(self) -> str:
         # FastClick's binary is also called click: never looked up on PATH
-        return find_binary("fastclick", "click", "ROUTERLAB_FASTCLICK")
+        return find_binary("fastclick", "click")
 
     def write(self, folder, sc):
         write_configs(folder, sc)
@@ -211,6 +256,10 @@ class FastClickDpdkEngine(FastClickEngine):
     name = "fastclick-dpdk"
     config = "iprouter-dpdk.click"
     capture = f"DPDK af_xdp (XDP redirect to AF_XDP sockets), batches of {FASTCLICK_BATCH}"
+
+    def use_config(self, path):
+        raise ParameterError("config", "fastclick-dpdk runs routerlab's DPDK configuration only; "
+                             "measure a configuration of your own with --engine click or fastclick")
 
     def check(self, sc=None):
         super().check(sc)

@@ -59,7 +59,7 @@ def source(program: str | Path, solution: bool = True) -> Path:
 
 
 def p4c() -> str:
-    return find_binary("p4c", "p4c-bm2-ss", "ROUTERLAB_P4C")
+    return find_binary("p4c", "p4c-bm2-ss")
 
 
 def cache_dir() -> Path:

@@ -1,0 +1,51 @@
+"""``bench engines``: the PDR of several engines measured in one run, as ratios to the first."""
+
+from __future__ import annotations
+
+from .. import stats
+
+
+def run(engine_names=("linux", "nft", "ebpf"), scenario_for=None, *, out, duration: float = 2.0,
+        pdr: float = stats.PDR_FRACTION):
+    """PDR@X of several engines measured in one run, as ratios to the first (linux).
+
+    ``scenario_for`` maps an engine to its scenario name (default: nft gets
+    ``single-flow-fw50``, the others ``single-flow``). Search results are written to ``out``.
+
+    Returns
+    -------
+    (float, pandas.DataFrame)
+        The generator's ceiling (pps) and one row per engine: scenario, pdr_pps,
+        upper_pps (the next failing load), trial_seconds, generator_bound, answer (as
+        :func:`routerlab.stats.search_answer` words it), ratio_to_first (:func:`ratios`).
+    """
+    import pandas as pd
+
+    from .. import measuring
+
+    scenario_for = scenario_for or {"nft": "single-flow-fw50"}
+    # one ceiling for every engine, so the ratios compare like with like
+    ceil = measuring.generator_ceiling()
+    rows = []
+    for name in engine_names:
+        sname = scenario_for.get(name, "single-flow")
+        (r,) = measuring.measure(name, sname, out, search="pdr", pdr=pdr, ceiling_pps=ceil, duration=duration,
+                                 experiment=f"bench-pdr-{name}-{sname}")
+        rows.append({"engine": name, "scenario": sname, "pdr_pps": r.lower, "upper_pps": r.upper,
+                     "trial_seconds": r.trial_seconds, "generator_bound": r.generator_bound,
+                     "answer": stats.search_answer(r.lower, r.upper, r.generator_bound)})
+    return ceil, ratios(pd.DataFrame(rows))
+
+
+def ratios(df):
+    """``ratio_to_first`` of each engine's ``pdr_pps``: none (NaN) for a PDR the generator
+    bounded (``generator_bound``: a lower bound is never set against another engine), nor
+    for any when the first's was."""
+    known = df["pdr_pps"].where(~df["generator_bound"].astype(bool))
+    return df.assign(ratio_to_first=known / known.iloc[0])
+
+
+def report(ceil: float, df) -> str:
+    """The ceiling, then one line per engine."""
+    return (f"generator ceiling: {ceil:.0f} pps\n"
+            + df.to_string(index=False, float_format=lambda x: f"{x:.3f}" if x < 10 else f"{x:.0f}"))

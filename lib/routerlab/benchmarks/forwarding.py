@@ -1,0 +1,68 @@
+"""``bench forwarding`` and ``bench batch``: Click and FastClick forwarding from memory
+(:func:`routerlab.microbench.forwarding`), next to the MoonRoute poster's table and, for
+FastClick, against its batch size."""
+
+from __future__ import annotations
+
+
+def table(engine_names=("click", "fastclick"), testbed_pdr=None, **kw):
+    """The MoonRoute comparison: in-memory single-route forwarding (Mpps, median of the
+    repeats) of Click and FastClick, and, if given, testbed PDRs (``testbed_pdr``: a
+    DataFrame with ``engine``, ``pdr_pps`` and ``generator_bound``), each as a ratio to the
+    fastest (none for a PDR the generator bounded: ``at_least`` is true); next to the
+    published table. Returns (ours, published, rows of every repeat)."""
+    import pandas as pd
+
+    from .. import microbench
+
+    rows = []
+    for name in engine_names:
+        rows += microbench.forwarding(name, **kw)
+    return summary(pd.DataFrame(rows), testbed_pdr)
+
+
+def summary(raw, testbed_pdr=None):
+    """:func:`table` from the rows of earlier runs (``forwarding.csv``)."""
+    import pandas as pd
+
+    from .. import datasets
+
+    ours = (raw.groupby("engine", sort=False)
+               .agg(mpps=("mpps", "median"), instructions_per_packet=("instructions_per_packet", "first"))
+               .reset_index())
+    ours.insert(1, "where", "in memory")
+    ours["at_least"] = False
+    if testbed_pdr is not None and len(testbed_pdr):
+        tb = testbed_pdr.assign(where="testbed (PDR@0.5%)", mpps=testbed_pdr["pdr_pps"] / 1e6,
+                                at_least=testbed_pdr.get("generator_bound", False))
+        ours = pd.concat([ours, tb[["engine", "where", "mpps", "at_least"]]], ignore_index=True)
+    # a PDR the generator bounded is a lower bound of the router's: it gets no ratio, and the
+    # others are ratios to the fastest engine whose PDR was the router's own
+    ours["at_least"] = ours["at_least"].astype(bool)
+    known = ours["mpps"].where(~ours["at_least"])
+    ours["ratio_to_fastest"] = known / known.groupby(ours["where"]).transform("max")
+    pub = datasets.reference("moonroute-comparison")
+    pub = pub.assign(ratio_to_fastest=pub["mpps"] / pub["mpps"].max())
+    return ours, pub, raw
+
+
+def report(ours, pub) -> str:
+    """Our table, then the published one."""
+    lines = ["ours (this machine):", ours.to_string(index=False, float_format=lambda x: f"{x:.3f}"),
+             "", "published (MoonRoute poster, 10GE, DPDK, one core):",
+             pub[["router", "mpps", "ratio_to_fastest", "notes"]].to_string(index=False,
+                                                                             float_format=lambda x: f"{x:.2f}")]
+    return "\n".join(lines)
+
+
+def batch_report(df) -> str:
+    """Mpps (median) and instructions per packet by batch size (``burst``), the fastest and
+    the cheapest size, and the published claim (128)."""
+    t = (df.groupby("burst").agg(mpps=("mpps", "median"), instructions_per_packet=("instructions_per_packet", "first"))
+           .reset_index())
+    best = t.loc[t["mpps"].idxmax()]
+    t["ratio_to_best"] = t["mpps"] / best["mpps"]
+    fewest = t.loc[t["instructions_per_packet"].idxmin()]
+    return (t.to_string(index=False, float_format=lambda x: f"{x:.3f}")
+            + f"\nfastest batch size: {int(best['burst'])} ({best['mpps']:.2f} Mpps); fewest instructions "
+              f"per packet: {int(fewest['burst'])}; published claim: 128")

@@ -1,0 +1,154 @@
+"""What the course exercises' checks are made of, for the P4 and the Click track alike.
+
+An :class:`Expectation` is one named behaviour that passed or failed, with a one-line hint
+(what was sent, what came back, what was expected). The frames a check sends are built
+with scapy (:func:`frame`, :func:`arp_request`) and addressed as the namespace testbed
+addresses them: port 0 is the device under test's link towards the generator, port 1 its
+link towards the sink. :func:`through` sends frames into one port of a testbed's device
+under test and returns what left on each port; :func:`describe` says in one line what a
+frame is, for the hints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import probe
+from .testbed import Testbed
+
+#: EtherTypes of the frames a check looks at: IPv4 and ARP (the kernels' own chatter,
+#: IPv6 and LLDP, is never ours).
+IPV4, ARP = 0x0800, 0x0806
+
+
+@dataclass
+class Expectation:
+    """One expectation of an exercise's check and whether it held.
+
+    Attributes
+    ----------
+    name : str
+        What is expected, as the student reads it.
+    passed : bool
+        It held.
+    detail : str
+        For a failure, the hint: what was sent, what came back, what was expected (it
+        may span lines, e.g. a configuration's error messages).
+    skipped : str
+        Non-empty when the expectation was not tried, saying why (e.g. it needs root);
+        it then does not count as passed.
+    """
+
+    name: str
+    passed: bool
+    detail: str = ""
+    skipped: str = ""
+
+    @classmethod
+    def not_run(cls, name: str, why: str) -> "Expectation":
+        return cls(name, False, skipped=why)
+
+
+def scapy_layers():
+    """scapy's layer classes the checks use, imported on first use (scapy is slow to load)."""
+    from scapy.layers.inet import GRE, ICMP, IP, TCP, UDP, IPerror  # noqa: F401
+    from scapy.layers.l2 import ARP as ArpLayer, Ether
+
+    return {"Ether": Ether, "IP": IP, "UDP": UDP, "TCP": TCP, "ICMP": ICMP, "GRE": GRE, "ARP": ArpLayer,
+            "IPerror": IPerror}
+
+
+def _ether(from_port: int):
+    m = Testbed.MACS
+    Ether = scapy_layers()["Ether"]
+    return Ether(src=m["g0"], dst=m["d0"]) if from_port == 0 else Ether(src=m["s0"], dst=m["d1"])
+
+
+def frame(dst: str, *, src: str = "10.70.1.2", ttl: int = 64, proto: str = "udp", sport: int = 1234,
+          dport: int = 5000, from_port: int = 0, icmp_type: int = 8, bad_checksum: bool = False) -> bytes:
+    """An Ethernet/IPv4 frame addressed to the device under test's port ``from_port``.
+
+    ``proto`` is "udp", "tcp" (a SYN) or "icmp" (type ``icmp_type``: 8 echo request, 0
+    echo reply); ``bad_checksum`` spoils the IPv4 header checksum."""
+    L = scapy_layers()
+    if proto == "udp":
+        l4 = L["UDP"](sport=sport, dport=dport)
+    elif proto == "tcp":
+        l4 = L["TCP"](sport=sport, dport=dport, flags="S")
+    elif proto == "icmp":
+        l4 = L["ICMP"](type=icmp_type, id=sport, seq=1)
+    else:
+        raise ValueError(f"proto must be udp, tcp or icmp, got {proto!r}")
+    ip = L["IP"](src=src, dst=dst, ttl=ttl)
+    if bad_checksum:
+        ip.chksum = L["IP"](bytes(ip / l4)).chksum ^ 0x5A5A
+    return bytes(_ether(from_port) / ip / l4 / (b"routerlab" * 2))
+
+
+def arp_request(target: str, *, src: str = "10.70.1.2", from_port: int = 0) -> bytes:
+    """A broadcast ARP request "who has ``target``, tell ``src``" into port ``from_port``."""
+    L = scapy_layers()
+    eth = _ether(from_port)
+    return bytes(L["Ether"](src=eth.src, dst="ff:ff:ff:ff:ff:ff")
+                 / L["ARP"](op=1, hwsrc=eth.src, psrc=src, pdst=target))
+
+
+def parse(data: bytes):
+    """A frame as a scapy packet."""
+    return scapy_layers()["Ether"](data)
+
+
+def ip_checksum_right(pkt) -> bool:
+    """Whether the IPv4 header checksum of ``pkt`` (a scapy packet with an IP layer) is
+    the one its header gives."""
+    IP = scapy_layers()["IP"]
+    p = IP(bytes(pkt[IP]))
+    p.chksum = None
+    return IP(bytes(p)).chksum == pkt[IP].chksum
+
+
+def checksums_right(pkt) -> bool:
+    """The IPv4 header checksum and, for TCP and UDP, the transport checksum (over the
+    pseudo-header: what a NAT must fix) are right."""
+    L = scapy_layers()
+    if not ip_checksum_right(pkt):
+        return False
+    for name in ("TCP", "UDP"):
+        if name in pkt:
+            p = L["IP"](bytes(pkt[L["IP"]]))
+            want = p[name].chksum
+            p[name].chksum = None
+            return L["IP"](bytes(p))[name].chksum == want
+    return True
+
+
+def describe(pkt) -> str:
+    """A frame in one line: ARP, or protocol, addresses, ports, TTL (an ICMP message with
+    its type and code)."""
+    L = scapy_layers()
+    if not hasattr(pkt, "haslayer"):
+        pkt = parse(pkt)
+    if L["ARP"] in pkt:
+        a = pkt[L["ARP"]]
+        return (f"ARP who-has {a.pdst} tell {a.psrc}" if a.op == 1 else f"ARP reply {a.psrc} is-at {a.hwsrc}") + \
+            f" ({pkt.src} -> {pkt.dst})"
+    if L["IP"] not in pkt:
+        return f"frame of type 0x{pkt.type:04x}, {len(pkt)} bytes"
+    ip = pkt[L["IP"]]
+    if L["ICMP"] in pkt:
+        what = f"ICMP {ip.src} > {ip.dst} type {pkt[L['ICMP']].type} code {pkt[L['ICMP']].code}"
+    elif L["TCP"] in pkt or L["UDP"] in pkt:
+        l4 = pkt[L["TCP"]] if L["TCP"] in pkt else pkt[L["UDP"]]
+        what = f"{'TCP' if L['TCP'] in pkt else 'UDP'} {ip.src}:{l4.sport} > {ip.dst}:{l4.dport}"
+    else:
+        what = f"IPv4 protocol {ip.proto} {ip.src} > {ip.dst}"
+    return f"{what} TTL {ip.ttl}"
+
+
+def through(tb: Testbed, frames: list[bytes], from_port: int = 0, *,
+            ethertypes: tuple[int, ...] = (IPV4,)) -> dict[int, list[bytes]]:
+    """Send ``frames`` into the device under test's port ``from_port`` (0: from the
+    generator, 1: from the sink); returns the frames of ``ethertypes`` that left it on
+    each port meanwhile (port 0 arrives at the generator, port 1 at the sink)."""
+    ends = {0: (tb.ns_tg, tb.tg_if), 1: (tb.ns_sink, tb.sink_if)}
+    return probe.exchange(tb, ends[from_port], frames, ends, ethertypes=ethertypes)

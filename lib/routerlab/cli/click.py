@@ -1,0 +1,83 @@
+"""The Click course: ``click check``, ``click list``, ``click copy``, ``click doc``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from .app import click_app
+from .common import err, fail, report_check
+
+
+@click_app.command("check")
+def click_check(
+    exercise: str = typer.Argument(..., help="Exercise: forward, iprouter, firewall, nat, loadbalancer or measure."),
+    config: Optional[Path] = typer.Option(None, help="Your .click file (default: the exercise's skeleton, as you "
+                                                     "edited it)."),
+    solution: bool = typer.Option(False, "--solution", help="Check the reference solution instead."),
+    memory: Optional[bool] = typer.Option(None, "--memory/--testbed",
+                                          help="Run the router from memory (no root: FromDevice and ToDevice "
+                                               "become sockets) or on the testbed (root). Default: the testbed "
+                                               "as root, else memory."),
+):
+    """Send real frames through your Click configuration and say which expectations pass."""
+    from .. import clickexercises
+
+    if config is not None and solution:
+        fail("--config and --solution: give one of them")
+    if memory is None and os.geteuid() != 0:
+        err.print("no root: checking from memory (FromDevice and ToDevice replaced by sockets); "
+                  "as root the check runs on the testbed's links", highlight=False)
+    report_check(lambda: clickexercises.check(exercise, config, solution=solution, memory=memory))
+
+
+@click_app.command("list")
+def click_list():
+    """The exercises in the order of the course, with the time each takes and its folder."""
+    from .. import clickexercises
+    from ..errors import RouterlabError
+
+    try:
+        course = clickexercises.course()
+    except RouterlabError as e:
+        fail(str(e))
+    for i, (name, minutes, folder) in enumerate(course, 1):
+        typer.echo(f"{i}. {name:13} about {minutes:3} min  {folder}")
+
+
+@click_app.command("copy")
+def click_copy(
+    dest: Path = typer.Argument(..., help="Folder to copy the exercises into (created)."),
+    solutions: bool = typer.Option(False, "--solutions", help="Copy the solutions too."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace files already there."),
+):
+    """Copy the exercises out to edit them (a pip install keeps them inside the package). Check a copy with `routerlab click check EXERCISE --config FILE` (the measure exercise uses iprouter's)."""
+    from .. import clickexercises
+    from ..errors import RouterlabError
+
+    try:
+        written = clickexercises.copy_exercises(dest, solutions=solutions, overwrite=overwrite)
+    except (RouterlabError, OSError) as e:
+        fail(str(e))
+    typer.echo(f"{len(written)} files written to {dest}" + ("" if written else " (all there already: --overwrite)"))
+
+
+@click_app.command("doc")
+def click_doc(element: str = typer.Argument(..., help="Element class, e.g. IPFilter or FromDevice; "
+                                                       "'language' for the Click language.")):
+    """Show an element's manual page, as installed with this Click build."""
+    from .. import clickexercises
+    from ..errors import RouterlabError
+
+    try:
+        page = clickexercises.element_doc(element)
+    except RouterlabError as e:
+        fail(str(e))
+    try:
+        raise typer.Exit(subprocess.call(["man", "-l", str(page)]))
+    except FileNotFoundError:
+        fail(f"'man' is not installed; the page is {page}")

@@ -1,0 +1,216 @@
+"""The Click course: every solution passes its check and every skeleton as shipped fails
+it, from memory and (as root) on the testbed; a student's mistakes are reported as Click
+reports them, with the file, the line and a hint; ``routerlab click`` and ``routerlab
+measure --config`` around them. Parts that need Click skip with the reason where it is
+not built (and fail under ROUTERLAB_REQUIRE_ENGINES=1)."""
+
+import re
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from conftest import engine_marks
+from routerlab import clickexercises as ce
+from routerlab import measuring
+from routerlab.cli import app
+from routerlab.errors import ParameterError
+
+needs_click, on_testbed = engine_marks("click", ce.click_binary)
+
+ROUTERS = [e for e in ce.EXERCISES if e != "measure"]
+runner = CliRunner()
+
+
+# -- the exercises as files (no Click needed) --------------------------------------------------
+
+@pytest.mark.parametrize("exercise", ce.EXERCISES)
+def test_each_exercise_has_its_statement_time_and_data(exercise):
+    folder = ce.exercises_dir() / exercise
+    readme = (folder / "README.md").read_text()
+    minutes = ce.exercise_data(exercise)["minutes"]
+    assert f"Time: about {minutes} minutes." in readme
+    # the p4lang tutorials' order, with what to read and what the check expects
+    sections = ("## Introduction", "## What to read", "## Steps", "## What the check expects",
+                "## Food for thought", "## Troubleshooting", "## Automated tests")
+    places = [readme.find(s) for s in sections]
+    assert -1 not in places and places == sorted(places), dict(zip(sections, places))
+    overview = (ce.exercises_dir() / "README.md").read_text()
+    assert re.search(rf"`{exercise}/` \|.*\| about {minutes} min \|", overview), "routers/exercises/README.md table"
+
+
+@pytest.mark.parametrize("exercise", ROUTERS)
+def test_the_skeletons_todos_are_the_readmes_steps(exercise):
+    folder = ce.exercises_dir() / exercise
+    skeleton = (folder / f"{exercise}.click").read_text()
+    todos = [int(n) for n in re.findall(r"TODO (\d+):", skeleton)]
+    assert todos == list(range(1, len(todos) + 1)) and todos
+    steps = [int(n) for n in re.findall(r"^\d+\. TODO (\d+):", (folder / "README.md").read_text(), re.M)]
+    assert steps == todos
+    assert (folder / "solution" / f"{exercise}.click").is_file()
+    assert "TODO" not in (folder / "solution" / f"{exercise}.click").read_text()
+
+
+def test_a_firewall_case_becomes_the_frame_it_names():
+    from routerlab.checks import parse
+
+    p = parse(ce.parse_case("tcp 192.0.2.7 > 10.71.0.5:80", sport=2004))
+    assert (p["IP"].src, p["IP"].dst, p["TCP"].sport, p["TCP"].dport) == ("192.0.2.7", "10.71.0.5", 2004, 80)
+    assert parse(ce.parse_case("icmp-reply 10.70.1.2 > 10.71.0.5"))["ICMP"].type == 0
+    with pytest.raises(ValueError, match="not a case"):
+        ce.parse_case("tcp from anywhere")
+
+
+def test_unknown_exercise_and_missing_config_are_named(tmp_path):
+    with pytest.raises(ParameterError, match="unknown exercise 'router'; known: forward, iprouter"):
+        ce.check("router")
+    with pytest.raises(ParameterError, match=r"--config: .*nope\.click: no such file"):
+        ce.config_path("forward", tmp_path / "nope.click")
+
+
+def test_copy_hands_out_the_skeletons_and_keeps_a_students_work(tmp_path):
+    written = ce.copy_exercises(tmp_path)
+    assert (tmp_path / "nat" / "nat.click").is_file() and (tmp_path / "nat" / "check.yaml").is_file()
+    assert not list(tmp_path.rglob("solution"))
+    (tmp_path / "nat" / "nat.click").write_text("// mine")
+    again = ce.copy_exercises(tmp_path, solutions=True)
+    assert (tmp_path / "nat" / "nat.click").read_text() == "// mine"
+    assert (tmp_path / "nat" / "solution" / "nat.click").is_file()
+    assert len(again) == len(ROUTERS) and len(written) > len(again)
+
+
+# -- with Click, from memory -----------------------------------------------------------------
+
+@needs_click
+@pytest.mark.parametrize("exercise", ce.EXERCISES)
+def test_solutions_pass_from_memory(exercise):
+    results = ce.check(exercise, solution=True, memory=True)
+    assert len(results) >= 5
+    failed = [(r.name, r.detail) for r in results if not r.passed and not r.skipped]
+    assert not failed
+    # only the measure exercise's load trial needs the testbed
+    assert [r.name for r in results if r.skipped] == ([results[-1].name] if exercise == "measure" else [])
+
+
+@needs_click
+@pytest.mark.parametrize("exercise", ce.EXERCISES)
+def test_skeletons_as_shipped_fail_from_memory(exercise):
+    results = ce.check(exercise, memory=True)
+    assert results[0].passed, results[0].detail  # a skeleton runs: it just does not do the job
+    assert sum(not r.passed and not r.skipped for r in results) >= 3
+
+
+def _bad(tmp_path, text):
+    path = tmp_path / "bad.click"
+    path.write_text("// a student's forward\ndefine($IN_DEV in0, $OUT_DEV out0);\n" + text)
+    return path
+
+
+MISTAKES = {
+    "does not parse": ("FromDevice($IN_DEV) -> in2out :: Counter( -> Queue -> ToDevice($OUT_DEV);\n",
+                       [r"bad\.click:\d+: expected '\)'"]),
+    "push meets pull": ("FromDevice($IN_DEV, SNIFFER true) -> ToDevice($OUT_DEV);\n",
+                        [r"bad\.click:3: 'FromDevice@1 :: FromDevice' push output 0 connected to "
+                         r"'ToDevice@2 :: ToDevice' pull input 0", "hint: .*put a Queue between them"]),
+    "agnostic in between": ("FromDevice($IN_DEV) -> in2out :: Counter -> ToDevice($OUT_DEV);\n",
+                            [r"bad\.click:3: agnostic 'in2out :: Counter' in mixed context",
+                             "hint: .*put a Queue on that path"]),
+    "unknown element": ("FromDevice($IN_DEV) -> Strip(14) -> CheckIPHeader\n"
+                        "  -> IPFiltre(allow all) -> Queue -> ToDevice($OUT_DEV);\n",
+                        [r"bad\.click:4: undeclared element 'IPFiltre'",
+                         "hint: IPFiltre is not an element class of this Click build; did you mean IPFilter"]),
+    "not the testbed's device": ("FromDevice($IN_DEV) -> Queue -> ToDevice($OUT_DEV);\n"
+                                 "FromDevice(eth0) -> Queue -> ToDevice($IN_DEV);\n",
+                                 [r"bad\.click:4: FromDevice\(eth0\): eth0 is not a device of the testbed",
+                                  r"hint: write FromDevice\(\$IN_DEV\) .* \(here mem-in and mem-out\)"]),
+    "no device at all": ("FromDevice() -> Queue -> ToDevice($OUT_DEV);\n",
+                         [r"bad\.click:3: FromDevice\(\): which device\?"]),
+}
+
+
+@needs_click
+@pytest.mark.parametrize("mistake", MISTAKES)
+def test_a_students_mistake_is_reported_as_click_reports_it_with_a_hint(tmp_path, mistake):
+    text, patterns = MISTAKES[mistake]
+    path = _bad(tmp_path, text)
+    results = ce.check("forward", path, memory=True)
+    assert len(results) == 1 and not results[0].passed
+    for pattern in patterns:
+        assert re.search(pattern, results[0].detail), results[0].detail
+    r = runner.invoke(app, ["click", "check", "forward", "--config", str(path), "--memory"])
+    assert r.exit_code == 1 and "FAIL" in r.stdout and "0 of 1 expectations pass" in r.stdout
+    assert "Traceback" not in r.output and re.search(patterns[0], r.stdout)
+
+
+@needs_click
+def test_a_failure_says_what_was_sent_what_came_back_and_what_was_expected(tmp_path):
+    # forwards in one direction only, and counts nothing
+    path = _bad(tmp_path, "FromDevice($IN_DEV) -> Queue -> ToDevice($OUT_DEV);\n")
+    results = {r.name: r for r in ce.check("forward", path, memory=True)}
+    back = results["a frame into $OUT_DEV leaves on $IN_DEV, unchanged"]
+    assert not back.passed and back.detail == (
+        "sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64 into $OUT_DEV; got nothing (no FromDevice reads "
+        "$OUT_DEV); expected the same frame on $IN_DEV")
+    assert results["a frame into $IN_DEV leaves on $OUT_DEV, unchanged"].passed
+    counter = results["in2out.count counts the frames that came in on $IN_DEV"]
+    assert "No element named 'in2out'" in counter.detail and "in2out :: Counter" in counter.detail
+
+
+@needs_click
+def test_the_command_line_passes_a_solution_and_refuses_bad_options(tmp_path):
+    r = runner.invoke(app, ["click", "check", "nat", "--solution", "--memory"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.count("PASS") == 7 and "7 of 7 expectations pass" in r.stdout
+    r = runner.invoke(app, ["click", "check", "nat", "--memory"])
+    assert r.exit_code == 1 and "FAIL" in r.stdout and "sent UDP 10.70.1.2:1234 > 10.71.0.5:5000" in r.stdout
+    r = runner.invoke(app, ["click", "check", "nat", "--solution", "--config", str(tmp_path / "x.click")])
+    assert r.exit_code == 2 and "give one of them" in r.stderr
+    r = runner.invoke(app, ["click", "check", "bgp"])
+    assert r.exit_code == 2 and "unknown exercise 'bgp'" in r.stderr
+    r = runner.invoke(app, ["click", "list"])
+    assert r.exit_code == 0 and r.stdout.splitlines()[0].startswith("1. forward") and "6. measure" in r.stdout
+
+
+@needs_click
+def test_element_manuals_come_from_this_click_build():
+    assert ce.element_doc("FromDevice").name == "FromDevice.u.7click.gz"
+    assert ce.element_doc("language").name == "click.5"
+    with pytest.raises(ParameterError, match="did you mean IPFilter"):
+        ce.element_doc("IPFiltr")
+
+
+@needs_click
+def test_measure_takes_a_configuration_of_ones_own_only_where_it_can(tmp_path):
+    mine = ce.config_path("iprouter", solution=True)
+    eng, sc = measuring.resolve("click", "single-flow", mine)
+    assert eng.own_config == mine and not eng.features
+    with pytest.raises(ParameterError, match="does not support firewall"):
+        measuring.resolve("click", "single-flow-fw5", mine)  # its own rules, not the scenario's
+    with pytest.raises(ParameterError, match="engine linux runs no configuration file of yours"):
+        measuring.resolve("linux", "single-flow", mine)
+    with pytest.raises(ParameterError, match="no such file"):
+        measuring.resolve("click", "single-flow", tmp_path / "none.click")
+
+
+# -- with Click, on the testbed ---------------------------------------------------------------
+
+@on_testbed
+@pytest.mark.parametrize("exercise", ce.EXERCISES)
+def test_solutions_pass_on_the_testbed(exercise):
+    results = ce.check(exercise, solution=True, memory=False)
+    assert all(r.passed for r in results), [(r.name, r.detail or r.skipped) for r in results if not r.passed]
+
+
+@on_testbed
+def test_a_skeleton_fails_on_the_testbed_as_from_memory():
+    on_links = ce.check("forward", memory=False)
+    in_memory = ce.check("forward", memory=True)
+    assert [r.passed for r in on_links] == [r.passed for r in in_memory] == [True, False, False, False, False]
+
+
+def test_check_data_is_well_formed():
+    for exercise in ce.EXERCISES:
+        data = yaml.safe_load((ce.exercises_dir() / exercise / "check.yaml").read_text())
+        assert isinstance(data["minutes"], int)
+    cases = ce.exercise_data("firewall")["cases"]
+    assert {c["verdict"] for c in cases} == {"pass", "drop"} and all(c["why"] for c in cases)
