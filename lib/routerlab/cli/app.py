@@ -3,9 +3,12 @@ their commands to them."""
 
 import typer
 
-# An unexpected error prints Python's own traceback: typer's pretty one loads rich.traceback
-# at every start (a tenth of the start-up budget) and prints every local (whole tables).
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+# Help and usage errors are click's plain text: typer's rich boxes load rich's markdown and
+# traceback modules first, a third of `routerlab --help`'s time (issue #14). An unexpected
+# error prints Python's own traceback: typer's pretty one also prints every local (whole
+# tables).
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
+                  context_settings={"max_content_width": 100},
                   help="Measure and teach software routers: PASTRAMI statistics, a namespace "
                        "testbed, reference routers and the figures of published work.")
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: commands that print a figure.")
