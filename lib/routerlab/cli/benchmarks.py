@@ -112,14 +112,9 @@ def bench_batch(
         size_list = [int(x) for x in sizes.split(",")]
     except ValueError:
         fail(f"--sizes: expected integers separated by commas, got {sizes!r}")
-    with progress(f"{engine} batch sizes", len(size_list)) as advance:
-        try:
-            df = microbench.batch_sizes(engine, size_list, progress=advance, packets=packets, repeats=repeats)
-        except RouterlabError as e:
-            fail(str(e), 1)
-    if out:
-        microbench.save(df, out, "batch", [engine], " ".join(sys.argv))
-    typer.echo(forwarding.batch_report(df))
+    _microbench(f"{engine} batch sizes", len(size_list), "batch", engine, out, forwarding.batch_report,
+                lambda advance: microbench.batch_sizes(engine, size_list, progress=advance, packets=packets,
+                                                       repeats=repeats))
 
 
 @bench_app.command("consolidation")
@@ -133,15 +128,24 @@ def bench_consolidation(
     from .. import microbench
     from ..benchmarks import consolidation
 
-    n = len(nf) * 3 * 2
-    with progress("consolidation", n) as advance:
+    _microbench("consolidation", len(nf) * 3 * 2, "consolidation", engine, out, consolidation.report,
+                lambda advance: microbench.consolidation(tuple(nf), repeats=repeats, progress=advance, engine=engine))
+
+
+def _microbench(label: str, total: int, name: str, engine: str, out, report, run):
+    """Run a microbenchmark under a progress bar (``run(advance)`` returns its rows), save
+    them as ``out/name.csv`` with their environment record when ``out`` is given, and
+    print ``report(rows)``; a failure is one line, exit 1."""
+    from .. import microbench
+
+    with progress(label, total) as advance:
         try:
-            df = microbench.consolidation(tuple(nf), repeats=repeats, progress=advance, engine=engine)
+            df = run(advance)
         except RouterlabError as e:
             fail(str(e), 1)
     if out:
-        microbench.save(df, out, "consolidation", [engine], " ".join(sys.argv))
-    typer.echo(consolidation.report(df))
+        microbench.save(df, out, name, [engine], " ".join(sys.argv))
+    typer.echo(report(df))
 
 
 @bench_app.command("search")
