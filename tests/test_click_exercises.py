@@ -62,7 +62,7 @@ def test_a_firewall_case_becomes_the_frame_it_names():
 
 
 def test_unknown_exercise_and_missing_config_are_named(tmp_path):
-    with pytest.raises(ParameterError, match="unknown exercise 'router'; known: forward, iprouter"):
+    with pytest.raises(ParameterError, match=r"no exercise 'router'; did you mean iprouter\? \(the exercises: forward, iprouter"):
         ce.check("router")
     with pytest.raises(ParameterError, match=r"--config: .*nope\.click: no such file"):
         ce.config_path("forward", tmp_path / "nope.click")
@@ -137,6 +137,7 @@ def test_a_students_mistake_is_reported_as_click_reports_it_with_a_hint(tmp_path
     assert len(results) == 1 and not results[0].passed
     for pattern in patterns:
         assert re.search(pattern, results[0].detail), results[0].detail
+    assert results[0].detail.endswith(ce.NOT_TRIED)  # the student learns why only one line shows
     r = runner.invoke(app, ["click", "check", "forward", "--config", str(path), "--memory"])
     assert r.exit_code == 1 and "FAIL" in r.stdout and "0 of 1 expectations pass" in r.stdout
     assert "Traceback" not in r.output and re.search(patterns[0], r.stdout)
@@ -166,7 +167,7 @@ def test_the_command_line_passes_a_solution_and_refuses_bad_options(tmp_path):
     r = runner.invoke(app, ["click", "check", "nat", "--solution", "--config", str(tmp_path / "x.click")])
     assert r.exit_code == 2 and "give one of them" in r.stderr
     r = runner.invoke(app, ["click", "check", "bgp"])
-    assert r.exit_code == 2 and "unknown exercise 'bgp'" in r.stderr
+    assert r.exit_code == 2 and "no exercise 'bgp' (the exercises: forward" in r.stderr
     r = runner.invoke(app, ["click", "list"])
     assert r.exit_code == 0 and r.stdout.splitlines()[0].startswith("1. forward") and "6. measure" in r.stdout
 

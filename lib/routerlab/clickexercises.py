@@ -86,7 +86,9 @@ def exercises_dir() -> Path:
 
 def _known(exercise: str):
     if exercise not in EXERCISES:
-        raise ParameterError("exercise", f"unknown exercise {exercise!r}; known: {', '.join(EXERCISES)}")
+        near = _close_matches(exercise, EXERCISES)
+        raise ParameterError("exercise", f"no exercise {exercise!r}" + (f"; did you mean {near[0]}?" if near else "")
+                             + f" (the exercises: {', '.join(EXERCISES)})")
 
 
 def exercise_data(exercise: str) -> dict:
@@ -783,6 +785,10 @@ CHECKS: dict[str, Callable[[Run, dict], list[Expectation]]] = {
     "loadbalancer": _check_loadbalancer, "measure": _check_measure}
 
 
+#: Said under a configuration that does not start: the exercise's other checks need it.
+NOT_TRIED = "(the exercise's other checks were not tried: the router has to start first)"
+
+
 def check(exercise: str, config: str | Path | None = None, *, solution: bool = False,
           memory: bool | None = None) -> list[Expectation]:
     """Run exercise ``exercise``'s check against ``config`` (a .click file), or against the
@@ -800,14 +806,14 @@ def check(exercise: str, config: str | Path | None = None, *, solution: bool = F
     devices = MEMORY_DEVICES if tb is None else (tb.dut_in, tb.dut_out)
     problems, used = static_check(path, devices)
     if problems:
-        return [Expectation(START, False, "\n".join(problems))]
+        return [Expectation(START, False, "\n".join(problems + [NOT_TRIED]))]
     router = MemoryRouter(path) if tb is None else TestbedRouter(path, tb)
     try:
         router.__enter__()
     except RouterlabError as e:
         if type(e) is not RouterlabError:  # no root, no engine, a testbed command: not the configuration's
             raise
-        return [Expectation(START, False, str(e))]
+        return [Expectation(START, False, f"{e}\n{NOT_TRIED}")]
     try:
         return [Expectation(START, True)] + CHECKS[exercise](Run(router, used), data)
     finally:

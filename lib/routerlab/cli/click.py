@@ -15,7 +15,7 @@ from .common import err, fail, report_check
 
 @click_app.command("check")
 def click_check(
-    exercise: str = typer.Argument(..., help="Exercise: forward, iprouter, firewall, nat, loadbalancer or measure."),
+    exercise: str = typer.Argument(..., help="Exercise, as `routerlab click list` names it (forward, iprouter, ...)."),
     config: Optional[Path] = typer.Option(None, help="Your .click file (default: the exercise's skeleton, as you "
                                                      "edited it)."),
     solution: bool = typer.Option(False, "--solution", help="Check the reference solution instead."),
