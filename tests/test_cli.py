@@ -279,3 +279,23 @@ def test_bench_startup_reports_a_failing_command_and_missing_data(monkeypatch, t
     assert r.exit_code == 1 and "false --help ... exited 1" in r.stderr  # not a time
     r = runner.invoke(app, ["bench", "startup", "--data", str(tmp_path), "--repeat", "1"])
     assert r.exit_code == 1 and "PASTRAMI data" in r.stderr and "Traceback" not in r.output
+
+
+def test_the_console_entry_flushes_and_keeps_exit_codes(tmp_path, pastrami_sample):
+    # `routerlab` leaves without the interpreter's teardown (start-up time, #14): its
+    # output must still all arrive, and its exit codes stay those of the commands
+    import subprocess
+    import sys
+
+    def routerlab(*args):
+        return subprocess.run([sys.executable, "-c", "from routerlab.cli import main; main()", *args],
+                              capture_output=True, text=True)
+
+    r = routerlab("assess", str(pastrami_sample), "--json")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(list(pastrami_sample.rglob("*.txt")))
+    r = routerlab("assess", str(tmp_path / "missing.txt"))
+    assert r.returncode == 1 and "no such file" in r.stderr
+    r = routerlab("assess", "--pdr", "2", "x")
+    assert r.returncode == 2 and "pdr" in r.stderr
+    r = routerlab("--help")
+    assert r.returncode == 0 and r.stdout.startswith("Usage: ") and "engines" in r.stdout
