@@ -112,3 +112,12 @@ def test_readme_documents_every_column():
     text = (datasets.datasets_dir() / "README.md").read_text()
     for col in list(datasets.TRIAL_COLUMNS) + list(datasets.EXPERIMENT_COLUMNS):
         assert f"`{col}`" in text, col
+
+
+def test_invocation_names_the_command_line_or_the_calling_program(monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/routerlab", "measure", "--engine", "click", "--out", "runs/a b"])
+    assert datasets.invocation() == "routerlab measure --engine click --out 'runs/a b'"
+    monkeypatch.setattr(sys, "argv", ["/x/ipykernel_launcher.py", "-f", "k.json"])
+    assert datasets.invocation() == "ipykernel_launcher.py (through the routerlab library)"

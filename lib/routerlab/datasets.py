@@ -416,6 +416,19 @@ def read_microbench(folder, benchmark: str) -> pd.DataFrame:
     return read_kind(folder, f"{benchmark}.csv")
 
 
+def invocation() -> str:
+    """How this process was started, for an environment record's ``command``: the
+    ``routerlab`` command line as typed, else the program that called the library (a
+    notebook's kernel, a script)."""
+    import shlex
+    import sys
+
+    prog = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    if prog == "routerlab":
+        return shlex.join(["routerlab", *sys.argv[1:]])
+    return f"{prog} (through the routerlab library)"
+
+
 def host() -> dict:
     """This machine, for every environment record: ``node`` (host name), ``virt``
     ("hypervisor" or "bare metal"), ``kernel`` (release) and ``cpu`` (model x count)."""

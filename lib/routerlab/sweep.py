@@ -96,7 +96,8 @@ def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: T
         engine=engine.name, engine_version=engine.version(),
         generator=traffic.generator_version() + " (AF_PACKET, open loop, sendmmsg batch 32)",
         generator_ceiling_pps=round(ceiling_pps), frame_size=scenario.frame_size,
-        scenario=f"{scenario.name}: {scenario.describe()}", notes="; ".join(f"{k}={v}" for k, v in facts.items()))
+        scenario=f"{scenario.name}: {scenario.describe()}", notes="; ".join(f"{k}={v}" for k, v in facts.items()),
+        command=datasets.invocation())
 
 
 def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, ceiling_pps: float | None = None,
