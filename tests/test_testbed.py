@@ -194,6 +194,7 @@ def test_sweep_writes_as_it_goes_and_resumes(tmp_path):
     ds = datasets.read(tmp_path)
     assert len(ds.trials) == 4 and ds.experiments["generator_ceiling_pps"].iloc[0] == 400_000
     assert ds.experiments["kernel"].iloc[0] == os.uname().release
+    assert ds.experiments["command"].iloc[0] == datasets.invocation()  # how it was started
     # an interrupted sweep: drop the last trial, run again, only that one is measured anew
     lines = (tmp_path / "trials.csv").read_text().splitlines()
     (tmp_path / "trials.csv").write_text("\n".join(lines[:-1]) + "\n")
