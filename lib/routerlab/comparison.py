@@ -111,7 +111,7 @@ def ours(folder) -> pd.DataFrame:
     meta = ds.experiments.set_index("experiment")
     back = {v: k for k, v in SCENARIOS.items()}
     limited = ds.trials.get("generator_limited", pd.Series(False, index=ds.trials.index))
-    limited = limited.astype(str).str.lower().isin(["true", "1"])
+    limited = stats.flag(limited)
     verdicts = {a.experiment: a.verdict for a in stats.assess(ds.trials)}
     rows = []
     for exp, g in ds.trials.groupby("experiment", sort=False):

@@ -25,7 +25,7 @@ class Check:
 
 
 #: Tools that are not engines themselves: name -> binary (its variable: builds.OVERRIDES).
-EXTERNAL = {"p4c": "p4c-bm2-ss"}
+EXTERNAL = {"p4c": builds.main_binary("p4c")}
 
 
 def _version(cmd: list[str]) -> str:

@@ -493,9 +493,9 @@ def _p4_builds() -> dict[str, str]:
     from .engines import builds
 
     out = {}
-    for engine, binary in (("bmv2", "simple_switch"), ("p4c", "p4c-bm2-ss")):
+    for engine in ("bmv2", "p4c"):
         try:
-            out[engine] = builds.describe(engine, engines.find_binary(engine, binary))
+            out[engine] = builds.describe(engine, engines.find_binary(engine, builds.main_binary(engine)))
         except RouterlabError as e:
             out[engine] = f"not available ({e})"
     return out

@@ -153,6 +153,13 @@ class Verdict:
         return ""
 
     @property
+    def still_rising(self) -> bool:
+        """Throughput still rises at the candidate saturation load, the load after the PDR
+        crossing: its TIR is not below eta * m (the paper's Fig 6 BAD case)."""
+        c, p = self.candidate_index, self.params
+        return c is not None and not self.tir[c] < p.eta * p.entry_multiplier
+
+    @property
     def why(self) -> str:
         """The reason in a few words, for a figure or a table's caption (the full sentence,
         with loads and TIR values, is :attr:`reason`); with what to do, in a few words too,
@@ -164,8 +171,7 @@ class Verdict:
             return "loss passes the PDR fraction only at the highest load (to do: loads above it)"
         if self.good:
             return "saturation right after the PDR load"
-        p, c = self.params, self.candidate_index
-        if p.mode == "strict" and not self.tir[c] < p.eta * p.entry_multiplier:
+        if self.params.mode == "strict" and self.still_rising:
             return "throughput still rising after the PDR load"
         return "throughput rises again after saturation"
 
@@ -431,21 +437,27 @@ def search_answer(lower, upper, bounded: bool) -> str:
     return f"{lower:,.0f} pps"
 
 
+def flag(values) -> pd.Series:
+    """A true/false column as routerlab's CSV files hold it (``True``/``False``, or
+    ``1``/``0``) as booleans; anything else is false."""
+    return pd.Series(values).astype(str).str.lower().isin(["true", "1"])
+
+
 def searches_bound(results: pd.DataFrame, trials: pd.DataFrame | None) -> np.ndarray:
     """:func:`generator_bound` of every search of one dataset: ``results`` as in
     ``search_results.csv``, ``trials`` as in ``search_trials.csv`` (a search is its
     experiment, kind and method). Without the trials, the results' own
     ``limited_by_generator`` flag (a limited trial was seen anywhere) stands in."""
-    flags = results["limited_by_generator"].astype(str).str.lower().isin(["true", "1"]).to_numpy()
+    flags = flag(results["limited_by_generator"]).to_numpy()
     if trials is None or not len(trials):
         return flags
     keys = ["experiment", "kind", "method"]
-    lim = trials["generator_limited"].astype(str).str.lower().isin(["true", "1"])
+    lim = flag(trials["generator_limited"])
     groups = dict(iter(trials.assign(_lim=lim).groupby(keys)))
     out = []
-    for flag, row in zip(flags, results[keys + ["upper_pps"]].itertuples(index=False)):
+    for flagged, row in zip(flags, results[keys + ["upper_pps"]].itertuples(index=False)):
         t = groups.get(tuple(row[:3]))
-        out.append(flag if t is None else generator_bound(t["load"], t["_lim"], row[3]))
+        out.append(flagged if t is None else generator_bound(t["load"], t["_lim"], row[3]))
     return np.array(out, dtype=bool)
 
 
@@ -610,7 +622,7 @@ def assess(
     excluded = {}
     if "generator_limited" in trials.columns:
         # a trial the generator could not deliver measures the generator, not the router
-        lim = trials["generator_limited"].astype(str).str.lower().isin(["true", "1"])
+        lim = flag(trials["generator_limited"])
         if lim.any():
             exp_col = trials[experiment] if experiment in trials.columns else pd.Series("experiment", trials.index)
             for (name, o), n in trials[lim].groupby([exp_col[lim], trials.loc[lim, load]]).size().items():
@@ -663,13 +675,7 @@ def representative_pair(assessments: list[Assessment]) -> list[Assessment]:
     """A GOOD experiment and a BAD one whose throughput still rises after its PDR load
     (the paper's Fig 6 contrast), chosen deterministically: the first of each kind."""
     good = next((a for a in assessments if a.verdict.good), None)
-
-    def rising(a):
-        c = a.verdict.candidate_index
-        p = a.verdict.params
-        return c is not None and not a.verdict.tir[c] < p.eta * p.entry_multiplier
-
-    bad = next((a for a in assessments if not a.verdict.good and rising(a)), None)
+    bad = next((a for a in assessments if not a.verdict.good and a.verdict.still_rising), None)
     bad = bad or next((a for a in assessments if not a.verdict.good), None)
     return [a for a in (good, bad) if a is not None]
 

@@ -10,14 +10,14 @@ from .. import pastrami, stats
 BUDGET_S = 1.0
 
 
-def _best(fn, repeat):
+def best(fn, repeat):
     """The shortest of ``repeat`` timed calls of ``fn`` (seconds) and its result."""
-    best, out = float("inf"), None
+    fastest, out = float("inf"), None
     for _ in range(repeat):
         t0 = time.perf_counter()
         out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+        fastest = min(fastest, time.perf_counter() - t0)
+    return fastest, out
 
 
 def run(data_dir=None, repeat: int = 5) -> dict:
@@ -34,11 +34,11 @@ def run(data_dir=None, repeat: int = 5) -> dict:
         ``good_strict``, ``good_notebook``.
     """
     folder = pastrami.locate(data_dir)
-    parse_s, trials = _best(lambda: pastrami.read_dir(folder), 1)
-    analysis_s, res = _best(lambda: stats.assess(trials, mode="strict"), repeat)
-    nb_s, res_nb = _best(lambda: stats.assess(trials, mode="notebook"), repeat)
+    parse_s, trials = best(lambda: pastrami.read_dir(folder), 1)
+    analysis_s, res = best(lambda: stats.assess(trials, mode="strict"), repeat)
+    nb_s, res_nb = best(lambda: stats.assess(trials, mode="notebook"), repeat)
     groups = [g for _, g in trials.groupby("experiment", sort=False)]
-    per_s, _ = _best(lambda: [stats.assess(g) for g in groups], max(1, repeat // 2))
+    per_s, _ = best(lambda: [stats.assess(g) for g in groups], max(1, repeat // 2))
     return {
         "folder": str(folder), "experiments": len(res), "trials": len(trials),
         "parse_s": parse_s, "analysis_s": analysis_s, "analysis_notebook_s": nb_s,

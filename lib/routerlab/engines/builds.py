@@ -53,6 +53,12 @@ OVERRIDES = {
 }
 
 
+def main_binary(engine: str) -> str:
+    """The binary that stands for ``engine`` when one is asked for (the first it installs:
+    ``click``, ``simple_switch``, ``p4c-bm2-ss``)."""
+    return next(iter(OVERRIDES[engine]))
+
+
 def how_to_get(*engines: str) -> str:
     """Where users get ``engines``: the install command, or the variables naming builds
     of their own (:data:`OVERRIDES`)."""
