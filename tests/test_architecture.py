@@ -107,8 +107,8 @@ LAYERS = [
     {"stats", "datasets", "pastrami", "plots", "synthetic", "scenarios"},
     {"testbed", "traffic", "probe", "netlink_routes"},
     {"engines"},
-    {"measuring", "sweep", "search", "comparison", "fastreroute", "microbench", "benchmarks", "p4exercises",
-     "doctor", "checks", "clickexercises"},
+    {"measuring", "sweep", "search", "validation", "comparison", "fastreroute", "microbench", "benchmarks",
+     "p4exercises", "doctor", "checks", "clickexercises"},
     {"notebooks"},
     {"cli"},
 ]

@@ -289,14 +289,15 @@ def write_experiments(experiments: pd.DataFrame, folder) -> Path:
 
 
 class TrialWriter:
-    """Appends trials to ``trials.csv`` as they finish, so an interrupted run keeps them.
+    """Appends trials to ``trials.csv`` (or the file ``name`` in ``folder``) as they finish,
+    so an interrupted run keeps them.
 
     Each row is flushed and fsync'ed; :meth:`done` tells which (experiment, load, trial)
     combinations are already on disk, so a resumed sweep skips them.
     """
 
-    def __init__(self, folder, columns: list[str]):
-        self.path = Path(folder) / "trials.csv"
+    def __init__(self, folder, columns: list[str], name: str = "trials.csv"):
+        self.path = Path(folder) / name
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.columns = list(columns)
         fresh = not self.path.exists() or self.path.stat().st_size == 0

@@ -22,3 +22,10 @@ COMPARISON_SCENARIOS = {"single_flow_50fw": "single-flow-fw50", "gre_multiflow_5
 COMPARISON_ENGINES = ("linux", "nft", "ebpf", "click", "fastclick", "fastclick-dpdk", "bmv2")
 #: Offered loads of the campaign, as fractions of the generator's ceiling.
 COMPARISON_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
+#: Capacities of the calibration router ``bench calibrate`` tries, as fractions of the
+#: generator's ceiling.
+CALIBRATION_FRACTIONS = (0.1, 0.25, 0.5)
+
+#: Trial validation: repeats of a disturbed trial at most, after its first attempt
+#: (:mod:`routerlab.validation`).
+MAX_REPEATS = 3

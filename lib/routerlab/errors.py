@@ -46,3 +46,8 @@ class NeedsRoot(RouterlabError):
 
 class EngineNotFound(RouterlabError):
     """An engine binary is neither on PATH nor named by its ROUTERLAB_<ENGINE> variable."""
+
+
+class ToolMissing(RouterlabError):
+    """A tool or kernel facility a measurement needs (bpftool, libbpf, BTF, tracefs) is
+    missing; the message names it and where it comes from."""

@@ -75,7 +75,8 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
             runs: int = 10, duration: float = 2.0, search: str | None = None, pdr: float = stats.PDR_FRACTION,
             methods=("routerlab",), ceiling_pps: float | None = None, experiment: str = "",
             rules: int | None = None, routes: int | None = None, frame_size: int | None = None,
-            config=None, announce: Callable[[str], None] | None = None, progress: bool = True):
+            config=None, announce: Callable[[str], None] | None = None, progress: bool = True,
+            steal_threshold: float | None = None, max_repeats: int | None = None):
     """Measure ``engine`` in ``scenario`` into the dataset folder ``out``.
 
     Parameters
@@ -100,6 +101,10 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
         defines, see :meth:`routerlab.engines.click.ClickEngine.use_config`.
     announce : callable, optional
         Called with one-line messages (the ceiling, the plan and its duration).
+    steal_threshold, max_repeats : float, int, optional
+        Trial validation (:class:`routerlab.validation.TrialValidation`, whose defaults
+        stand for None): a trial with more steal than ``steal_threshold`` (ratio) is
+        measured again, at most ``max_repeats`` times.
 
     Returns
     -------
@@ -108,9 +113,12 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
     """
     from . import search as search_mod
     from . import sweep
+    from .validation import TrialValidation
 
     announce = announce or (lambda msg: None)
     eng, sc = resolve(engine, scenario, config, rules=rules, routes=routes, frame_size=frame_size)
+    validation = TrialValidation(**{k: v for k, v in (("steal_threshold", steal_threshold),
+                                                      ("max_repeats", max_repeats)) if v is not None})
     stats.VerdictParams(pdr=pdr)  # a bad fraction is refused now, not after the measurement
     if search is not None and search not in SEARCH_KINDS:
         raise ParameterError("search", f"must be one of {', '.join(SEARCH_KINDS)}, got {search!r}")
@@ -130,9 +138,10 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
         ceiling_pps = generator_ceiling(sc, announce)
     if search is not None:
         return search_mod.run_search(eng, sc, out, kind=search, pdr=pdr, ceiling_pps=ceiling_pps,
-                                     final_duration=duration, methods=methods, experiment=experiment)
+                                     final_duration=duration, methods=methods, experiment=experiment,
+                                     validation=validation)
     plan = sweep.SweepPlan(engine, sc, sweep.parse_loads(loads, loads_frac, ceiling_pps), runs=runs,
                            duration=duration, experiment=experiment)
     announce(f"{plan.experiment}: {len(plan.loads)} loads x {plan.runs} runs x {plan.duration:g} s "
              f"(about {plan.seconds / 60:.1f} min)")
-    return sweep.run(plan, Path(out), engine=eng, ceiling_pps=ceiling_pps, progress=progress)
+    return sweep.run(plan, Path(out), engine=eng, ceiling_pps=ceiling_pps, progress=progress, validation=validation)

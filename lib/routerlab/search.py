@@ -22,6 +22,7 @@ from . import engines, stats, traffic
 from .errors import ParameterError
 from .scenarios import Scenario
 from .testbed import Testbed
+from .validation import SUPERSEDED_SEARCH_TRIALS, TrialValidation
 
 
 @dataclass
@@ -206,28 +207,48 @@ def mlrsearch(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float =
     return SearchResult("mlrsearch", kind, low, high, width, sum(p.duration for p in probes), probes, limited)
 
 
-def testbed_measure(tb: Testbed, spec: traffic.TrafficSpec) -> Measure:
-    """A :data:`Measure` that runs real trials on ``tb``."""
+def testbed_measure(tb: Testbed, spec: traffic.TrafficSpec, validation: TrialValidation | None = None,
+                    attempts: list | None = None) -> Measure:
+    """A :data:`Measure` that runs real trials on ``tb``, each validated: a disturbed trial
+    is measured again (``validation``, default :class:`routerlab.validation.TrialValidation`)
+    and answers with the attempt kept. Every attempt's row
+    (:meth:`routerlab.validation.TrialValidation.attempts`) is appended to ``attempts``
+    with ``probe`` (0-based count of the calls before it: the probe it belongs to) and
+    ``kept``."""
+    validation = validation or TrialValidation()
+    calls = 0
+
     def measure(load, duration):
-        r = traffic.run_trial(tb, load, duration, spec)
-        return r.tx, r.rx, r.generator_limited
+        nonlocal calls
+        for row, kept in validation.attempts(lambda: traffic.run_trial(tb, load, duration, spec).row()):
+            if attempts is not None:
+                attempts.append({"probe": calls, "kept": kept, **row})
+        calls += 1
+        return row["tx"], row["rx"], row["generator_limited"]
     return measure
 
 
 def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pdr: float = stats.PDR_FRACTION,
                ceiling_pps: float, final_duration: float = 2.0, precision: float = 0.02, methods=("routerlab",),
-               experiment: str = "", final_trials: int = 3) -> list[SearchResult]:
+               experiment: str = "", final_trials: int = 3,
+               validation: TrialValidation | None = None) -> list[SearchResult]:
     """Search PDR and/or NDR of an engine (resolved and checked by
     :func:`routerlab.measuring.measure`) on a fresh testbed; write every probe and the
-    results to ``out/search_trials.csv`` and ``out/search_results.csv``."""
+    results to ``out/search_trials.csv`` and ``out/search_results.csv``. A disturbed
+    trial is measured again (``validation``): each probe says which attempt it is and
+    whether it was disturbed, the attempts it replaced are in
+    ``out/superseded_search_trials.csv``, and the results carry the threshold and the
+    limit."""
     kinds = ["pdr", "ndr"] if kind == "both" else [kind]
     engine = eng.name
     spec = traffic.TrafficSpec.for_scenario(sc)
     experiment = experiment or f"{engine}-{sc.name}"
     results = []
+    validation = validation or TrialValidation()
+    attempts: list[dict] = []
     with Testbed() as tb:
         eng.start(tb, sc)
-        measure = testbed_measure(tb, spec)
+        measure = testbed_measure(tb, spec, validation, attempts)
         for k in kinds:
             for m in methods:
                 fn = bisect if m == "routerlab" else mlrsearch
@@ -237,23 +258,33 @@ def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pd
                 r.wall_seconds = time.perf_counter() - t0
                 results.append(r)
         eng.stop(tb)
-    _write(out, experiment, engine, sc, results, ceiling_pps, final_trials)
+    _write(out, experiment, engine, sc, results, ceiling_pps, final_trials, attempts, validation)
     return results
 
 
-def _write(out, experiment, engine, sc, results, ceiling, final_trials):
+def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts=(), validation=None):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     probes = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "kind": r.kind,
                             **p.__dict__} for r in results for p in r.probes])
+    # the measure was called once per probe, in the probes' order
+    kept = [a for a in attempts if a["kept"]]
+    if kept and len(kept) == len(probes):
+        probes = probes.assign(**{c: [a[c] for a in kept] for c in ("attempt", "disturbed", "steal")})
+    superseded = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, **a}
+                               for a in attempts if not a["kept"]]).drop(columns="kept", errors="ignore")
     summary = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "method": r.method,
                              "kind": r.kind, "lower_pps": r.lower, "upper_pps": r.upper, "precision": r.precision,
                              "trial_seconds": r.trial_seconds, "trials": len(r.probes),
                              "final_trials": final_trials,
                              "limited_by_generator": r.limited_by_generator, "generator_ceiling_pps": round(ceiling),
+                             **(validation.facts() if validation else {}),
                              "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())} for r in results])
-    for name, df in (("search_trials.csv", probes), ("search_results.csv", summary)):
+    for name, df in (("search_trials.csv", probes), ("search_results.csv", summary),
+                     (SUPERSEDED_SEARCH_TRIALS, superseded)):
         path = out / name
+        if df.empty and not path.is_file():
+            continue
         if path.is_file():
             old = pd.read_csv(path)
             df = pd.concat([old[old["experiment"] != experiment], df], ignore_index=True)

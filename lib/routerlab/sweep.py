@@ -14,10 +14,11 @@ from pathlib import Path
 from . import datasets, engines, scenarios, traffic
 from .errors import ParameterError
 from .testbed import Testbed
+from .validation import SUPERSEDED_TRIALS, TrialValidation
 
 #: Columns of trials.csv written by the testbed.
 TRIAL_FIELDS = ["experiment", "engine", "scenario", "offered_pps", "trial", "duration_s", "tx", "rx",
-                "sent_pps", "refused", "generator_limited", "cpu_load", "steal", "steal_flagged",
+                "sent_pps", "refused", "generator_limited", "cpu_load", "steal", "steal_flagged", "attempt", "disturbed",
                 "engine_forwarded", "started_at"]
 
 
@@ -86,10 +87,13 @@ def parse_loads(loads: str | None = None, loads_frac: str | None = None, ceiling
 
 
 def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: Testbed,
-                       scenario: scenarios.Scenario, ceiling_pps: float, facts: dict) -> dict:
+                       scenario: scenarios.Scenario, ceiling_pps: float, facts: dict,
+                       validation: TrialValidation | None = None) -> dict:
     """Write the environment record of a testbed experiment to ``out/experiments.csv``
     (:func:`routerlab.datasets.record_environment`); ``facts`` are the engine's own (from
-    its ``start``)."""
+    its ``start``), noted with the trial validation's threshold and limit
+    (:meth:`routerlab.validation.TrialValidation.facts`)."""
+    facts = {**facts, **(validation or TrialValidation()).facts()}
     return datasets.record_environment(
         out, experiment, "routerlab testbed", setting="network namespaces, veth",
         pinning=f"generator CPU {tb.gen_cpu}; router receive CPU {tb.router_cpu}; sink drops at nft ingress",
@@ -101,9 +105,13 @@ def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: T
 
 
 def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, ceiling_pps: float | None = None,
-        progress: bool = True) -> Path:
+        progress: bool = True, validation: TrialValidation | None = None) -> Path:
     """Measure ``plan`` into the dataset folder ``out`` (resuming what is already there).
     :func:`routerlab.measuring.measure` checks the plan first; this runs it.
+
+    A disturbed trial is measured again (``validation``, default
+    :class:`routerlab.validation.TrialValidation`): ``trials.csv`` gets the attempt the
+    analysis uses, ``superseded_trials.csv`` the ones it replaced.
 
     Parameters
     ----------
@@ -112,6 +120,8 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
     ceiling_pps : float, optional
         The generator's ceiling, if already measured; else it is measured first
         (generator straight into the sink).
+    validation : routerlab.validation.TrialValidation, optional
+        When a trial is disturbed and how often it is repeated.
 
     Returns
     -------
@@ -120,6 +130,7 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+    validation = validation or TrialValidation()
     eng = engine or engines.get(plan.engine)
     out = Path(out)
     _check_resumable(out, plan)
@@ -136,20 +147,47 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
             TimeRemainingColumn()]
     with writer, Testbed() as tb, Progress(*cols, disable=not progress) as prog:
         facts = eng.start(tb, plan.scenario)
-        record_environment(out, plan.experiment, eng, tb, plan.scenario, ceiling_pps, facts)
+        record_environment(out, plan.experiment, eng, tb, plan.scenario, ceiling_pps, facts, validation)
         task = prog.add_task(f"{plan.engine} {plan.scenario.name}", total=len(todo))
+        made = _superseded_counts(out / SUPERSEDED_TRIALS, plan.experiment)
+        superseded = None
         try:
             for o, k in todo:
-                f0 = eng.forwarded(tb)
-                r = traffic.run_trial(tb, o, plan.duration, spec)
-                f1 = eng.forwarded(tb)
-                row = {"experiment": plan.experiment, "engine": plan.engine, "scenario": plan.scenario.name,
-                       "trial": k, "engine_forwarded": (f1 - f0) if f0 is not None else "", **r.row()}
-                writer.write(row)
-                prog.update(task, advance=1, description=f"{plan.engine} {plan.scenario.name} @ {o:.0f} pps")
+                def trial():
+                    f0 = eng.forwarded(tb)
+                    r = traffic.run_trial(tb, o, plan.duration, spec)
+                    f1 = eng.forwarded(tb)
+                    return {"experiment": plan.experiment, "engine": plan.engine, "scenario": plan.scenario.name,
+                            "trial": k, "engine_forwarded": (f1 - f0) if f0 is not None else "", **r.row()}
+
+                where = f"{plan.engine} {plan.scenario.name} @ {o:.0f} pps"
+                for row, kept in validation.attempts(trial, made[o, k]):
+                    if kept:
+                        writer.write(row)
+                    else:
+                        if superseded is None:
+                            superseded = datasets.TrialWriter(out, TRIAL_FIELDS, SUPERSEDED_TRIALS)
+                        superseded.write(row)
+                        prog.update(task, description=f"{where}: repeating, steal {row['steal']:.1%}")
+                prog.update(task, advance=1, description=where)
         finally:
             eng.stop(tb)
+            if superseded is not None:
+                superseded.close()
     return out
+
+
+def _superseded_counts(path: Path, experiment: str):
+    """Superseded attempts of each (load, trial) of ``experiment`` already on disk (a
+    resumed trial's attempts go on from them and count against the limit)."""
+    import csv
+    from collections import Counter
+
+    if not path.is_file():
+        return Counter()
+    with open(path, newline="") as fh:
+        return Counter((float(r["offered_pps"]), int(r["trial"])) for r in csv.DictReader(fh)
+                       if r["experiment"] == experiment)
 
 
 def _check_resumable(out: Path, plan: SweepPlan):

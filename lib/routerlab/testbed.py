@@ -37,6 +37,8 @@ from typing import ClassVar
 from .errors import NeedsRoot, ParameterError, RouterlabError
 
 STATE_DIR = Path(os.environ.get("ROUTERLAB_STATE_DIR", "/run/routerlab"))
+#: Where a run pins its BPF objects (routerlab.drops), one folder per testbed prefix.
+BPF_PINS = Path("/sys/fs/bpf/routerlab")
 PREFIX_RE = re.compile(r"^rl[0-9a-f]{6}$")
 NS_RE = re.compile(r"^(rl[0-9a-f]{6})-(tg|dut|sink|src|dst|r[1-4])$")
 
@@ -329,7 +331,7 @@ def _delete_ns(ns: str):
 
 
 def clean(all_runs: bool = False) -> list[str]:
-    """Remove what crashed runs left: their processes and namespaces.
+    """Remove what crashed runs left: their processes, namespaces, folders and BPF pins.
 
     A run whose owning process is still alive is left alone unless ``all_runs``.
     Only names routerlab makes (``rl`` + 6 hex digits + ``-tg|-dut|-sink``) are touched.
@@ -364,8 +366,9 @@ def clean(all_runs: bool = False) -> list[str]:
         if m and m.group(1) not in live:
             _delete_ns(name)
             removed.append(f"namespace {name}")
-    # run folders of engines (Click configs, bmv2 sockets) and DPDK's runtime files (FastClick)
-    for base in (STATE_DIR, Path("/var/run/dpdk")):
+    # run folders of engines (Click configs, bmv2 sockets), DPDK's runtime files (FastClick)
+    # and pinned BPF programs (the drop counter: attached until its pins are removed)
+    for base in (STATE_DIR, Path("/var/run/dpdk"), BPF_PINS):
         if base.is_dir():
             for d in base.glob("rl*"):
                 m = re.match(r"(rl[0-9a-f]{6})(-|$)", d.name)

@@ -9,9 +9,10 @@ from typing import List, Optional
 
 import typer
 
+from .. import defaults
 from ..errors import RouterlabError
 from .app import bench_app
-from .common import SearchKind, fail, progress, resumable
+from .common import SearchKind, err, fail, progress, resumable
 
 
 #: The folder option of the benchmarks that read the published PASTRAMI set.
@@ -167,6 +168,27 @@ def bench_search(
         typer.echo(line)
 
 
+@bench_app.command("calibrate")
+def bench_calibrate(
+    capacity: List[float] = typer.Option(list(defaults.CALIBRATION_FRACTIONS),
+                                         help="Capacities of the calibration router, as fractions of the generator's ceiling."),
+    duration: float = typer.Option(2.0, help="Seconds per sweep trial and per final search trial (the truth depends on it)."),
+    runs: int = typer.Option(3, min=1, help="Sweep trials per load (K)."),
+    method: List[str] = typer.Option(["routerlab", "mlrsearch"], help="Search methods: routerlab, mlrsearch."),
+    ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
+    out: Path = typer.Option(Path("runs/bench-calibrate"), help="Folder for the trials, searches and calibration tables."),
+):
+    """Sweep and PDR/NDR searches against a router of known capacity (nftables limit): truth, answers, errors; exit 1 when one is outside its precision (needs root)."""
+    from ..benchmarks import calibrate
+
+    with resumable("trials and searches", code=1):
+        res = calibrate.run(capacity, out=out, duration=duration, runs=runs, methods=tuple(method),
+                            ceiling_pps=ceiling, announce=err.print)
+    typer.echo(calibrate.report(res))
+    if len(res.outside):
+        raise typer.Exit(1)
+
+
 @bench_app.command("startup")
 def bench_startup(
     data: Optional[Path] = PASTRAMI_DATA,
@@ -176,3 +198,34 @@ def bench_startup(
     from ..benchmarks import startup
 
     _run_and_report(startup, data_dir=data, repeat=repeat)
+
+
+@bench_app.command("repeat")
+def bench_repeat(
+    engine: Optional[str] = typer.Option(None, help="Engine to sweep twice (needed unless --report-only)."),
+    scenario: Optional[str] = typer.Option(None, help="Scenario preset or YAML file (default single-flow; "
+                                                      "with --report-only, every scenario in the folder)."),
+    loads_frac: str = typer.Option("0.1,0.2,0.3,0.4,0.5", help="Offered loads, fractions of the generator's ceiling."),
+    ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
+    runs: int = typer.Option(5, min=1, help="Trials per load (K) in each sweep."),
+    duration: float = typer.Option(1.0, help="Seconds per trial (T)."),
+    out: Path = typer.Option(Path("runs/bench-repeat"), help="Dataset folder of the two sweeps (resumed if there)."),
+    report_only: Optional[Path] = typer.Option(None, help="Measure nothing: report every pair of sweeps "
+                                                          "NAME-first, NAME-second in this folder (--engine, "
+                                                          "--scenario pick some)."),
+):
+    """The same sweep twice in a row: per load, whether the second mean lies in the first's 95% interval, and the share of loads where it does (needs root, unless --report-only)."""
+    from ..benchmarks import repeat
+
+    if report_only is not None:
+        try:
+            res = repeat.read(report_only, engine, scenario)
+        except RouterlabError as e:
+            fail(str(e), 1)
+    elif engine is None:
+        fail("--engine: give the engine to sweep (or --report-only FOLDER)")
+    else:
+        with resumable("trials", code=1):
+            res = repeat.run(engine, scenario or "single-flow", out, loads_frac=loads_frac, ceiling_pps=ceiling,
+                             runs=runs, duration=duration, announce=err.print)
+    typer.echo(repeat.report(res))

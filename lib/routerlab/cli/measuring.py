@@ -31,6 +31,10 @@ def measure(
     ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
     search: Optional[SearchKind] = typer.Option(None, help="Search for PDR/NDR instead of a fixed sweep."),
     pdr: float = typer.Option(defaults.PDR_FRACTION, help="PDR fraction for --search and the verdict."),
+    steal_threshold: Optional[float] = typer.Option(
+        None, help="A trial with more CPU steal than this (ratio) is disturbed and measured again "
+                   "(default: the threshold of the steal_flagged column)."),
+    max_repeats: int = typer.Option(defaults.MAX_REPEATS, min=0, help="Repeats of a disturbed trial at most."),
 ):
     """Measure a router on the namespace testbed: a fixed sweep or a PDR/NDR search."""
     from .. import measuring, search as search_mod, stats
@@ -39,7 +43,8 @@ def measure(
         res = measuring.measure(engine, scenario, out, loads=loads, loads_frac=loads_frac, runs=runs,
                                 duration=duration, search=search.value if search else None, pdr=pdr,
                                 ceiling_pps=ceiling, experiment=experiment, rules=rules, routes=routes,
-                                frame_size=frame_size, config=config, announce=err.print)
+                                frame_size=frame_size, config=config, announce=err.print,
+                                steal_threshold=steal_threshold, max_repeats=max_repeats)
     if search is not None:
         for line in search_mod.format_result(res):
             typer.echo(line)

@@ -12,6 +12,7 @@ One module per concept, each engine registering itself by name (:func:`get`):
 - :mod:`.base`    the :class:`Engine` contract, the registry, finding binaries
 - :mod:`.rules`   the firewall rule model and its nftables and Click renderings
 - :mod:`.kernel`  ``linux`` and ``nft``; routes, sysctls and the guard table
+- :mod:`.calibration`  ``calibration``: the kernel behind a rate limit of known capacity
 - :mod:`.ebpf`    ``ebpf`` (XDP) and the BPF compiler
 - :mod:`.click`   ``click``, ``fastclick``, ``fastclick-dpdk``
 - :mod:`.p4`      compiling P4 programs, table entries as data
@@ -29,6 +30,7 @@ from . import kernel  # noqa: F401,I001
 from . import ebpf  # noqa: F401
 from . import bmv2  # noqa: F401
 from . import click  # noqa: F401
+from . import calibration  # noqa: F401
 from .base import ENGINES, Engine, find_binary, get, register  # noqa: F401
 from .kernel import FILL_NET, guard_count, install_guard, install_routes  # noqa: F401
 from .rules import Rule, firewall, nft_ruleset  # noqa: F401

@@ -53,6 +53,11 @@ class Engine:
         """The engine's own count of forwarded packets (None if it keeps none)."""
         return None
 
+    def drop_counters(self, tb: Testbed) -> dict[str, int]:
+        """The engine's own counters of packets it dropped, by name, where it keeps them
+        cheaply ({} if not): read before and after each trial by :mod:`routerlab.drops`."""
+        return {}
+
     def stop(self, tb: Testbed):
         """Undo what :meth:`start` did that the namespaces' removal would not."""
 

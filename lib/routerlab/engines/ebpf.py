@@ -20,9 +20,11 @@ from .kernel import install_guard, install_routes, sysctl
 from .rules import firewall
 
 
-def compile_bpf(name: str) -> Path:
+def compile_bpf(name: str, include: Path | None = None) -> Path:
     """Compile ``lib/routerlab/bpf/<name>.c`` with clang for BPF; the object is cached in
-    the user cache by the source's hash, so an unchanged program is not rebuilt."""
+    the user cache by the source's hash, so an unchanged program is not rebuilt.
+    ``include``: a folder searched for headers first (a CO-RE program's ``vmlinux.h``;
+    it is part of the cache key, since the header names the kernel it came from)."""
     import hashlib
 
     if not shutil.which("clang"):
@@ -30,11 +32,13 @@ def compile_bpf(name: str) -> Path:
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / "bpf"
     cache.mkdir(parents=True, exist_ok=True)
     src = resources.files("routerlab").joinpath(f"bpf/{name}.c").read_bytes()
-    obj = cache / f"{name}-{hashlib.sha256(src).hexdigest()[:12]}.o"
+    key = src + (str(include).encode() if include else b"")
+    obj = cache / f"{name}-{hashlib.sha256(key).hexdigest()[:12]}.o"
     if not obj.is_file():
         c = cache / f"{name}.c"
         c.write_bytes(src)
-        p = subprocess.run(["clang", "-O2", "-g", "-target", "bpf", f"-I/usr/include/{os.uname().machine}-linux-gnu",
+        first = [f"-I{include}"] if include else []
+        p = subprocess.run(["clang", "-O2", "-g", "-target", "bpf", *first, f"-I/usr/include/{os.uname().machine}-linux-gnu",
                             "-c", str(c), "-o", str(obj)], capture_output=True, text=True)
         if p.returncode != 0:
             raise RouterlabError(f"compiling {name}.c failed:\n{p.stderr}")
@@ -148,3 +152,9 @@ class Ebpf(Engine):
 
     def forwarded(self, tb):
         return self.stats(tb)["fwd"]
+
+    def drop_counters(self, tb):
+        """fw_drop (the firewall's XDP_DROP), err (XDP_ABORTED) and pass (handed to the
+        kernel, whose guard table then drops it)."""
+        s = self.stats(tb)
+        return {k: s.get(k, 0) for k in ("fw_drop", "err", "pass")}

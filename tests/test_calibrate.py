@@ -1,0 +1,222 @@
+"""The calibration router (routerlab.engines.calibration) and ``bench calibrate``
+(routerlab.benchmarks.calibrate): the truth of an nftables limit against worked examples,
+the searches against that truth, refusals of bad capacities, and, as root on a real
+testbed, the limiter limiting."""
+
+import math
+
+import pytest
+from conftest import engine_marks
+from typer.testing import CliRunner
+
+from routerlab import engines, measuring, scenarios, search, testbed, traffic
+from routerlab.benchmarks import calibrate
+from routerlab.cli.app import app
+from routerlab.engines.calibration import Calibration
+from routerlab.errors import ParameterError
+
+needs_nft, on_testbed = engine_marks("nftables (the calibration router)", lambda: Calibration().check())
+
+
+# -- the truth ---------------------------------------------------------------------------------
+
+def test_worked_example_38000_pps_burst_380_two_seconds():
+    eng = Calibration(capacity_pps=38_000, burst=380)
+    assert eng.cost_ns == 26_315  # 1e9 // 38000: the kernel charges whole nanoseconds
+    assert eng.rate_pps == pytest.approx(38_001.140, abs=1e-3)  # 1e9 / 26,315: 1.14 pps above N
+    assert eng.true_ndr(2.0) == pytest.approx(38_191.14, abs=0.01)  # N_eff + B/T = 38,001.14 + 190
+    assert eng.true_pdr(2.0, 0.005) == pytest.approx(38_191.14 / 0.995, abs=0.01)
+    assert eng.true_pdr(2.0, 0.005) == pytest.approx(38_383.06, abs=0.01)
+    # a short search trial: the burst is worth four times as much
+    assert eng.true_ndr(0.5) == pytest.approx(38_761.14, abs=0.01)
+    # twice the capacity: 152,000 sent, 2 x 38,001.14 + 380 = 76,382.28 let through
+    assert eng.passed(76_000, 2.0) == pytest.approx(76_382.28, abs=0.01)
+    assert eng.expected_loss(76_000, 2.0) == pytest.approx(0.497485, abs=1e-6)
+
+
+def test_integer_nanoseconds_enforce_a_rate_a_hair_above_the_capacity():
+    eng = Calibration(capacity_pps=300_007, burst=64)
+    assert eng.cost_ns == 3_333 and eng.rate_pps == pytest.approx(300_030.003, abs=1e-3)
+    assert Calibration(capacity_pps=1_000_000).rate_pps == 1_000_000  # divides evenly: exact
+
+
+def test_no_loss_up_to_the_ndr_and_exactly_x_at_the_pdr():
+    eng = Calibration(capacity_pps=50_000, burst=500)
+    for t in (0.5, 1.0, 2.0):
+        ndr, pdr = eng.true_ndr(t), eng.true_pdr(t, 0.005)
+        assert eng.expected_loss(ndr, t) == 0 and eng.expected_loss(0.5 * ndr, t) == 0
+        assert eng.expected_loss(ndr * 1.001, t) > 0
+        assert eng.expected_loss(pdr, t) == pytest.approx(0.005, abs=1e-12)
+        assert eng.expected_loss(pdr * 1.01, t) > 0.005
+
+
+def test_default_burst_is_ten_milliseconds_at_the_capacity_and_at_least_64():
+    assert Calibration(capacity_pps=38_000).burst == 380
+    assert Calibration(capacity_pps=38_001).burst == 381  # rounded up: never less than 10 ms
+    assert Calibration(capacity_pps=1_000).burst == 64
+    assert Calibration(capacity_pps=38_000, burst=1).burst == 1
+
+
+def test_the_ruleset_limits_with_the_capacity_and_burst_given():
+    rules = Calibration(capacity_pps=38_000, burst=380).ruleset()
+    assert "limit rate over 38000/second burst 380 packets counter name \"limited\" drop" in rules
+    assert "hook forward" in rules and "policy accept" in rules
+
+
+@pytest.mark.parametrize("fn", [search.bisect, search.mlrsearch], ids=["routerlab", "mlrsearch"])
+@pytest.mark.parametrize("kind", ["pdr", "ndr"])
+def test_searches_on_the_limiter_model_find_the_truth_within_their_precision(fn, kind):
+    # the limiter's own arithmetic as the measure: what a perfect testbed would count
+    eng = Calibration(capacity_pps=38_000)
+
+    def measure(load, duration):
+        return round(load * duration), math.floor(eng.passed(load, duration)), False
+
+    r = fn(measure, kind=kind, lo=3_800, hi=380_000, precision=0.02, final_duration=2.0)
+    truth = eng.true_pdr(2.0) if kind == "pdr" else eng.true_ndr(2.0)
+    assert calibrate.judge(r.lower, truth, 0.02, generator_bound=r.generator_bound)["within"]
+    assert r.lower <= truth * 1.0001  # a pass above the truth would be a wrong count
+
+
+# -- refusals ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", [0, -5, 1.5, "38000", True, float("nan"), float("inf"), 200_000_000])
+def test_a_bad_capacity_is_refused_by_name(bad):
+    with pytest.raises(ParameterError) as e:
+        Calibration(capacity_pps=bad)
+    assert e.value.name == "capacity_pps"
+    assert str(e.value) == f"capacity_pps: must be a whole number of packets per second in 1..100,000,000, got {bad!r}"
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, 2**32])
+def test_a_bad_burst_is_refused_by_name(bad):
+    # burst 0 would be nftables' default of 5, not "no burst"
+    with pytest.raises(ParameterError) as e:
+        Calibration(capacity_pps=38_000, burst=bad)
+    assert e.value.name == "burst" and "whole number of packets" in str(e.value)
+
+
+def test_a_missing_capacity_is_refused_before_the_testbed_is_touched():
+    sc = scenarios.load("single-flow")
+    eng = engines.get("calibration")
+    assert isinstance(eng, Calibration) and eng.capacity_pps is None
+    for attempt in (lambda: measuring.resolve("calibration", "single-flow"),
+                    lambda: eng.start(None, sc),  # no testbed: the refusal comes first
+                    lambda: eng.true_pdr(2.0)):
+        with pytest.raises(ParameterError) as e:
+            attempt()
+        assert e.value.name == "capacity_pps" and "bench calibrate --capacity" in str(e.value)
+
+
+def test_whole_numbers_of_any_numeric_type_are_taken():
+    assert Calibration(capacity_pps=38_000.0).capacity_pps == 38_000
+    assert Calibration(capacity_pps=38_000, burst=400.0).burst == 400
+
+
+def test_the_limiter_refuses_a_firewall_scenario():
+    with pytest.raises(ParameterError) as e:
+        Calibration(capacity_pps=38_000).check(scenarios.load("single-flow-fw5"))
+    assert e.value.name == "scenario" and "firewall" in str(e.value)
+
+
+@pytest.mark.parametrize("bad", [0.0, 0.01, 0.95, 1.0, 2.0])
+def test_capacities_outside_the_range_are_refused_naming_the_option(bad):
+    with pytest.raises(ParameterError) as e:
+        calibrate.check_fractions([0.1, bad])
+    assert e.value.name == "--capacity" and f"got {bad!r}" in str(e.value)
+
+
+def test_capacities_keep_their_order_without_repeats():
+    assert calibrate.check_fractions([0.25, 0.1, 0.25]) == [0.25, 0.1]
+
+
+def test_the_command_refuses_a_bad_capacity_before_measuring():
+    r = CliRunner().invoke(app, ["bench", "calibrate", "--capacity", "1.5", "--out", "/nonexistent/x"])
+    assert r.exit_code == 1
+    assert "--capacity: a capacity is a fraction of the generator's ceiling in [0.02, 0.9], got 1.5" in r.output
+
+
+# -- judging answers ---------------------------------------------------------------------------
+
+def test_the_sweep_answer_is_judged_by_the_bracket_around_the_truth():
+    eng = Calibration(capacity_pps=40_000)
+    loads = calibrate.sweep_loads(40_000, 400_000)
+    assert loads == [20_000, 36_000, 38_800, 41_200, 44_000, 60_000, 80_000]
+    plr = [eng.expected_loss(o, 2.0) for o in loads]
+    truth = eng.true_pdr(2.0)
+    a = calibrate.sweep_answer(loads, plr, [p == 0 for p in plr], truth, "pdr")
+    assert a["found_pps"] == 38_800 and a["upper_pps"] == 41_200
+    assert a["precision"] == pytest.approx((41_200 - 38_800) / 41_200) and a["within"]
+    # the testbed losing 1% at 0.97 N: the sweep answers 0.9 N, outside its precision
+    plr[2] = 0.01
+    a = calibrate.sweep_answer(loads, plr, [p == 0 for p in plr], truth, "pdr")
+    assert a["found_pps"] == 36_000 and not a["within"] and a["error"] == pytest.approx(36_000 / truth - 1)
+
+
+def test_the_sweep_drops_loads_the_generator_cannot_send():
+    assert calibrate.sweep_loads(200_000, 400_000) == [100_000, 180_000, 194_000, 206_000, 220_000, 300_000]
+
+
+def test_an_answer_the_generator_bounded_is_never_within():
+    assert calibrate.judge(100_000, 100_500, 0.02, generator_bound=False) == {
+        "error": pytest.approx(-0.004975, abs=1e-6), "within": True}
+    assert not calibrate.judge(100_000, 100_500, 0.02, generator_bound=True)["within"]
+    assert not calibrate.judge(97_000, 100_000, 0.02, generator_bound=False)["within"]
+    assert not calibrate.judge(None, 100_000, 0.02, generator_bound=False)["within"]
+
+
+# -- on a real testbed -------------------------------------------------------------------------
+
+@needs_nft
+@on_testbed
+def test_the_limiter_limits_on_the_testbed():
+    """Loss near 50% at twice the capacity and near 0 at half of it, all taken by the
+    limiter (short: 1 s trials, run it under the testbed lock)."""
+    eng = Calibration(capacity_pps=20_000)
+    with testbed.Testbed() as tb:
+        eng.start(tb, scenarios.load("single-flow"))
+        seen = {}
+        for factor in (0.5, 2.0):
+            c0 = eng.limiter_counts(tb)
+            r = traffic.run_trial(tb, factor * 20_000, 1.0, traffic.TrafficSpec())
+            c1 = eng.limiter_counts(tb)
+            seen[factor] = (1 - r.rx / r.tx, c1["limited"] - c0["limited"], r.tx - r.rx)
+    loss, limited, lost = seen[2.0]
+    assert eng.burst == 200 and eng.expected_loss(40_000, 1.0) == pytest.approx(0.495)  # 1 - 20,200 / 40,000
+    assert loss == pytest.approx(eng.expected_loss(40_000, 1.0), abs=0.01)
+    assert limited == pytest.approx(lost, rel=0.01)  # the limiter, not the testbed, lost them
+    loss, limited, _ = seen[0.5]
+    assert loss <= 0.001 and limited == 0
+
+
+
+def _answers(within):
+    import pandas as pd
+
+    row = {"experiment": "calibration-40000pps-b400", "capacity_fraction": 0.1, "capacity_pps": 40_000,
+           "burst_packets": 400, "duration_s": 2.0, "kind": "pdr", "method": "routerlab", "true_pps": 40_402.0,
+           "found_pps": 40_000.0 if within else 36_000.0, "upper_pps": 40_800.0, "precision": 0.02,
+           "error": -0.00995 if within else -0.109, "within": within, "generator_bound": False,
+           "trial_seconds": 28.0}
+    curve = pd.DataFrame([{"experiment": row["experiment"], "capacity_pps": 40_000, "factor": 2.0,
+                           "offered_pps": 80_000, "runs": 3, "expected_loss": 0.4975, "plr": 0.4976,
+                           "plr_min": 0.4975, "plr_max": 0.4977}])
+    return calibrate.CalibrationRun(400_000, pd.DataFrame([row]), curve)
+
+
+@pytest.mark.parametrize("within, code", [(True, 0), (False, 1)])
+def test_the_command_exits_non_zero_when_an_answer_is_outside_its_precision(monkeypatch, within, code):
+    seen = {}
+
+    def fake_run(fractions, **kw):
+        seen.update(kw, fractions=fractions)
+        return _answers(within)
+
+    monkeypatch.setattr(calibrate, "run", fake_run)
+    r = CliRunner().invoke(app, ["bench", "calibrate", "--capacity", "0.1", "--duration", "1", "--method", "routerlab"])
+    assert r.exit_code == code, r.output
+    assert seen["fractions"] == [0.1] and seen["duration"] == 1.0 and seen["methods"] == ("routerlab",)
+    assert "PDR  routerlab    40,402" in r.output
+    last = r.output.strip().splitlines()[-1]
+    assert last == ("all 1 answers lie within their precision of the truth" if within else
+                    "1 of 1 answers lie outside their precision of the truth: 0.1 PDR routerlab")

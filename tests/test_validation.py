@@ -1,0 +1,156 @@
+"""Trial validation: a disturbed trial is measured again, every attempt kept.
+
+The loop (TrialValidation.attempts) is a pure function of a measure callable, so it is
+tested with scripted attempts; how sweeps and searches write the attempts, and the
+environment record, are tested on the real testbed (root)."""
+
+import os
+from dataclasses import dataclass
+
+import pandas as pd
+import pytest
+from conftest import engine_absent
+
+from routerlab import traffic
+from routerlab.errors import ParameterError, RouterlabError
+from routerlab.validation import SUPERSEDED_SEARCH_TRIALS, SUPERSEDED_TRIALS, TrialValidation
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and veth")
+
+
+def scripted(steals):
+    """A measure whose successive attempts had these steal ratios."""
+    it = iter(steals)
+    return lambda: {"tx": 100, "rx": 100, "steal": next(it)}
+
+
+def test_a_disturbed_trial_is_repeated_until_one_is_not():
+    got = list(TrialValidation(steal_threshold=0.02, max_repeats=3).attempts(scripted([0.05, 0.03, 0.01, 0.0])))
+    assert [(r["attempt"], r["disturbed"], kept) for r, kept in got] == [(1, True, False), (2, True, False),
+                                                                        (3, False, True)]
+
+
+def test_the_repeats_stop_at_the_limit_and_the_last_is_kept_flagged():
+    got = list(TrialValidation(steal_threshold=0.02, max_repeats=2).attempts(scripted([0.05] * 5)))
+    assert [(r["attempt"], r["disturbed"], kept) for r, kept in got] == [(1, True, False), (2, True, False),
+                                                                        (3, True, True)]
+    (only, kept), = TrialValidation(max_repeats=0).attempts(scripted([0.5]))
+    assert kept and only["disturbed"] and only["attempt"] == 1
+
+
+def test_a_resumed_trial_counts_the_attempts_already_made():
+    got = list(TrialValidation(max_repeats=3).attempts(scripted([0.5] * 5), made=2))
+    assert [r["attempt"] for r, _ in got] == [3, 4] and got[-1][1]
+
+
+def test_the_threshold_is_exclusive_and_defaults_to_the_steal_flag():
+    v = TrialValidation()
+    assert v.steal_threshold == traffic.STEAL_FLAG and v.max_repeats == 3
+    assert not v.disturbed({"steal": traffic.STEAL_FLAG}) and v.disturbed({"steal": traffic.STEAL_FLAG + 1e-4})
+    assert v.facts() == {"steal_threshold": traffic.STEAL_FLAG, "max_repeats": 3}
+
+
+@pytest.mark.parametrize("kw, name", [({"steal_threshold": 1.0}, "steal_threshold"),
+                                      ({"steal_threshold": -0.01}, "steal_threshold"),
+                                      ({"max_repeats": -1}, "max_repeats"), ({"max_repeats": 1.5}, "max_repeats"),
+                                      ({"max_repeats": True}, "max_repeats")])
+def test_bad_settings_are_named(kw, name):
+    with pytest.raises(ParameterError) as e:
+        TrialValidation(**kw)
+    assert e.value.name == name
+
+
+@dataclass(frozen=True)
+class TrialZeroDisturbed(TrialValidation):
+    """Real trials, a scripted judgement: every attempt of trial 0 counts as disturbed."""
+
+    def disturbed(self, trial):
+        return trial["trial"] == 0
+
+
+def linux():
+    from routerlab import engines, scenarios
+
+    sc, eng = scenarios.load("single-flow"), engines.get("linux")
+    try:
+        eng.check(sc)
+    except RouterlabError as e:
+        engine_absent(str(e))
+    return eng, sc
+
+
+@needs_root
+def test_a_sweep_keeps_every_attempt_and_records_the_validation(tmp_path):
+    from routerlab import datasets, sweep
+
+    eng, sc = linux()
+    plan = sweep.SweepPlan("linux", sc, [5_000], runs=2, duration=0.2)
+    sweep.run(plan, tmp_path, engine=eng, ceiling_pps=400_000, progress=False,
+              validation=TrialZeroDisturbed(steal_threshold=0.05, max_repeats=1))
+    t = datasets.read(tmp_path).trials.sort_values("trial")
+    assert list(t["trial"]) == [0, 1]  # the analysis sees one row per trial
+    assert list(t["attempt"]) == [2, 1] and list(t["disturbed"]) == [True, False]
+    sup = pd.read_csv(tmp_path / SUPERSEDED_TRIALS)
+    assert list(sup.columns) == sweep.TRIAL_FIELDS
+    assert (list(sup["trial"]), list(sup["attempt"]), list(sup["disturbed"])) == ([0], [1], [True])
+    assert sup["tx"].iloc[0] > 0 and sup["started_at"].iloc[0] <= t["started_at"].iloc[0]
+    notes = datasets.read_experiments(tmp_path)["notes"].iloc[0]
+    assert "steal_threshold=0.05; max_repeats=1" in notes
+    # the default validation is recorded too
+    sweep.run(sweep.SweepPlan("linux", sc, [5_000], runs=1, duration=0.2, experiment="b"), tmp_path, engine=eng,
+              ceiling_pps=400_000, progress=False)
+    rec = datasets.read_experiments(tmp_path).set_index("experiment")
+    assert f"steal_threshold={traffic.STEAL_FLAG}; max_repeats=3" in rec.loc["b", "notes"]
+
+
+@needs_root
+def test_a_search_probe_says_its_attempt_and_keeps_the_superseded_ones(tmp_path):
+    from routerlab import search, testbed
+
+    eng, sc = linux()
+
+    @dataclass(frozen=True)
+    class LowLoadDisturbed(TrialValidation):
+        """Real trials, a scripted judgement: every attempt at 5000 pps counts as disturbed."""
+
+        def disturbed(self, trial):
+            return trial["offered_pps"] == 5_000
+
+    v = LowLoadDisturbed(max_repeats=1)
+    attempts = []
+    with testbed.Testbed() as tb:
+        eng.start(tb, sc)
+        measure = search.testbed_measure(tb, traffic.TrafficSpec(), v, attempts)
+        calls = [(load, measure(load, 0.2)) for load in (5_000, 10_000)]
+        eng.stop(tb)
+    probes = [search.Probe("routerlab", "short", load, 0.2, tx, rx, rx >= tx, lim) for load, (tx, rx, lim) in calls]
+    res = search.SearchResult("routerlab", "ndr", 10_000, None, float("nan"), 0.4, probes)
+    search._write(tmp_path, "x", "linux", sc, [res], 400_000, 3, attempts, v)
+    p = pd.read_csv(tmp_path / "search_trials.csv")
+    assert list(p["attempt"]) == [2, 1] and list(p["disturbed"]) == [True, False]
+    sup = pd.read_csv(tmp_path / SUPERSEDED_SEARCH_TRIALS)
+    assert (list(sup["probe"]), list(sup["attempt"]), list(sup["offered_pps"])) == ([0], [1], [5_000])
+    r = pd.read_csv(tmp_path / "search_results.csv")
+    assert (r["steal_threshold"].iloc[0], r["max_repeats"].iloc[0]) == (traffic.STEAL_FLAG, 1)
+
+
+def test_a_resumed_sweep_counts_the_superseded_attempts_on_disk(tmp_path):
+    from routerlab import sweep
+
+    path = tmp_path / SUPERSEDED_TRIALS
+    pd.DataFrame({"experiment": ["a", "a", "a", "b"], "offered_pps": [5000.0, 5000.0, 5000.0, 5000.0],
+                  "trial": [0, 0, 1, 0]}).to_csv(path, index=False)
+    made = sweep._superseded_counts(path, "a")
+    assert (made[5000.0, 0], made[5000.0, 1], made[6000.0, 0]) == (2, 1, 0)
+    assert sweep._superseded_counts(tmp_path / "absent.csv", "a")[5000.0, 0] == 0
+
+
+def test_a_bad_threshold_on_the_command_line_is_refused_before_measuring(tmp_path):
+    from typer.testing import CliRunner
+
+    from routerlab.cli import app
+
+    r = CliRunner().invoke(app, ["measure", "--engine", "linux", "--loads", "1000", "--out", str(tmp_path),
+                                 "--steal-threshold", "1.5"])
+    assert r.exit_code == 2 and "steal_threshold: must be a fraction in [0, 1), got 1.5" in r.output
+    assert not list(tmp_path.iterdir())
