@@ -138,3 +138,27 @@ def test_the_command_line_starts_without_the_analysis_stack():
             "print(' '.join(m for m in heavy if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "", f"imported at start-up: {out}"
+
+
+def imported_by_routerlab(*args: str) -> set[str]:
+    """The modules that ``routerlab ARGS`` imports, run as the console entry runs it (read
+    from ``-X importtime``, which the entry's exit without teardown does not cut short)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-X", "importtime", "-c", "from routerlab.cli import main; main()", *args],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_the_command_line_runs_without_typer_or_pydantic(pastrami_sample):
+    # typer converts every parameter through pydantic when a command runs, a tenth of a
+    # second of every command (issue #14): the command line is click's alone
+    slow = {"typer", "pydantic", "pydantic_core"}
+    on_help = imported_by_routerlab("--help")
+    assert "routerlab.cli.common" in on_help  # the modules the command loads are seen
+    assert not on_help & (slow | {"numpy", "pandas", "scipy", "matplotlib"}), on_help & slow
+    on_assess = imported_by_routerlab("assess", str(pastrami_sample), "--json")
+    assert "pandas" in on_assess  # so too those a command imports when it runs
+    assert not on_assess & slow

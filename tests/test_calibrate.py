@@ -7,7 +7,7 @@ import math
 
 import pytest
 from conftest import engine_marks
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from routerlab import engines, measuring, scenarios, search, testbed, traffic
 from routerlab.benchmarks import calibrate

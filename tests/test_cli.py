@@ -3,7 +3,7 @@
 import json
 
 import pandas as pd
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from conftest import write_raw
 from routerlab.cli import app
@@ -118,6 +118,22 @@ def test_a_binary_file_is_named_not_a_traceback(tmp_path):
     junk.write_bytes(b"[[1000, 0], [10, 10, 0]]\n\xff\xfe\x00")
     r = runner.invoke(app, ["assess", str(tmp_path)])
     assert r.exit_code == 1 and f"{junk}: not a text file" in r.stderr and "Traceback" not in r.output
+
+
+def test_help_shows_arguments_defaults_and_commands_in_their_order():
+    r = runner.invoke(app, ["assess", "--help"])
+    assert r.exit_code == 0
+    assert "Arguments:\n  PATHS...  PASTRAMI raw files or folders" in r.stdout  # an argument's help is kept
+    words = " ".join(r.stdout.split())  # as wrapped to any terminal's width
+    assert "[default: strict]" in words and "folder). [required]" in words
+    assert "[default: 5; x>=1]" in " ".join(runner.invoke(app, ["bench", "assess", "--help"]).stdout.split())
+    top = runner.invoke(app, ["--help"]).stdout
+    names = [line.split()[0] for line in top.split("Commands:\n")[1].splitlines()]
+    # the commands as they are written, then the groups; not alphabetical
+    assert names[:3] == ["assess", "fetch-pastrami", "figures"]
+    assert names[-5:] == ["bench", "p4", "click", "notebooks", "engines"]
+    r = runner.invoke(app, ["bench"])  # a group without a command: its help, as a usage error
+    assert r.exit_code == 2 and r.stdout == "" and "Commands:" in r.stderr
 
 
 def test_bad_parameter_is_named():

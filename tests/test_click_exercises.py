@@ -8,7 +8,7 @@ import re
 
 import pytest
 import yaml
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from conftest import engine_marks
 from routerlab import clickexercises as ce

@@ -79,12 +79,14 @@ def test_colab_user_replays_every_notebook_from_an_empty_folder(wheel, tmp_path)
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     py = venv / "bin" / "python"
-    p = subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], capture_output=True, text=True)
+    # nothing of the caller's environment: with a clone's lib/ on PYTHONPATH (and the
+    # routerlab.egg-info the wheel's build leaves there), pip would take routerlab for installed
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROUTERLAB_", "VIRTUAL_ENV", "PYTHON"))}
+    env.update(PATH=f"{venv / 'bin'}:{env['PATH']}", ROUTERLAB_PASTRAMI_DIR=str(SAMPLE))
+    p = subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr[-3000:]
     work = tmp_path / "empty"
     work.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROUTERLAB_", "VIRTUAL_ENV", "PYTHON"))}
-    env.update(PATH=f"{venv / 'bin'}:{env['PATH']}", ROUTERLAB_PASTRAMI_DIR=str(SAMPLE))
     if not (SAMPLE / "verdicts.tsv").is_file():
         pytest.skip(f"PASTRAMI sample not found at {SAMPLE} (set ROUTERLAB_PASTRAMI_SAMPLE)")
     # the installed package, not the clone, answers

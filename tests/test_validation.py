@@ -146,7 +146,7 @@ def test_a_resumed_sweep_counts_the_superseded_attempts_on_disk(tmp_path):
 
 
 def test_a_bad_threshold_on_the_command_line_is_refused_before_measuring(tmp_path):
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from routerlab.cli import app
 

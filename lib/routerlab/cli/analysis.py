@@ -2,36 +2,36 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import List
-
-import typer
+import click
 
 from .. import defaults
 from ..errors import RouterlabError
-from .app import app
-from .common import InputFormat, Mode, fail, print_assessments
+from .app import app, argument
+from .common import INPUT_FORMAT, MODE, PATH, fail, print_assessments
+
 
 @app.command()
-def assess(
-    paths: List[Path] = typer.Argument(..., help="PASTRAMI raw files or folders, or routerlab datasets (file or folder)."),
-    mode: Mode = typer.Option(Mode.strict, help="strict = the paper's test; notebook = the authors' published notebook."),
-    pdr: float = typer.Option(defaults.PDR_FRACTION, help="PDR fraction (0.005 = PDR@0.5%)."),
-    eta: float = typer.Option(defaults.ETA, help="TIR threshold of saturation."),
-    entry_multiplier: float = typer.Option(defaults.ENTRY_MULTIPLIER, help="m: the candidate needs TIR < eta*m (strict mode)."),
-    plr_floor: float = typer.Option(defaults.PLR_FLOOR, help="PLR floor used by the verdict and log axes."),
-    fmt: InputFormat = typer.Option(InputFormat.auto, "--format", help="Input format."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
-):
+@argument("paths", nargs=-1, required=True, type=PATH,
+          help="PASTRAMI raw files or folders, or routerlab datasets (file or folder).")
+@click.option("--mode", type=MODE, default="strict",
+              help="strict = the paper's test; notebook = the authors' published notebook.")
+@click.option("--pdr", type=float, default=defaults.PDR_FRACTION, help="PDR fraction (0.005 = PDR@0.5%).")
+@click.option("--eta", type=float, default=defaults.ETA, help="TIR threshold of saturation.")
+@click.option("--entry-multiplier", type=float, default=defaults.ENTRY_MULTIPLIER,
+              help="m: the candidate needs TIR < eta*m (strict mode).")
+@click.option("--plr-floor", type=float, default=defaults.PLR_FLOOR, help="PLR floor used by the verdict and log axes.")
+@click.option("--format", "fmt", type=INPUT_FORMAT, default="auto", help="Input format.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+def assess(paths, mode, pdr, eta, entry_multiplier, plr_floor, fmt, as_json):
     """GOOD/BAD verdict, PDR and saturation load of each experiment."""
     from .. import stats
 
     try:
         params = stats.VerdictParams(pdr=pdr, eta=eta, entry_multiplier=entry_multiplier,
-                                     plr_floor=plr_floor, mode=mode.value)
+                                     plr_floor=plr_floor, mode=mode)
     except RouterlabError as e:
         fail(str(e))
-    print_assessments(paths, params, fmt.value, as_json)
+    print_assessments(list(paths), params, fmt, as_json)
 
 
 @app.command("fetch-pastrami")
@@ -43,4 +43,4 @@ def fetch_pastrami():
         path = pastrami.fetch()
     except RouterlabError as e:
         fail(str(e), 1)
-    typer.echo(str(path))
+    click.echo(str(path))

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
 
-import typer
+import click
 
 from .. import defaults
 from ..errors import RouterlabError
 from .app import bench_app
-from .common import SearchKind, err, fail, progress, resumable
-
+from .common import PATH, SEARCH_KIND, err, fail, progress, resumable
 
 #: The folder option of the benchmarks that read the published PASTRAMI set.
-PASTRAMI_DATA = typer.Option(None, help="PASTRAMI folder (default: $ROUTERLAB_PASTRAMI_DIR or the cache).")
+pastrami_data = click.option("--data", type=PATH, help="PASTRAMI folder (default: $ROUTERLAB_PASTRAMI_DIR or the cache).")
 
 
 def _run_and_report(benchmark, **kw):
@@ -25,14 +23,13 @@ def _run_and_report(benchmark, **kw):
         res = benchmark.run(**kw)
     except (RouterlabError, RuntimeError) as e:
         fail(str(e), 1)
-    typer.echo(benchmark.report(res))
+    click.echo(benchmark.report(res))
 
 
 @bench_app.command("assess")
-def bench_assess(
-    data: Optional[Path] = PASTRAMI_DATA,
-    repeat: int = typer.Option(5, min=1, help="Timed repetitions; the best is reported."),
-):
+@pastrami_data
+@click.option("--repeat", type=click.IntRange(min=1), default=5, help="Timed repetitions; the best is reported.")
+def bench_assess(data, repeat):
     """Time assessing every PASTRAMI experiment (parse, then analysis) and print the figures."""
     from ..benchmarks import assess
 
@@ -40,11 +37,10 @@ def bench_assess(
 
 
 @bench_app.command("generators")
-def bench_generators(
-    duration: float = typer.Option(2.0, help="Seconds per trial."),
-    runs: int = typer.Option(3, min=1, help="Trials per generator and rate."),
-    csv: Optional[Path] = typer.Option(None, help="Also write every trial to this CSV."),
-):
+@click.option("--duration", type=float, default=2.0, help="Seconds per trial.")
+@click.option("--runs", type=click.IntRange(min=1), default=3, help="Trials per generator and rate.")
+@click.option("--csv", type=PATH, help="Also write every trial to this CSV.")
+def bench_generators(duration, runs, csv):
     """Rate precision of rlgen, trafgen and tcpreplay at 25/50/75/100% of the ceiling (needs root)."""
     from .. import testbed
     from ..benchmarks import generators
@@ -56,31 +52,31 @@ def bench_generators(
         fail(str(e), 1)
     if csv:
         df.to_csv(csv, index=False)
-    typer.echo(generators.report(ceil, df))
+    click.echo(generators.report(ceil, df))
 
 
 @bench_app.command("engines")
-def bench_engines(
-    out: Path = typer.Option(Path("runs/bench-engines"), help="Folder for the search trials and results."),
-    duration: float = typer.Option(2.0, help="Seconds per final trial."),
-    engine: List[str] = typer.Option(["linux", "nft", "ebpf"], help="Engines (first = reference); nft runs 50 rules."),
-):
+@click.option("--out", type=PATH, default=Path("runs/bench-engines"), help="Folder for the search trials and results.")
+@click.option("--duration", type=float, default=2.0, help="Seconds per final trial.")
+@click.option("--engine", multiple=True, default=["linux", "nft", "ebpf"],
+              help="Engines (first = reference); nft runs 50 rules.")
+def bench_engines(out, duration, engine):
     """PDR@0.5% of several engines measured in one run, as ratios to the first (needs root)."""
     from ..benchmarks import engine_pdr
 
     with resumable("searches", code=1):
         ceil, df = engine_pdr.run(tuple(engine), out=out, duration=duration)
-    typer.echo(engine_pdr.report(ceil, df))
+    click.echo(engine_pdr.report(ceil, df))
 
 
 @bench_app.command("forwarding")
-def bench_forwarding(
-    engine: List[str] = typer.Option(["click", "fastclick"], help="Click flavours to run from memory."),
-    packets: int = typer.Option(2_000_000, help="Packets per timed run."),
-    repeats: int = typer.Option(3, min=1, help="Timed runs per engine."),
-    testbed_pdr: Optional[Path] = typer.Option(None, help="A search_results.csv whose PDR rows join the table (its folder's search_trials.csv tells which the generator bounded)."),
-    out: Optional[Path] = typer.Option(None, help="Also write every run to OUT/forwarding.csv, with its environment."),
-):
+@click.option("--engine", multiple=True, default=["click", "fastclick"], help="Click flavours to run from memory.")
+@click.option("--packets", type=int, default=2_000_000, help="Packets per timed run.")
+@click.option("--repeats", type=click.IntRange(min=1), default=3, help="Timed runs per engine.")
+@click.option("--testbed-pdr", type=PATH, help="A search_results.csv whose PDR rows join the table (its folder's "
+                                               "search_trials.csv tells which the generator bounded).")
+@click.option("--out", type=PATH, help="Also write every run to OUT/forwarding.csv, with its environment.")
+def bench_forwarding(engine, packets, repeats, testbed_pdr, out):
     """MoonRoute comparison: single-route forwarding in Mpps, in memory (and on the testbed)."""
     from .. import datasets, microbench
     from ..benchmarks import forwarding
@@ -94,17 +90,16 @@ def bench_forwarding(
         fail(str(e), 1)
     if out:
         microbench.save(raw, out, "forwarding", engine, " ".join(sys.argv))
-    typer.echo(forwarding.report(ours, pub))
+    click.echo(forwarding.report(ours, pub))
 
 
 @bench_app.command("batch")
-def bench_batch(
-    engine: str = typer.Option("fastclick", help="Click flavour (FastClick batches; Click does not)."),
-    sizes: str = typer.Option("1,2,4,8,16,32,64,128,256", help="Batch sizes, comma-separated."),
-    packets: int = typer.Option(2_000_000, help="Packets per timed run."),
-    repeats: int = typer.Option(3, min=1, help="Timed runs per size."),
-    out: Optional[Path] = typer.Option(None, help="Also write every run to OUT/batch.csv, with its environment."),
-):
+@click.option("--engine", default="fastclick", help="Click flavour (FastClick batches; Click does not).")
+@click.option("--sizes", default="1,2,4,8,16,32,64,128,256", help="Batch sizes, comma-separated.")
+@click.option("--packets", type=int, default=2_000_000, help="Packets per timed run.")
+@click.option("--repeats", type=click.IntRange(min=1), default=3, help="Timed runs per size.")
+@click.option("--out", type=PATH, help="Also write every run to OUT/batch.csv, with its environment.")
+def bench_batch(engine, sizes, packets, repeats, out):
     """Forwarding from memory against batch size (is 128 best?)."""
     from .. import microbench
     from ..benchmarks import forwarding
@@ -119,12 +114,11 @@ def bench_batch(
 
 
 @bench_app.command("consolidation")
-def bench_consolidation(
-    nf: List[str] = typer.Option(["IPFilter", "MazuNAT", "Maglev"], help="Network functions to chain."),
-    repeats: int = typer.Option(3, min=1, help="Timed runs per configuration."),
-    out: Optional[Path] = typer.Option(None, help="Also write every run to OUT/consolidation.csv, with its environment."),
-    engine: str = typer.Option("click", help="click or fastclick: both load routerlab's element package."),
-):
+@click.option("--nf", multiple=True, default=["IPFilter", "MazuNAT", "Maglev"], help="Network functions to chain.")
+@click.option("--repeats", type=click.IntRange(min=1), default=3, help="Timed runs per configuration.")
+@click.option("--out", type=PATH, help="Also write every run to OUT/consolidation.csv, with its environment.")
+@click.option("--engine", default="click", help="click or fastclick: both load routerlab's element package.")
+def bench_consolidation(nf, repeats, out, engine):
     """FastPath header-action consolidation: NF chains of 1-3, plain and behind a per-flow cache."""
     from .. import microbench
     from ..benchmarks import consolidation
@@ -146,54 +140,56 @@ def _microbench(label: str, total: int, name: str, engine: str, out, report, run
             fail(str(e), 1)
     if out:
         microbench.save(df, out, name, [engine], " ".join(sys.argv))
-    typer.echo(report(df))
+    click.echo(report(df))
 
 
 @bench_app.command("search")
-def bench_search(
-    engine: str = typer.Option("linux", help="Engine to search."),
-    scenario: str = typer.Option("single-flow", help="Scenario preset."),
-    out: Path = typer.Option(Path("runs/bench-search"), help="Folder for the search trials and results."),
-    duration: float = typer.Option(2.0, help="Seconds per final trial."),
-    kind: SearchKind = typer.Option(SearchKind.both, help="pdr, ndr or both."),
-):
+@click.option("--engine", default="linux", help="Engine to search.")
+@click.option("--scenario", default="single-flow", help="Scenario preset.")
+@click.option("--out", type=PATH, default=Path("runs/bench-search"), help="Folder for the search trials and results.")
+@click.option("--duration", type=float, default=2.0, help="Seconds per final trial.")
+@click.option("--kind", type=SEARCH_KIND, default="both", help="pdr, ndr or both.")
+def bench_search(engine, scenario, out, duration, kind):
     """Our PDR/NDR search and MLRsearch (PyPI) on the same testbed: answers and trial-seconds (needs root)."""
     from .. import measuring, search
 
     with resumable("searches", code=1):
-        res = measuring.measure(engine, scenario, out, search=kind.value, duration=duration,
+        res = measuring.measure(engine, scenario, out, search=kind, duration=duration,
                                 methods=("routerlab", "mlrsearch"), experiment=f"bench-search-{engine}-{scenario}",
-                                announce=typer.echo)
+                                announce=click.echo)
     for line in search.format_result(res) + search.format_ratios(res):
-        typer.echo(line)
+        click.echo(line)
 
 
 @bench_app.command("calibrate")
-def bench_calibrate(
-    capacity: List[float] = typer.Option(list(defaults.CALIBRATION_FRACTIONS),
-                                         help="Capacities of the calibration router, as fractions of the generator's ceiling."),
-    duration: float = typer.Option(2.0, help="Seconds per sweep trial and per final search trial (the truth depends on it)."),
-    runs: int = typer.Option(3, min=1, help="Sweep trials per load (K)."),
-    method: List[str] = typer.Option(["routerlab", "mlrsearch"], help="Search methods: routerlab, mlrsearch."),
-    ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
-    out: Path = typer.Option(Path("runs/bench-calibrate"), help="Folder for the trials, searches and calibration tables."),
-):
+@click.option("--capacity", type=float, multiple=True, default=list(defaults.CALIBRATION_FRACTIONS),
+              help="Capacities of the calibration router, as fractions of the generator's ceiling (repeatable).")
+@click.option("--duration", type=float, default=2.0,
+              help="Seconds per sweep trial and per final search trial (the truth depends on it).")
+@click.option("--runs", type=click.IntRange(min=1), default=3, help="Sweep trials per load (K).")
+@click.option("--method", multiple=True, default=["routerlab", "mlrsearch"],
+              help="Search methods: routerlab, mlrsearch (repeatable).")
+@click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
+@click.option("--out", type=PATH, default=Path("runs/bench-calibrate"),
+              help="Folder for the trials, searches and calibration tables.")
+def bench_calibrate(capacity, duration, runs, method, ceiling, out):
     """Sweep and PDR/NDR searches against a router of known capacity (nftables limit): truth, answers, errors; exit 1 when one is outside its precision (needs root)."""
+    from click.exceptions import Exit
+
     from ..benchmarks import calibrate
 
     with resumable("trials and searches", code=1):
-        res = calibrate.run(capacity, out=out, duration=duration, runs=runs, methods=tuple(method),
+        res = calibrate.run(list(capacity), out=out, duration=duration, runs=runs, methods=tuple(method),
                             ceiling_pps=ceiling, announce=err.print)
-    typer.echo(calibrate.report(res))
+    click.echo(calibrate.report(res))
     if len(res.outside):
-        raise typer.Exit(1)
+        raise Exit(1)
 
 
 @bench_app.command("startup")
-def bench_startup(
-    data: Optional[Path] = PASTRAMI_DATA,
-    repeat: int = typer.Option(5, min=1, help="Runs of each command; the median is reported."),
-):
+@pastrami_data
+@click.option("--repeat", type=click.IntRange(min=1), default=5, help="Runs of each command; the median is reported.")
+def bench_startup(data, repeat):
     """Wall time of `routerlab --help` and `routerlab assess` on the PASTRAMI set, next to a bare numpy start-up and a plain numpy parse."""
     from ..benchmarks import startup
 
@@ -201,19 +197,17 @@ def bench_startup(
 
 
 @bench_app.command("repeat")
-def bench_repeat(
-    engine: Optional[str] = typer.Option(None, help="Engine to sweep twice (needed unless --report-only)."),
-    scenario: Optional[str] = typer.Option(None, help="Scenario preset or YAML file (default single-flow; "
-                                                      "with --report-only, every scenario in the folder)."),
-    loads_frac: str = typer.Option("0.1,0.2,0.3,0.4,0.5", help="Offered loads, fractions of the generator's ceiling."),
-    ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
-    runs: int = typer.Option(5, min=1, help="Trials per load (K) in each sweep."),
-    duration: float = typer.Option(1.0, help="Seconds per trial (T)."),
-    out: Path = typer.Option(Path("runs/bench-repeat"), help="Dataset folder of the two sweeps (resumed if there)."),
-    report_only: Optional[Path] = typer.Option(None, help="Measure nothing: report every pair of sweeps "
-                                                          "NAME-first, NAME-second in this folder (--engine, "
-                                                          "--scenario pick some)."),
-):
+@click.option("--engine", help="Engine to sweep twice (needed unless --report-only).")
+@click.option("--scenario", help="Scenario preset or YAML file (default single-flow; with --report-only, every "
+                                 "scenario in the folder).")
+@click.option("--loads-frac", default="0.1,0.2,0.3,0.4,0.5", help="Offered loads, fractions of the generator's ceiling.")
+@click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
+@click.option("--runs", type=click.IntRange(min=1), default=5, help="Trials per load (K) in each sweep.")
+@click.option("--duration", type=float, default=1.0, help="Seconds per trial (T).")
+@click.option("--out", type=PATH, default=Path("runs/bench-repeat"), help="Dataset folder of the two sweeps (resumed if there).")
+@click.option("--report-only", type=PATH, help="Measure nothing: report every pair of sweeps NAME-first, NAME-second "
+                                               "in this folder (--engine, --scenario pick some).")
+def bench_repeat(engine, scenario, loads_frac, ceiling, runs, duration, out, report_only):
     """The same sweep twice in a row: per load, whether the second mean lies in the first's 95% interval, and the share of loads where it does (needs root, unless --report-only)."""
     from ..benchmarks import repeat
 
@@ -228,4 +222,4 @@ def bench_repeat(
         with resumable("trials", code=1):
             res = repeat.run(engine, scenario or "single-flow", out, loads_frac=loads_frac, ceiling_pps=ceiling,
                              runs=runs, duration=duration, announce=err.print)
-    typer.echo(repeat.report(res))
+    click.echo(repeat.report(res))

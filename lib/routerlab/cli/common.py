@@ -6,33 +6,42 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from enum import Enum
 from pathlib import Path
 
-import typer
-from rich.console import Console
+import click
+from click.exceptions import Exit
 
 from ..errors import RouterlabError
 
-#: Errors and progress go to stderr; results to stdout.
-err = Console(stderr=True, soft_wrap=True)
+
+class _Stderr:
+    """The console of errors and progress (results go to stdout): rich's console, made when
+    first used, since loading rich is a third of the command line's start-up and most runs
+    print nothing to stderr. ``err.print(...)`` as on a console; ``err.console()`` is the
+    console itself, for rich's progress bars."""
+
+    _made = None
+
+    def console(self):
+        if _Stderr._made is None:
+            from rich.console import Console
+
+            _Stderr._made = Console(stderr=True, soft_wrap=True)
+        return _Stderr._made
+
+    def __getattr__(self, name):
+        return getattr(self.console(), name)
 
 
-class Mode(str, Enum):
-    strict = "strict"
-    notebook = "notebook"
+err = _Stderr()
 
 
-class InputFormat(str, Enum):
-    auto = "auto"
-    pastrami = "pastrami"
-    routerlab = "routerlab"
-
-
-class SearchKind(str, Enum):
-    pdr = "pdr"
-    ndr = "ndr"
-    both = "both"
+#: The option types shared by several commands: a path (given to the command as a Path),
+#: the verdict's mode, the input format of ``assess``, the kind of search.
+PATH = click.Path(path_type=Path)
+MODE = click.Choice(["strict", "notebook"])
+INPUT_FORMAT = click.Choice(["auto", "pastrami", "routerlab"])
+SEARCH_KIND = click.Choice(["pdr", "ndr", "both"])
 
 
 class progress:
@@ -41,7 +50,7 @@ class progress:
     def __init__(self, what: str, total: int):
         from rich.progress import Progress
 
-        self._p = Progress(console=err, transient=True)
+        self._p = Progress(console=err.console(), transient=True)
         self._task = self._p.add_task(what, total=total)
 
     def __enter__(self):
@@ -53,8 +62,10 @@ class progress:
         return False
 
 
-def wide() -> Console:
-    """A console whose tables are not cut to 80 columns when output goes to a file or pipe."""
+def wide():
+    """A rich console whose tables are not cut to 80 columns when output goes to a file or pipe."""
+    from rich.console import Console
+
     return Console() if sys.stdout.isatty() else Console(width=240)
 
 
@@ -66,14 +77,14 @@ def resumable(what: str = "trials", code: int = 2):
         yield
     except KeyboardInterrupt:
         err.print(f"interrupted: finished {what} are kept; run the same command again to resume")
-        raise typer.Exit(130)
+        raise Exit(130)
     except RouterlabError as e:
         fail(str(e), code)
 
 
 def fail(msg: str, code: int = 2):
     err.print(f"[red]routerlab: error:[/red] {msg}", highlight=False)
-    raise typer.Exit(code)
+    raise Exit(code)
 
 
 def print_assessments(paths: list[Path], params, fmt: str = "auto", as_json: bool = False):
@@ -90,7 +101,7 @@ def print_assessments(paths: list[Path], params, fmt: str = "auto", as_json: boo
     pdr = params.pdr
     failed = 0
     if not as_json:
-        typer.echo(f"{'verdict':7}  {'PDR@' + format(pdr, '.2%'):>16}  {'saturation':>12}  loads  runs  file")
+        click.echo(f"{'verdict':7}  {'PDR@' + format(pdr, '.2%'):>16}  {'saturation':>12}  loads  runs  file")
     entries, raw = datasets.read_inputs(paths, fmt)
     # In the batch a raw file's experiment is its entry's key, so that no two files are
     # pooled (same name in two folders, one file named twice); it is printed under its
@@ -110,15 +121,15 @@ def print_assessments(paths: list[Path], params, fmt: str = "auto", as_json: boo
             whole = trials is None or a.experiment in (Path(label).stem, "experiment")
             name = label if whole else f"{label}::{a.experiment}"
             if as_json:
-                typer.echo(json.dumps({"file": name, **rec}))
+                click.echo(json.dumps({"file": name, **rec}))
             else:
                 sat = f"{a.saturation_load:.0f}" if a.saturation_load is not None else "-"
                 runs = str(rec["runs_min"]) if rec["runs_min"] == rec["runs_max"] else f"{rec['runs_min']}-{rec['runs_max']}"
-                typer.echo(f"{rec['verdict']:7}  {str(a.pdr):>16}  {sat:>12}  {rec['loads']:5}  {runs:>4}  {name}")
+                click.echo(f"{rec['verdict']:7}  {str(a.pdr):>16}  {sat:>12}  {rec['loads']:5}  {runs:>4}  {name}")
                 for line in verdict_lines(a.verdict, a.notes):
-                    typer.echo(line)
+                    click.echo(line)
     if failed:
-        raise typer.Exit(1)
+        raise Exit(1)
 
 
 def verdict_lines(verdict, notes=(), width: int = 100) -> list[str]:
@@ -146,18 +157,20 @@ def report_check(run):
     try:
         results = run()
     except KeyboardInterrupt:
-        raise typer.Exit(130)
+        raise Exit(130)
     except RouterlabError as e:
         fail(str(e))
     code = print_expectations(results)
     if code:
-        raise typer.Exit(code)
+        raise Exit(code)
 
 
 def print_expectations(results) -> int:
     """PASS, FAIL or SKIP and the name of each expectation of an exercise's check
     (:class:`routerlab.checks.Expectation`), a failure's hint below it, then a count;
     returns the exit status: 0 only when every expectation passed."""
+    from rich.console import Console
+
     out = Console(soft_wrap=True, highlight=False)
     for r in results:
         mark = "[green]PASS[/green]" if r.passed else "[yellow]SKIP[/yellow]" if r.skipped else "[red]FAIL[/red]"
@@ -166,7 +179,7 @@ def print_expectations(results) -> int:
             out.print(f"      {line}", style="dim", markup=False)
     passed = sum(r.passed for r in results)
     skipped = sum(bool(r.skipped) for r in results)
-    typer.echo(f"{passed} of {len(results)} expectations pass"
+    click.echo(f"{passed} of {len(results)} expectations pass"
                + (f" ({skipped} not tried: see SKIP)" if skipped else ""))
     return 0 if passed == len(results) else 1
 

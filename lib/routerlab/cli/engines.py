@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
-
-import typer
+import click
+from click.exceptions import Exit
 
 from ..errors import RouterlabError
-from .app import engines_app
+from .app import argument, engines_app
 from .common import err, fail
+
 
 def _engine_names(names: list[str] | None) -> list[str]:
     """The engines named (checked: an unknown one exits 2 with the known ones), or all."""
@@ -21,12 +21,12 @@ def _engine_names(names: list[str] | None) -> list[str]:
 
 
 @engines_app.command("install")
-def engines_install(
-    engine: List[str] = typer.Argument(None, help="click, fastclick, bmv2, p4c; default all four."),
-    jobs: Optional[int] = typer.Option(None, help="Cores per build (default: all)."),
-    parallel: int = typer.Option(2, help="Builds at a time; both keep the cores busy while the other configures."),
-    force: bool = typer.Option(False, "--force", help="Build again even if installed."),
-):
+@argument("engine", nargs=-1, help="click, fastclick, bmv2, p4c; default all four.")
+@click.option("--jobs", type=int, help="Cores per build (default: all).")
+@click.option("--parallel", type=int, default=2,
+              help="Builds at a time; both keep the cores busy while the other configures.")
+@click.option("--force", is_flag=True, help="Build again even if installed.")
+def engines_install(engine, jobs, parallel, force):
     """Build and install engines from their pinned sources (GitHub, or $ROUTERLAB_ENGINE_SOURCES)."""
     import time
 
@@ -34,12 +34,12 @@ def engines_install(
 
     names = _engine_names(engine)
     t0 = time.monotonic()
-    say = lambda line: typer.echo(f"[{time.monotonic() - t0:6.0f} s] {line}")  # noqa: E731
+    say = lambda line: click.echo(f"[{time.monotonic() - t0:6.0f} s] {line}")  # noqa: E731
     try:
         results = builds.install(names, say=say, jobs=jobs, parallel=parallel, force=force)
     except KeyboardInterrupt:
         err.print("interrupted: unfinished builds removed, nothing half-installed")
-        raise typer.Exit(130)
+        raise Exit(130)
     except RouterlabError as e:
         fail(str(e), 1)
     failed = {n: r for n, r in results.items() if isinstance(r, Exception)}
@@ -56,16 +56,17 @@ def engines_list():
 
     rows = pd.DataFrame(builds.listing())
     rows["installed"] = rows["installed"].map({True: "installed", False: "not installed"})
-    typer.echo(rows.rename(columns={"installed": "status"}).to_string(index=False))
+    click.echo(rows.rename(columns={"installed": "status"}).to_string(index=False))
 
 
 @engines_app.command("remove")
-def engines_remove(engine: List[str] = typer.Argument(None, help="click, fastclick, bmv2, p4c; default all four.")):
+@argument("engine", nargs=-1, help="click, fastclick, bmv2, p4c; default all four.")
+def engines_remove(engine):
     """Remove installed engines (every build of them); the compiler cache stays."""
     from ..engines import builds
 
     removed = builds.remove(_engine_names(engine))
     for p in removed:
-        typer.echo(f"removed {p}")
+        click.echo(f"removed {p}")
     if not removed:
-        typer.echo("nothing installed to remove")
+        click.echo("nothing installed to remove")

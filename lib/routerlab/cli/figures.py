@@ -5,21 +5,24 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import List, Optional
 
-import typer
+import click
+from click.exceptions import Exit
 
 from ..errors import RouterlabError
-from .app import app, notebooks_app
-from .common import err, fail, parse_params
+from .app import app, argument, notebooks_app
+from .common import PATH, err, fail, parse_params
+
 
 @app.command()
-def figures(
-    out: Path = typer.Option(Path("figures"), "--out", help="Output folder: executed notebooks and figures (PNG, SVG)."),
-    only: List[str] = typer.Option([], "--only", help="Run only this notebook (name or unique prefix); repeatable."),
-    param: List[str] = typer.Option([], "-p", "--parameter", help="name=value passed to every notebook that declares it; repeatable."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Notebooks run at the same time (default: the CPUs this process may use)."),
-):
+@click.option("--out", type=PATH, default=Path("figures"),
+              help="Output folder: executed notebooks and figures (PNG, SVG).")
+@click.option("--only", multiple=True, help="Run only this notebook (name or unique prefix); repeatable.")
+@click.option("-p", "--parameter", "param", multiple=True,
+              help="name=value passed to every notebook that declares it; repeatable.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1),
+              help="Notebooks run at the same time (default: the CPUs this process may use).")
+def figures(out, only, param, jobs):
     """Run every notebook with papermill in replay mode and save its figures (the main job)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -32,7 +35,7 @@ def figures(
         fail(str(e))
     marks = {"ok": "[green]ok[/green]", "failed": "[red]FAILED[/red]", "skipped": "[yellow]skipped[/yellow]"}
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=err) as prog:
+                  TimeElapsedColumn(), console=err.console()) as prog:
         task = prog.add_task("notebooks", total=len(only) if only else len(books))
 
         def report(r):
@@ -42,7 +45,7 @@ def figures(
 
         t0 = time.perf_counter()
         try:
-            results = notebooks.run_all(out, only=only or None, parameters=params, on_result=report, jobs=jobs)
+            results = notebooks.run_all(out, only=list(only) or None, parameters=params, on_result=report, jobs=jobs)
         except RouterlabError as e:
             fail(str(e))
         wall = time.perf_counter() - t0
@@ -58,14 +61,13 @@ def figures(
                   f"the longest, {longest.name}, took {longest.seconds:.1f} s of it: {wall / longest.seconds:.2f}x "
                   "that floor", highlight=False)
     if n["failed"]:
-        raise typer.Exit(1)
+        raise Exit(1)
 
 
 @notebooks_app.command("copy")
-def notebooks_copy(
-    dest: Path = typer.Argument(..., help="Folder to put the notebooks in (created)."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace notebooks already there."),
-):
+@argument("dest", type=PATH, help="Folder to put the notebooks in (created).")
+@click.option("--overwrite", is_flag=True, help="Replace notebooks already there.")
+def notebooks_copy(dest, overwrite):
     """Copy every notebook into DEST, editable: how a course hands them to students."""
     from .. import notebooks
 
@@ -74,8 +76,8 @@ def notebooks_copy(
     except RouterlabError as e:
         fail(str(e))
     for p in written:
-        typer.echo(f"copied {p}")
+        click.echo(f"copied {p}")
     kept = len(notebooks.list_notebooks()) - len(written)
     if kept:
-        typer.echo(f"kept {kept} notebook(s) already in {dest} (--overwrite replaces them)")
-    typer.echo(f"open them with: jupyter lab {dest}")
+        click.echo(f"kept {kept} notebook(s) already in {dest} (--overwrite replaces them)")
+    click.echo(f"open them with: jupyter lab {dest}")

@@ -4,56 +4,59 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
 
-import typer
+import click
+from click.exceptions import Exit
 
 from .. import defaults
 from ..errors import RouterlabError
-from .app import app
-from .common import SearchKind, err, fail, print_assessments, progress, resumable, wide
+from .app import app, argument
+from .common import PATH, SEARCH_KIND, err, fail, print_assessments, progress, resumable, wide
+
 
 @app.command()
-def measure(
-    engine: str = typer.Option(..., help="Router engine: linux, nft, ebpf (click, fastclick, bmv2 where built)."),
-    scenario: str = typer.Option("single-flow", help="Scenario preset name or YAML file."),
-    loads: Optional[str] = typer.Option(None, help="Offered loads in pps, comma-separated."),
-    loads_frac: Optional[str] = typer.Option(None, help="Offered loads as fractions of the generator's measured ceiling."),
-    runs: int = typer.Option(10, help="Trials per load (K)."),
-    duration: float = typer.Option(2.0, help="Seconds per trial (T)."),
-    out: Path = typer.Option(..., help="Dataset folder (created, or resumed if it holds this experiment)."),
-    rules: Optional[int] = typer.Option(None, help="Override: firewall rules."),
-    routes: Optional[int] = typer.Option(None, help="Override: route-table size."),
-    frame_size: Optional[int] = typer.Option(None, help="Override: frame size on the wire, bytes."),
-    experiment: str = typer.Option("", help="Experiment id (default ENGINE-SCENARIO)."),
-    config: Optional[Path] = typer.Option(None, help="Your own router configuration for the engine to run "
-                                                     "(click, fastclick), e.g. a course exercise's router."),
-    ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
-    search: Optional[SearchKind] = typer.Option(None, help="Search for PDR/NDR instead of a fixed sweep."),
-    pdr: float = typer.Option(defaults.PDR_FRACTION, help="PDR fraction for --search and the verdict."),
-    steal_threshold: Optional[float] = typer.Option(
-        None, help="A trial with more CPU steal than this (ratio) is disturbed and measured again "
-                   "(default: the threshold of the steal_flagged column)."),
-    max_repeats: int = typer.Option(defaults.MAX_REPEATS, min=0, help="Repeats of a disturbed trial at most."),
-):
+@click.option("--engine", required=True, help="Router engine: linux, nft, ebpf (click, fastclick, bmv2 where built).")
+@click.option("--scenario", default="single-flow", help="Scenario preset name or YAML file.")
+@click.option("--loads", help="Offered loads in pps, comma-separated.")
+@click.option("--loads-frac", help="Offered loads as fractions of the generator's measured ceiling.")
+@click.option("--runs", type=int, default=10, help="Trials per load (K).")
+@click.option("--duration", type=float, default=2.0, help="Seconds per trial (T).")
+@click.option("--out", type=PATH, required=True, help="Dataset folder (created, or resumed if it holds this experiment).")
+@click.option("--rules", type=int, help="Override: firewall rules.")
+@click.option("--routes", type=int, help="Override: route-table size.")
+@click.option("--frame-size", type=int, help="Override: frame size on the wire, bytes.")
+@click.option("--experiment", default="", show_default=False, help="Experiment id (default ENGINE-SCENARIO).")
+@click.option("--config", type=PATH, help="Your own router configuration for the engine to run (click, fastclick), "
+                                          "e.g. a course exercise's router.")
+@click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
+@click.option("--search", type=SEARCH_KIND, help="Search for PDR/NDR instead of a fixed sweep.")
+@click.option("--pdr", type=float, default=defaults.PDR_FRACTION, help="PDR fraction for --search and the verdict.")
+@click.option("--steal-threshold", type=float,
+              help="A trial with more CPU steal than this (ratio) is disturbed and measured again "
+                   "(default: the threshold of the steal_flagged column).")
+@click.option("--max-repeats", type=click.IntRange(min=0), default=defaults.MAX_REPEATS,
+              help="Repeats of a disturbed trial at most.")
+def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, routes, frame_size, experiment, config,
+            ceiling, search, pdr, steal_threshold, max_repeats):
     """Measure a router on the namespace testbed: a fixed sweep or a PDR/NDR search."""
     from .. import measuring, search as search_mod, stats
 
     with resumable("trials"):
         res = measuring.measure(engine, scenario, out, loads=loads, loads_frac=loads_frac, runs=runs,
-                                duration=duration, search=search.value if search else None, pdr=pdr,
+                                duration=duration, search=search, pdr=pdr,
                                 ceiling_pps=ceiling, experiment=experiment, rules=rules, routes=routes,
                                 frame_size=frame_size, config=config, announce=err.print,
                                 steal_threshold=steal_threshold, max_repeats=max_repeats)
     if search is not None:
         for line in search_mod.format_result(res):
-            typer.echo(line)
+            click.echo(line)
         return
     print_assessments([out], stats.VerdictParams(pdr=pdr), "routerlab")
 
 
 @app.command()
-def clean(all_runs: bool = typer.Option(False, "--all", help="Also remove runs whose process is still alive.")):
+@click.option("--all", "all_runs", is_flag=True, help="Also remove runs whose process is still alive.")
+def clean(all_runs):
     """Remove namespaces, links and processes that a crashed run left behind."""
     from .. import testbed
 
@@ -62,13 +65,14 @@ def clean(all_runs: bool = typer.Option(False, "--all", help="Also remove runs w
     except RouterlabError as e:
         fail(str(e))
     for r in removed:
-        typer.echo(f"removed {r}")
+        click.echo(f"removed {r}")
     if not removed:
-        typer.echo("nothing to clean")
+        click.echo("nothing to clean")
 
 
 @app.command()
-def doctor(only: List[str] = typer.Argument(None, help="Check only these (e.g. click bmv2 p4c); default everything.")):
+@argument("only", nargs=-1, help="Check only these (e.g. click bmv2 p4c); default everything.")
+def doctor(only):
     """Report which engines, generators and kernel features are present, and what is missing.
 
     Exits 1 when something asked for (default: everything but the optional comparison
@@ -92,21 +96,21 @@ def doctor(only: List[str] = typer.Argument(None, help="Check only these (e.g. c
     wide().print(table)
     if missing:
         err.print(f"missing: {', '.join(missing)}", highlight=False)
-        raise typer.Exit(1)
+        raise Exit(1)
 
 
 @app.command()
-def compare(
-    out: Path = typer.Option(Path("runs/comparison"), help="Dataset folder (resumed if it holds some cells)."),
-    engine: List[str] = typer.Option(list(defaults.COMPARISON_ENGINES),
-                                     help="Engines (rows of the tables); those not built become grey cells."),
-    scenario: List[str] = typer.Option(list(defaults.COMPARISON_SCENARIOS.values()), help="Scenario presets (one table each)."),
-    loads_frac: str = typer.Option(",".join(map(str, defaults.COMPARISON_FRACTIONS)),
-                                   help="Offered loads, fractions of the generator's ceiling."),
-    runs: int = typer.Option(5, help="Trials per cell (K)."),
-    duration: float = typer.Option(2.0, help="Seconds per trial (T)."),
-    ceiling: Optional[float] = typer.Option(None, help="Generator ceiling in pps, if known (skips measuring it)."),
-):
+@click.option("--out", type=PATH, default=Path("runs/comparison"), help="Dataset folder (resumed if it holds some cells).")
+@click.option("--engine", multiple=True, default=list(defaults.COMPARISON_ENGINES),
+              help="Engines (rows of the tables); those not built become grey cells.")
+@click.option("--scenario", multiple=True, default=list(defaults.COMPARISON_SCENARIOS.values()),
+              help="Scenario presets (one table each).")
+@click.option("--loads-frac", default=",".join(map(str, defaults.COMPARISON_FRACTIONS)),
+              help="Offered loads, fractions of the generator's ceiling.")
+@click.option("--runs", type=int, default=5, help="Trials per cell (K).")
+@click.option("--duration", type=float, default=2.0, help="Seconds per trial (T).")
+@click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
+def compare(out, engine, scenario, loads_frac, runs, duration, ceiling):
     """Measure the 100GE comparison tables on the testbed: every engine in every scenario."""
     from .. import comparison
 
@@ -118,19 +122,20 @@ def compare(
         comparison.campaign(out, tuple(engine), tuple(scenario), fractions=fracs, runs=runs, duration=duration,
                            ceiling_pps=ceiling, announce=err.print)
     ours = comparison.ours(out)
-    typer.echo(comparison.orderings(comparison.published(), ours).to_string(index=False))
+    click.echo(comparison.orderings(comparison.published(), ours).to_string(index=False))
 
 
 @app.command()
-def reroute(
-    out: Path = typer.Option(Path("runs/fast-reroute"), help="Folder for samples.csv, runs.csv, experiments.csv."),
-    variant: List[str] = typer.Option([], help="frr, nft (ShortCut in nftables), ebpf (in eBPF), p4 (on bmv2); "
-                                                "default: every one this machine can run."),
-    runs: int = typer.Option(10, min=1, help="Runs per variant."),
-    duration: float = typer.Option(30.0, help="Seconds per run."),
-    fail_at: float = typer.Option(10.0, help="Seconds into a run when the link fails."),
-    converge_after: float = typer.Option(5.0, help="Seconds from the failure to the control plane's update."),
-):
+@click.option("--out", type=PATH, default=Path("runs/fast-reroute"),
+              help="Folder for samples.csv, runs.csv, experiments.csv.")
+@click.option("--variant", multiple=True, help="frr, nft (ShortCut in nftables), ebpf (in eBPF), p4 (on bmv2); "
+                                               "default: every one this machine can run.")
+@click.option("--runs", type=click.IntRange(min=1), default=10, help="Runs per variant.")
+@click.option("--duration", type=float, default=30.0, help="Seconds per run.")
+@click.option("--fail-at", type=float, default=10.0, help="Seconds into a run when the link fails.")
+@click.option("--converge-after", type=float, default=5.0,
+              help="Seconds from the failure to the control plane's update.")
+def reroute(out, variant, runs, duration, fail_at, converge_after):
     """The fast-reroute experiment: throughput, RTT and load over time, with and without ShortCut."""
     from .. import fastreroute
 
@@ -146,4 +151,4 @@ def reroute(
                                                     converge_after=converge_after)
     fastreroute.record_environment(out, command=" ".join(sys.argv), when=str(facts["started_at"].min()))
     table, _ = fastreroute.summary(samples, facts, fail_at=fail_at)
-    typer.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+    click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))

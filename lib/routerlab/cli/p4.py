@@ -2,39 +2,36 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import List, Optional
-
-import typer
+import click
 
 from ..errors import RouterlabError
-from .app import p4_app
-from .common import fail, report_check
+from .app import argument, p4_app
+from .common import PATH, fail, report_check
+
 
 @p4_app.command("build")
-def p4_build(
-    program: List[str] = typer.Argument(None, help="Programs (router, firewall, gre, shortcut) or .p4 files; default all."),
-    skeletons: bool = typer.Option(True, help="Also compile the course skeletons (they compile; they do not pass)."),
-):
+@argument("program", nargs=-1, help="Programs (router, firewall, gre, shortcut) or .p4 files; default all.")
+@click.option("--skeletons/--no-skeletons", default=True,
+              help="Also compile the course skeletons (they compile; they do not pass).")
+def p4_build(program, skeletons):
     """Compile the P4 programs with p4c-bm2-ss (output in the user cache, not the checkout)."""
     from ..engines import p4
 
-    names = program or list(p4.PROGRAMS)
+    names = list(program) or list(p4.PROGRAMS)
     try:
         for name in names:
-            typer.echo(f"{p4.source(name)}: {p4.compile_program(name)}")
+            click.echo(f"{p4.source(name)}: {p4.compile_program(name)}")
             if skeletons and name in p4.PROGRAMS:
-                typer.echo(f"{p4.source(name, solution=False)}: {p4.compile_program(name, solution=False)}")
+                click.echo(f"{p4.source(name, solution=False)}: {p4.compile_program(name, solution=False)}")
     except RouterlabError as e:
         fail(str(e))
 
 
 @p4_app.command("check")
-def p4_check(
-    exercise: str = typer.Argument(..., help="Exercise: router, firewall, gre or shortcut."),
-    program: Optional[Path] = typer.Option(None, help="Your .p4 file (default: the exercise's skeleton)."),
-    solution: bool = typer.Option(False, "--solution", help="Check the reference solution instead."),
-):
+@argument("exercise", help="Exercise: router, firewall, gre or shortcut.")
+@click.option("--program", type=PATH, help="Your .p4 file (default: the exercise's skeleton).")
+@click.option("--solution", is_flag=True, help="Check the reference solution instead.")
+def p4_check(exercise, program, solution):
     """Send real packets through your program on bmv2 and say which expectations pass."""
     from .. import p4exercises
 

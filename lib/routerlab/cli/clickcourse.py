@@ -4,26 +4,22 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
-from typing import Optional
 
-import typer
+import click
+from click.exceptions import Exit
 
-from .app import click_app
-from .common import err, fail, report_check
+from .app import argument, click_app
+from .common import PATH, err, fail, report_check
 
 
 @click_app.command("check")
-def click_check(
-    exercise: str = typer.Argument(..., help="Exercise, as `routerlab click list` names it (forward, iprouter, ...)."),
-    config: Optional[Path] = typer.Option(None, help="Your .click file (default: the exercise's skeleton, as you "
-                                                     "edited it)."),
-    solution: bool = typer.Option(False, "--solution", help="Check the reference solution instead."),
-    memory: Optional[bool] = typer.Option(None, "--memory/--testbed",
-                                          help="Run the router from memory (no root: FromDevice and ToDevice "
-                                               "become sockets) or on the testbed (root). Default: the testbed "
-                                               "as root, else memory."),
-):
+@argument("exercise", help="Exercise, as `routerlab click list` names it (forward, iprouter, ...).")
+@click.option("--config", type=PATH, help="Your .click file (default: the exercise's skeleton, as you edited it).")
+@click.option("--solution", is_flag=True, help="Check the reference solution instead.")
+@click.option("--memory/--testbed", default=None,
+              help="Run the router from memory (no root: FromDevice and ToDevice become sockets) or on the "
+                   "testbed (root). Default: the testbed as root, else memory.")
+def click_check(exercise, config, solution, memory):
     """Send real frames through your Click configuration and say which expectations pass."""
     from .. import clickexercises
 
@@ -46,15 +42,14 @@ def click_list():
     except RouterlabError as e:
         fail(str(e))
     for i, (name, minutes, folder) in enumerate(course, 1):
-        typer.echo(f"{i}. {name:13} about {minutes:3} min  {folder}")
+        click.echo(f"{i}. {name:13} about {minutes:3} min  {folder}")
 
 
 @click_app.command("copy")
-def click_copy(
-    dest: Path = typer.Argument(..., help="Folder to copy the exercises into (created)."),
-    solutions: bool = typer.Option(False, "--solutions", help="Copy the solutions too."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace files already there."),
-):
+@argument("dest", type=PATH, help="Folder to copy the exercises into (created).")
+@click.option("--solutions", is_flag=True, help="Copy the solutions too.")
+@click.option("--overwrite", is_flag=True, help="Replace files already there.")
+def click_copy(dest, solutions, overwrite):
     """Copy the exercises out to edit them (a pip install keeps them inside the package). Check a copy with `routerlab click check EXERCISE --config FILE` (the measure exercise uses iprouter's)."""
     from .. import clickexercises
     from ..errors import RouterlabError
@@ -63,12 +58,12 @@ def click_copy(
         written = clickexercises.copy_exercises(dest, solutions=solutions, overwrite=overwrite)
     except (RouterlabError, OSError) as e:
         fail(str(e))
-    typer.echo(f"{len(written)} files written to {dest}" + ("" if written else " (all there already: --overwrite)"))
+    click.echo(f"{len(written)} files written to {dest}" + ("" if written else " (all there already: --overwrite)"))
 
 
 @click_app.command("doc")
-def click_doc(element: str = typer.Argument(..., help="Element class, e.g. IPFilter or FromDevice; "
-                                                       "'language' for the Click language.")):
+@argument("element", help="Element class, e.g. IPFilter or FromDevice; 'language' for the Click language.")
+def click_doc(element):
     """Show an element's manual page, as installed with this Click build."""
     from .. import clickexercises
     from ..errors import RouterlabError
@@ -78,6 +73,6 @@ def click_doc(element: str = typer.Argument(..., help="Element class, e.g. IPFil
     except RouterlabError as e:
         fail(str(e))
     try:
-        raise typer.Exit(subprocess.call(["man", "-l", str(page)]))
+        raise Exit(subprocess.call(["man", "-l", str(page)]))
     except FileNotFoundError:
         fail(f"'man' is not installed; the page is {page}")
