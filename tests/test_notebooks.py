@@ -53,3 +53,29 @@ def test_missing_data_is_reported_as_skipped(tmp_path):
     assert r.status == "skipped" and "PASTRAMI data" in r.message and "\n" not in r.message
     executed = json.loads((tmp_path / "pastrami-experiments.ipynb").read_text())
     assert executed["cells"]  # the executed copy is still written, for the user to read
+
+
+def test_parallel_runs_leave_the_process_where_it_was(tmp_path):
+    """Each kernel starts in its own folder, and this process's working directory never
+    moves: notebooks run in parallel threads (`routerlab figures -j`), and a chdir per
+    notebook, undone in the wrong order, once left the caller in another run's folder."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    books = []
+    for i in range(2):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell("import os, time\ntime.sleep(0.5 * %d)\nprint(os.getcwd())" % i)]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        path = tmp_path / f"book{i}.ipynb"
+        nbformat.write(nb, path)
+        books.append(path)
+    here = os.getcwd()
+    outs = [tmp_path / f"out{i}" for i in range(2)]
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda a: notebooks.run(*a), zip(books, outs)))
+    assert os.getcwd() == here
+    for r, out in zip(results, outs):
+        assert r.status == "ok", r.message
+        printed = nbformat.read(r.output, as_version=4).cells[0].outputs[0]["text"].strip()
+        assert printed == str(out.resolve())

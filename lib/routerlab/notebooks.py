@@ -143,8 +143,12 @@ def run(path: Path, out_dir: Path, parameters: dict | None = None, *,
         # writes may land inside the package
         root = repo_root()
         in_clone = root is not None and path.resolve().is_relative_to(root)
-        pm.execute_notebook(str(path), str(output), parameters=params, kernel_name=kernel,
-                            progress_bar=progress, cwd=str(path.parent if in_clone else out_dir),
+        # the kernel is started in its folder (nbclient's resources path); papermill's own
+        # cwd= would chdir this whole process, which notebooks run in parallel threads
+        # (routerlab figures -j) undo in the wrong order
+        cwd = str((path.parent if in_clone else out_dir).resolve())
+        pm.execute_notebook(str(path.resolve()), str(output.resolve()), parameters=params, kernel_name=kernel,
+                            progress_bar=progress, resources={"metadata": {"path": cwd}},
                             # the kernel warns of TCP without encryption on every run: it talks
                             # only to this process on loopback
                             extra_arguments=["--IPKernelApp.log_level=CRITICAL"])
