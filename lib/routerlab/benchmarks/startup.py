@@ -83,15 +83,17 @@ def report(r: dict) -> str:
     def verdict(t, target):
         return f"target <= {target:.1f} s: {'met' if t <= target else 'MISSED'}"
 
-    return "\n".join([
-        f"command                 {r['command']} (wall times: median of {r['repeat']} runs)",
-        f"python -c pass          {r['python_s']:.3f} s",
-        f'python -c "import numpy" {r["numpy_s"]:.3f} s   (floor of any start-up that needs numpy)',
-        f"routerlab --help        {r['help_s']:.3f} s   {r['help_s'] / r['numpy_s']:.2f}x the numpy floor; "
-        + verdict(r["help_s"], HELP_TARGET_S),
-        f"routerlab assess        {r['assess_s']:.3f} s   {r['files']} files in {r['folder']}; "
-        f"{r['assess_s'] / r['numpy_s']:.1f}x the numpy floor; " + verdict(r["assess_s"], ASSESS_TARGET_S),
-        f"parse, routerlab        {r['parse_s']:.3f} s   (checked, tidy table; best of {r['repeat']})",
-        f"parse, plain numpy      {r['numpy_parse_s']:.3f} s   (numbers only) -> ours is "
-        f"{r['parse_s'] / r['numpy_parse_s']:.1f}x",
-    ])
+    rows = [
+        ("command", f"{r['command']} (wall times: median of {r['repeat']} runs)"),
+        ("python -c pass", f"{r['python_s']:.3f} s"),
+        ('python -c "import numpy"', f"{r['numpy_s']:.3f} s   (floor of any start-up that needs numpy)"),
+        ("routerlab --help", f"{r['help_s']:.3f} s   {r['help_s'] / r['numpy_s']:.2f}x the numpy floor; "
+         + verdict(r["help_s"], HELP_TARGET_S)),
+        ("routerlab assess", f"{r['assess_s']:.3f} s   {r['files']} files in {r['folder']}; "
+         f"{r['assess_s'] / r['numpy_s']:.1f}x the numpy floor; " + verdict(r["assess_s"], ASSESS_TARGET_S)),
+        ("parse, routerlab", f"{r['parse_s']:.3f} s   (checked, tidy table; best of {r['repeat']})"),
+        ("parse, plain numpy", f"{r['numpy_parse_s']:.3f} s   (numbers only) -> ours is "
+         f"{r['parse_s'] / r['numpy_parse_s']:.1f}x"),
+    ]
+    width = max(len(label) for label, _ in rows) + 2
+    return "\n".join(label.ljust(width) + text for label, text in rows)
