@@ -107,7 +107,7 @@ LAYERS = [
     {"stats", "datasets", "pastrami", "plots", "synthetic", "scenarios"},
     {"testbed", "traffic", "probe", "netlink_routes"},
     {"engines"},
-    {"measuring", "sweep", "search", "validation", "comparison", "fastreroute", "microbench", "benchmarks",
+    {"measuring", "sweep", "search", "validation", "drops", "comparison", "fastreroute", "microbench", "benchmarks",
      "p4exercises", "doctor", "checks", "clickexercises"},
     {"notebooks"},
     {"cli"},

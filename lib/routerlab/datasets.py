@@ -346,6 +346,7 @@ KINDS = {
                            "limited_by_generator", "generator_ceiling_pps"),
     "search_trials.csv": ("experiment", "engine", "scenario", "kind", "method", "load", "generator_limited"),
     "cells.csv": ("engine", "scenario", "runnable", "reason"),
+    "drops.csv": ("experiment", "offered_pps", "trial", "place", "source", "reason", "packets", "counted_as"),
     "samples.csv": ("variant", "run", "t", "throughput_bps", "rtt_ms", "cpu_busy"),
     "runs.csv": ("variant", "run", "fail_s", "converge_s", "looped_destinations", "ping_sent", "ping_received"),
     "forwarding.csv": ("engine", "burst", "repeat", "packets", "mpps", "instructions_per_packet"),
@@ -392,6 +393,15 @@ def read_searches(folders) -> pd.DataFrame:
         parts.append(res)
     return (pd.concat(parts, ignore_index=True) if parts
             else pd.DataFrame(columns=list(KINDS["search_results.csv"]) + ["generator_bound", "answer"]))
+
+
+def read_drops(folders) -> pd.DataFrame:
+    """Every counter that moved in the trials of every folder that has any
+    (``drops.csv``, written by the testbed's loss attribution), one row per trial, place
+    and counter; empty (with its columns) where no folder has one."""
+    parts = [read_kind(f, "drops.csv") for f in folders if (Path(f) / "drops.csv").is_file()]
+    return (pd.concat(parts, ignore_index=True) if parts
+            else pd.DataFrame(columns=list(KINDS["drops.csv"])))
 
 
 def search_pdr(searches: pd.DataFrame) -> pd.DataFrame:

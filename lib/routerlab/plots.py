@@ -230,6 +230,53 @@ def sweeps(curves: pd.DataFrame, records: pd.DataFrame, *, pdr: float = PDR_FRAC
     return fig
 
 
+def loss_places(places: pd.DataFrame, *, ncols: int = 2, title: str | None = None):
+    """Where loss happened: per experiment, one stacked bar per offered load, each part the
+    mean loss ratio one counter took (:func:`routerlab.stats.loss_places`), the part no
+    counter explains on top, hatched. A negative unexplained part (counters took more than
+    was lost) is not drawn; its load is marked with an asterisk under the bar."""
+    from .stats import UNEXPLAINED
+
+    exps = list(dict.fromkeys(places["experiment"]))
+    places_all = sorted(set(places["where"]) - {UNEXPLAINED}) + [UNEXPLAINED]
+    colours = dict(zip(places_all[:-1], sns.color_palette("tab10", max(1, len(places_all) - 1))))
+    colours[UNEXPLAINED] = "lightgrey"
+    nrows = -(-len(exps) // ncols)
+    fig, axes = plt.subplots(nrows, min(ncols, len(exps)), figsize=(6.0 * min(ncols, len(exps)), 3.2 * nrows),
+                             squeeze=False, layout="constrained")
+    for ax, exp in zip(axes.flat, exps):
+        d = places[places["experiment"] == exp].pivot_table(index="offered_pps", columns="where", values="loss")
+        d = d.reindex(columns=[c for c in places_all if c in d.columns])
+        bottom = np.zeros(len(d))
+        labels = [f"{o / 1000:.0f}k" for o in d.index]
+        for col in d.columns:
+            v = d[col].clip(lower=0).to_numpy() * 100
+            ax.bar(labels, v, bottom=bottom, color=colours[col], label=col,
+                   hatch="//" if col == UNEXPLAINED else None, edgecolor="grey" if col == UNEXPLAINED else None)
+            bottom += v
+        if UNEXPLAINED in d:
+            for x, neg in enumerate(d[UNEXPLAINED].to_numpy() < 0):
+                if neg:
+                    ax.annotate("*", (x, 0), ha="center", va="top", fontsize=9, xytext=(0, -10),
+                                textcoords="offset points")
+        if not bottom.any():
+            ax.text(0.5, 0.5, "no loss", transform=ax.transAxes, ha="center", va="center", color="grey")
+        ax.set_ylim(bottom=0, top=max(bottom.max() * 1.1, 0.01))
+        ax.set_title(exp, fontsize=9)
+        ax.set_xlabel("offered load (pps)")
+        ax.set_ylabel("mean loss (% of offered)")
+        ax.tick_params(axis="x", labelsize=7, rotation=45)
+        ax.grid(True, axis="y", alpha=0.4)
+    for ax in list(axes.flat)[len(exps):]:
+        ax.set_visible(False)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[c], hatch="//" if c == UNEXPLAINED else None)
+               for c in places_all]
+    fig.legend(handles, places_all, loc="outside lower center", ncols=min(4, len(places_all)), fontsize=8)
+    fig.suptitle(title or "Where the lost packets went (by the counter that dropped them; * = counters "
+                 "took more than was lost)", fontsize=10)
+    return fig
+
+
 def verdict_summary(records: pd.DataFrame, *, by: list[str], verdict: str = "verdict"):
     """Share of GOOD verdicts by each set-up factor (one small panel per factor).
 

@@ -18,7 +18,7 @@ from typing import Callable
 
 import pandas as pd
 
-from . import engines, stats, traffic
+from . import drops, engines, stats, traffic
 from .errors import ParameterError
 from .scenarios import Scenario
 from .testbed import Testbed
@@ -208,19 +208,19 @@ def mlrsearch(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float =
 
 
 def testbed_measure(tb: Testbed, spec: traffic.TrafficSpec, validation: TrialValidation | None = None,
-                    attempts: list | None = None) -> Measure:
+                    attempts: list | None = None, counter: drops.DropCounter | None = None) -> Measure:
     """A :data:`Measure` that runs real trials on ``tb``, each validated: a disturbed trial
     is measured again (``validation``, default :class:`routerlab.validation.TrialValidation`)
     and answers with the attempt kept. Every attempt's row
     (:meth:`routerlab.validation.TrialValidation.attempts`) is appended to ``attempts``
     with ``probe`` (0-based count of the calls before it: the probe it belongs to) and
-    ``kept``."""
+    ``kept``; with a drop ``counter``, each row carries the trial's loss attribution."""
     validation = validation or TrialValidation()
     calls = 0
 
     def measure(load, duration):
         nonlocal calls
-        for row, kept in validation.attempts(lambda: traffic.run_trial(tb, load, duration, spec).row()):
+        for row, kept in validation.attempts(lambda: traffic.run_trial(tb, load, duration, spec, drops=counter).row()):
             if attempts is not None:
                 attempts.append({"probe": calls, "kept": kept, **row})
         calls += 1
@@ -246,9 +246,9 @@ def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pd
     results = []
     validation = validation or TrialValidation()
     attempts: list[dict] = []
-    with Testbed() as tb:
+    with Testbed() as tb, drops.attached(tb, eng) as counter:
         eng.start(tb, sc)
-        measure = testbed_measure(tb, spec, validation, attempts)
+        measure = testbed_measure(tb, spec, validation, attempts, counter)
         for k in kinds:
             for m in methods:
                 fn = bisect if m == "routerlab" else mlrsearch
@@ -270,7 +270,9 @@ def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts
     # the measure was called once per probe, in the probes' order
     kept = [a for a in attempts if a["kept"]]
     if kept and len(kept) == len(probes):
-        probes = probes.assign(**{c: [a[c] for a in kept] for c in ("attempt", "disturbed", "steal")})
+        probes = probes.assign(**{c: [a[c] for a in kept] for c in ("attempt", "disturbed", "steal", "lost",
+                                                                    "lost_attributed", "lost_unexplained",
+                                                                    "trace_missed", "drops")})
     superseded = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, **a}
                                for a in attempts if not a["kept"]]).drop(columns="kept", errors="ignore")
     summary = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "method": r.method,

@@ -690,3 +690,47 @@ def summaries(assessments: list[Assessment]) -> pd.DataFrame:
     """Every per-load summary stacked, with the experiment and its verdict as columns (long form)."""
     return pd.concat([a.summary.assign(experiment=a.experiment, verdict=a.verdict.label) for a in assessments],
                      ignore_index=True)
+
+
+#: The label of the loss no counter accounts for, in :func:`loss_places`.
+UNEXPLAINED = "unexplained"
+
+
+def loss_places(trials: pd.DataFrame, drops: pd.DataFrame) -> pd.DataFrame:
+    """Where each load's loss happened: the mean loss ratio (in [0, 1], of the packets
+    offered) that each counter took, per experiment and load.
+
+    Parameters
+    ----------
+    trials : pandas.DataFrame
+        Trials with ``experiment``, ``offered_pps``, ``trial``, ``tx`` and
+        ``lost_unexplained`` (a testbed dataset's ``trials.csv``).
+    drops : pandas.DataFrame
+        Every counter that moved in those trials (``drops.csv``: experiment, offered_pps,
+        trial, place, reason, packets, counted_as); only the ``loss`` rows count.
+
+    Returns
+    -------
+    pandas.DataFrame
+        experiment, offered_pps, ``where`` ("dut CPU_BACKLOG", ..., and
+        :data:`UNEXPLAINED`), ``loss`` (mean over the load's trials; a trial where that
+        counter did not move adds 0) and ``trials``. ``unexplained`` is negative where the
+        counters took more packets than were lost (a counter that also counts packets the
+        sink still received). Generator-limited trials are left out, as in :func:`assess`.
+    """
+    keys = ["experiment", "offered_pps", "trial"]
+    t = trials[keys + ["tx", "lost_unexplained"]
+               + (["generator_limited"] if "generator_limited" in trials else [])].copy()
+    if "generator_limited" in t:
+        t = t[~flag(t.pop("generator_limited")).to_numpy()]
+    t = t[pd.to_numeric(t["lost_unexplained"], errors="coerce").notna()]
+    lost = drops[drops["counted_as"] == "loss"].assign(where=lambda d: d["place"] + " " + d["reason"])
+    per_trial = lost.pivot_table(index=keys, columns="where", values="packets", aggfunc="sum")
+    per_trial[UNEXPLAINED] = t.set_index(keys)["lost_unexplained"].astype(float)
+    per_trial = per_trial.reindex(t.set_index(keys).index).fillna(0)
+    ratios = per_trial.div(t.set_index(keys)["tx"].astype(float).clip(lower=1), axis=0)
+    means = ratios.groupby(level=["experiment", "offered_pps"]).mean()
+    counts = ratios.groupby(level=["experiment", "offered_pps"]).size().rename("trials")
+    out = means.stack().rename("loss").reset_index().rename(columns={"level_2": "where"})
+    out.columns = ["experiment", "offered_pps", "where", "loss"]
+    return out.merge(counts.reset_index(), on=["experiment", "offered_pps"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import datasets, engines, scenarios, traffic
+from . import datasets, drops, engines, scenarios, traffic
 from .errors import ParameterError
 from .testbed import Testbed
 from .validation import SUPERSEDED_TRIALS, TrialValidation
@@ -19,7 +19,8 @@ from .validation import SUPERSEDED_TRIALS, TrialValidation
 #: Columns of trials.csv written by the testbed.
 TRIAL_FIELDS = ["experiment", "engine", "scenario", "offered_pps", "trial", "duration_s", "tx", "rx",
                 "sent_pps", "refused", "generator_limited", "cpu_load", "steal", "steal_flagged", "attempt", "disturbed",
-                "engine_forwarded", "started_at"]
+                "engine_forwarded", "lost", "lost_attributed", "lost_unexplained", "trace_missed", "drops",
+                "started_at"]
 
 
 @dataclass
@@ -96,7 +97,8 @@ def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: T
     facts = {**facts, **(validation or TrialValidation()).facts()}
     return datasets.record_environment(
         out, experiment, "routerlab testbed", setting="network namespaces, veth",
-        pinning=f"generator CPU {tb.gen_cpu}; router receive CPU {tb.router_cpu}; sink drops at nft ingress",
+        pinning=f"generator CPU {tb.gen_cpu}; router receive CPU {tb.router_cpu}; sink receive CPU {tb.sink_cpu}, "
+                "drops at nft ingress",
         engine=engine.name, engine_version=engine.version(),
         generator=traffic.generator_version() + " (AF_PACKET, open loop, sendmmsg batch 32)",
         generator_ceiling_pps=round(ceiling_pps), frame_size=scenario.frame_size,
@@ -145,8 +147,8 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
         ceiling_pps = traffic.ceiling(spec=spec)
     cols = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} trials"),
             TimeRemainingColumn()]
-    with writer, Testbed() as tb, Progress(*cols, disable=not progress) as prog:
-        facts = eng.start(tb, plan.scenario)
+    with writer, Testbed() as tb, drops.attached(tb, eng) as dc, Progress(*cols, disable=not progress) as prog:
+        facts = {**eng.start(tb, plan.scenario), "loss_attribution": "on" if dc is not None else "off"}
         record_environment(out, plan.experiment, eng, tb, plan.scenario, ceiling_pps, facts, validation)
         task = prog.add_task(f"{plan.engine} {plan.scenario.name}", total=len(todo))
         made = _superseded_counts(out / SUPERSEDED_TRIALS, plan.experiment)
@@ -155,15 +157,17 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
             for o, k in todo:
                 def trial():
                     f0 = eng.forwarded(tb)
-                    r = traffic.run_trial(tb, o, plan.duration, spec)
+                    r = traffic.run_trial(tb, o, plan.duration, spec, drops=dc)
                     f1 = eng.forwarded(tb)
                     return {"experiment": plan.experiment, "engine": plan.engine, "scenario": plan.scenario.name,
-                            "trial": k, "engine_forwarded": (f1 - f0) if f0 is not None else "", **r.row()}
+                            "trial": k, "engine_forwarded": (f1 - f0) if f0 is not None else "", **r.row(),
+                            "drop_rows": r.drop_rows}
 
                 where = f"{plan.engine} {plan.scenario.name} @ {o:.0f} pps"
                 for row, kept in validation.attempts(trial, made[o, k]):
                     if kept:
                         writer.write(row)
+                        drops.write_rows(out, plan.experiment, o, k, row["drop_rows"])
                     else:
                         if superseded is None:
                             superseded = datasets.TrialWriter(out, TRIAL_FIELDS, SUPERSEDED_TRIALS)

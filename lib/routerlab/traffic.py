@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -131,7 +131,11 @@ class TrialResult:
 
     ``tx`` is what was offered to the router (put on the wire or refused at its input;
     only traffic that should pass when part of it is meant to be dropped) and ``rx`` what
-    reached the sink.
+    reached the sink; ``lost = tx - rx``. The loss attribution (``lost_attributed``,
+    ``lost_unexplained``, ``trace_missed``, ``drops``: see
+    :class:`routerlab.drops.Attribution`) is there when the trial was run with a drop
+    counter, empty otherwise; ``drop_rows`` holds its every counter (drops.csv) and is not
+    part of :meth:`row`.
     """
 
     offered_pps: float
@@ -146,16 +150,25 @@ class TrialResult:
     steal_flagged: bool
     kernel_tx: int
     started_at: str
+    lost: int = 0
+    lost_attributed: int | None = None
+    lost_unexplained: int | None = None
+    trace_missed: int | None = None
+    drops: str = ""
+    drop_rows: list = field(default_factory=list, repr=False)
 
     def row(self) -> dict:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k != "drop_rows"}
 
 
 def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec,
-              batch: int = 32) -> TrialResult:
+              batch: int = 32, drops=None) -> TrialResult:
     """Send ``rate_pps`` for ``duration_s`` through the testbed and count what arrives.
 
     ``rate_pps = 0`` sends as fast as the generator can (ceiling measurement).
+    ``drops``: a :class:`routerlab.drops.DropCounter` attached to ``tb``, whose counters
+    are read before and after the trial to attribute its loss; None (benchmarks of the
+    generator) skips it.
     """
     if rate_pps < 0:
         raise ParameterError("rate", f"must be >= 0 pps, got {rate_pps}")
@@ -171,6 +184,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         args += ["--dst-count", "254", "--random-ports"]
     if spec.drop_share:
         args += ["--drop-share", str(spec.drop_share), "--drop-dport", str(TrafficSpec.DROP_PORT)]
+    d0 = drops.read() if drops is not None else None
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), cpu_times()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     p = tb.spawn(tb.ns_tg, *args, cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -192,11 +206,17 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     busy, steal = cpu_usage(c0, c1, tb.router_cpu)
     requested = res["requested"]
     limited = res["blocked"] > 0 or (requested > 0 and offered < GENERATOR_TOLERANCE * requested)
+    found = {}
+    if drops is not None:
+        a = drops.attribute(d0, drops.read(), tx=tx, rx=s1 - s0, offered=int(kernel_tx), drop_share=spec.drop_share)
+        found = {"lost_attributed": a.lost_attributed, "lost_unexplained": a.lost_unexplained,
+                 "trace_missed": a.trace_missed, "drops": a.drops, "drop_rows": a.rows}
     return TrialResult(
         offered_pps=rate_pps, duration_s=duration_s, tx=tx, rx=s1 - s0,
         sent_pps=offered / res["elapsed"], refused=int(res["refused"]),
         generator_limited=bool(limited), cpu_load=round(busy, 4), steal=round(steal, 4),
-        steal_flagged=steal > STEAL_FLAG, kernel_tx=int(kernel_tx), started_at=started)
+        steal_flagged=steal > STEAL_FLAG, kernel_tx=int(kernel_tx), started_at=started,
+        lost=tx - (s1 - s0), **found)
 
 
 def ceiling(duration_s: float = 2.0, spec: TrafficSpec | None = None, runs: int = 3) -> float:

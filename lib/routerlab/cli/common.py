@@ -120,16 +120,40 @@ def print_assessments(paths: list[Path], params, fmt: str = "auto", as_json: boo
             rec = a.record()
             whole = trials is None or a.experiment in (Path(label).stem, "experiment")
             name = label if whole else f"{label}::{a.experiment}"
+            places = _loss_places(label, trials, a.experiment)
             if as_json:
-                click.echo(json.dumps({"file": name, **rec}))
+                click.echo(json.dumps({"file": name, **rec, **({} if places is None else {"loss_at": places})}))
             else:
                 sat = f"{a.saturation_load:.0f}" if a.saturation_load is not None else "-"
                 runs = str(rec["runs_min"]) if rec["runs_min"] == rec["runs_max"] else f"{rec['runs_min']}-{rec['runs_max']}"
                 click.echo(f"{rec['verdict']:7}  {str(a.pdr):>16}  {sat:>12}  {rec['loads']:5}  {runs:>4}  {name}")
                 for line in verdict_lines(a.verdict, a.notes):
                     click.echo(line)
+                if places is not None:
+                    where = ", ".join(f"{k} {v:.3%}" for k, v in places["places"].items())
+                    click.echo(f"{'':9}loss at: " + (f"{where} (worst load, {places['offered_pps']:,.0f} pps)"
+                                                    if where else "nothing lost, in any trial"))
     if failed:
         raise Exit(1)
+
+
+def _loss_places(label: str, trials, experiment: str) -> dict | None:
+    """Where the loss of a testbed sweep's worst load went, for a sweep measured with the
+    loss attribution (:func:`routerlab.stats.loss_places`): ``offered_pps`` and
+    ``places`` (counter -> mean loss ratio, largest first; empty when nothing was lost);
+    None for data without it."""
+    from .. import datasets, stats
+
+    if trials is None or "lost_unexplained" not in trials or trials["lost_unexplained"].isna().all():
+        return None
+    folder = Path(label) if Path(label).is_dir() else Path(label).parent
+    places = stats.loss_places(trials[trials["experiment"] == experiment], datasets.read_drops([folder]))
+    if places.empty:
+        return None
+    totals = places.groupby("offered_pps")["loss"].apply(lambda x: x.clip(lower=0).sum())
+    worst = places[(places["offered_pps"] == totals.idxmax()) & (places["loss"] != 0)]
+    return {"offered_pps": float(totals.idxmax()),
+            "places": dict(worst.sort_values("loss", ascending=False)[["where", "loss"]].itertuples(index=False))}
 
 
 def verdict_lines(verdict, notes=(), width: int = 100) -> list[str]:

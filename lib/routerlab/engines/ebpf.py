@@ -38,8 +38,9 @@ def compile_bpf(name: str, include: Path | None = None) -> Path:
         c = cache / f"{name}.c"
         c.write_bytes(src)
         first = [f"-I{include}"] if include else []
-        p = subprocess.run(["clang", "-O2", "-g", "-target", "bpf", *first, f"-I/usr/include/{os.uname().machine}-linux-gnu",
-                            "-c", str(c), "-o", str(obj)], capture_output=True, text=True)
+        p = subprocess.run(["clang", "-O2", "-g", "-target", "bpf", *first,
+                            f"-I/usr/include/{os.uname().machine}-linux-gnu", "-c", str(c), "-o", str(obj)],
+                           capture_output=True, text=True)
         if p.returncode != 0:
             raise RouterlabError(f"compiling {name}.c failed:\n{p.stderr}")
     return obj

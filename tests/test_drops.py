@@ -1,0 +1,308 @@
+"""Loss attribution: the kernel's drop reasons per testbed namespace, set against a trial's loss.
+
+The attribution's arithmetic is tested on counts alone; the counter for real, on the
+testbed (root, bpftool, clang and the kernel's BTF; skipped naming what is absent)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import engine_absent
+
+from routerlab import drops, engines, scenarios, testbed, traffic
+from routerlab.errors import RouterlabError
+
+root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and BPF")
+
+FORMAT = ('print fmt: "skbaddr=%p reason: %s", REC->skbaddr, __print_symbolic(REC->reason, '
+          '{ 2, "NOT_SPECIFIED" }, { 12, "NETFILTER_DROP" }, { 71, "CPU_BACKLOG" }, { 128, "MAX" })')
+
+
+# -- reason names ------------------------------------------------------------------------------
+
+def test_reason_names_come_from_the_print_fmt():
+    names = drops.reason_names(FORMAT)
+    assert names == {2: "NOT_SPECIFIED", 12: "NETFILTER_DROP", 71: "CPU_BACKLOG", 128: "MAX"}
+    assert drops.reason_name(71, names) == "CPU_BACKLOG"
+    assert drops.reason_name(99, names) == "REASON_99"
+    assert drops.reason_name((3 << 16) | 5, names) == "SUBSYS3_5"  # a subsystem's own reasons
+
+
+def test_a_format_without_reasons_is_refused():
+    with pytest.raises(RouterlabError, match="no reason table"):
+        drops.reason_names('print fmt: "skbaddr=%p", REC->skbaddr')
+
+
+def needs_tools():
+    """The BPF counter's tools, or a skip naming the one missing."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: network namespaces and BPF")
+    try:
+        drops.program()
+        drops.tracepoint_format()
+    except RouterlabError as e:
+        engine_absent(f"drop counter: {e}")
+
+
+@root
+def test_this_kernels_reason_names_match_its_enum():
+    # two sources the kernel gives, read independently: the tracepoint's print fmt and the
+    # enum skb_drop_reason of its BTF (the vmlinux.h the counter is built with)
+    needs_tools()
+    names = drops.reason_names()
+    header = (drops.vmlinux_dir() / "vmlinux.h").read_text()
+    enum = {int(v): k for k, v in re.findall(r"SKB_DROP_REASON_(\w+) = (\d+),", header)}
+    for reason in ("CPU_BACKLOG", "NETFILTER_DROP", "QDISC_DROP", "FULL_RING", "XDP"):
+        n = next(k for k, v in names.items() if v == reason)
+        assert enum[n] == reason
+
+
+# -- attribution, on counts ----------------------------------------------------------------------
+
+def kfree(**by_place):
+    """A Reading of kfree_skb counts: kfree(dut={"CPU_BACKLOG": 5})."""
+    return {(place, "kfree_skb", reason): n for place, reasons in by_place.items() for reason, n in reasons.items()}
+
+
+def test_kernel_drops_are_loss_and_the_sink_is_design():
+    d = {**kfree(dut={"CPU_BACKLOG": 700}, sink={"NETFILTER_DROP": 9_300}),
+         ("tg", "link", "g0.tx_dropped"): 700, ("cpu1", "softnet", "dropped"): 700}
+    a = drops.attribute(d, engine="linux", tx=10_000, rx=9_300, offered=10_000)
+    assert (a.lost, a.lost_attributed, a.lost_unexplained, a.trace_missed) == (700, 700, 0, 0)
+    assert a.drops == "dut:CPU_BACKLOG=700"
+    # the generator's refusals and softnet's drops are the same packets: context, not added
+    assert ("tg", "link", "g0.tx_dropped", 700, "context") in a.rows
+    assert ("sink", "kfree_skb", "NETFILTER_DROP", 9_300, "design") in a.rows
+
+
+def test_what_no_counter_saw_is_unexplained_and_the_tracers_blind_spot_is_measured():
+    d = kfree(dut={"CPU_BACKLOG": 600}, sink={"NETFILTER_DROP": 9_268})
+    a = drops.attribute(d, engine="linux", tx=10_000, rx=9_300, offered=10_000)
+    assert (a.lost_attributed, a.lost_unexplained, a.trace_missed) == (600, 100, 32)
+
+
+def test_more_drops_than_loss_is_negative_unexplained():
+    # packets of an earlier trial dropped in this one's window
+    a = drops.attribute(kfree(dut={"CPU_BACKLOG": 150}, sink={"NETFILTER_DROP": 9_900}),
+                        engine="linux", tx=10_000, rx=9_900, offered=10_000)
+    assert a.lost_unexplained == -50
+
+
+def test_user_space_engines_drop_the_kernels_copy_by_design():
+    d = kfree(dut={"NETFILTER_DROP": 10_000, "SOCKET_RCVBUFF": 400}, sink={"NETFILTER_DROP": 9_600})
+    click = drops.attribute(d, engine="click", tx=10_000, rx=9_600, offered=10_000)
+    assert (click.lost_attributed, click.drops) == (400, "dut:SOCKET_RCVBUFF=400")
+    # the same NETFILTER_DROP from the kernel's own router would be its loss
+    linux = drops.attribute(d, engine="linux", tx=10_000, rx=9_600, offered=10_000)
+    assert linux.lost_attributed == 10_400
+
+
+def test_nft_firewall_drops_are_design_and_early_drops_of_illegitimate_packets_are_not_loss():
+    # 20,000 offered, half meant to be dropped; the backlog refused 1,000 before the firewall
+    # (some legitimate, some not), the firewall dropped the 9,400 illegitimate that reached it
+    d = kfree(dut={"CPU_BACKLOG": 1_000, "NETFILTER_DROP": 9_400}, sink={"NETFILTER_DROP": 9_600})
+    a = drops.attribute(d, engine="nft", tx=10_000, rx=9_600, offered=20_000, drop_share=0.5)
+    assert a.lost == 400
+    assert a.lost_attributed == 1_000 - (10_000 - 9_400)  # the 600 illegitimate ones are no loss
+    assert a.lost_unexplained == 0
+
+
+def test_the_xdp_firewall_is_counted_by_the_engine():
+    d = {**kfree(dut={"NOT_SPECIFIED": 10_050}, sink={"NETFILTER_DROP": 9_950}),
+         ("dut", "engine", "fw_drop"): 10_000, ("dut", "veth", "d0.xdp_drops"): 10_000,
+         ("dut", "veth", "d1.xdp_xmit_errors"): 20}
+    a = drops.attribute(d, engine="ebpf", tx=10_000, rx=9_950, offered=20_000, drop_share=0.5)
+    # 50 refused at the full XDP ring (NOT_SPECIFIED beyond fw_drop) and 20 XDP frames the
+    # sink's veth could not take, which never pass kfree_skb: both loss, nothing left over
+    # (every illegitimate packet reached the firewall)
+    assert a.lost_attributed == 70 and a.lost_unexplained == -20
+    assert a.drops == "dut:NOT_SPECIFIED=50;dut:d1.xdp_xmit_errors=20"
+
+
+def test_without_a_firewall_counter_the_legitimate_share_is_taken():
+    d = kfree(dut={"NETFILTER_DROP": 20_000, "SOCKET_RCVBUFF": 800}, sink={"NETFILTER_DROP": 9_600})
+    a = drops.attribute(d, engine="click", tx=10_000, rx=9_600, offered=20_000, drop_share=0.5)
+    assert a.lost_attributed == 400
+
+
+# -- the counter, for real ------------------------------------------------------------------------
+
+def dropping_testbed(tb, every: int):
+    """The linux router, plus an nft rule on the DUT's ingress that drops one packet in
+    ``every``, counted: a known number of drops that are the router's."""
+    engines.get("linux").start(tb, scenarios.load("single-flow"))
+    testbed.nsexec(tb.ns_dut, "nft", "-f", "-", input=(
+        "table netdev rltest {\n  counter dropped { }\n"
+        f"  chain in {{ type filter hook ingress device \"{tb.dut_in}\" priority 0; "
+        f"numgen inc mod {every} 0 counter name \"dropped\" drop; }}\n}}\n"))
+
+
+def nft_dropped(tb) -> int:
+    out = json.loads(testbed.nsexec(tb.ns_dut, "nft", "-j", "list", "counter", "netdev", "rltest", "dropped"))
+    return next(o["counter"]["packets"] for o in out["nftables"] if "counter" in o)
+
+
+@root
+def test_the_attributed_count_is_the_count_dropped():
+    needs_tools()
+    with testbed.Testbed() as tb, drops.DropCounter(tb, engines.get("linux")) as dc:
+        dropping_testbed(tb, every=10)
+        d0 = nft_dropped(tb)
+        r = traffic.run_trial(tb, 10_000, 0.5, traffic.TrafficSpec(), drops=dc)
+        dropped = nft_dropped(tb) - d0
+    assert dropped == pytest.approx(r.tx / 10, abs=1) and r.lost == dropped
+    assert r.trace_missed == 0, "the tracer missed sink drops: the comparison below would not be exact"
+    assert (r.lost_attributed, r.lost_unexplained) == (dropped, 0)
+    assert r.drops == f"dut:NETFILTER_DROP={dropped}"
+    loss = [row for row in r.drop_rows if row[4] == "loss"]
+    assert loss == [("dut", "kfree_skb", "NETFILTER_DROP", dropped, "loss")]
+
+
+@root
+def test_a_router_of_known_capacity_loses_what_it_drops():
+    # the calibration router drops above its rate in its forward chain: all of its loss
+    # must be attributed to it
+    needs_tools()
+    from routerlab.engines.calibration import Calibration
+
+    eng = Calibration(capacity_pps=5_000)
+    with testbed.Testbed() as tb, drops.DropCounter(tb, eng) as dc:
+        eng.start(tb, scenarios.load("single-flow"))
+        r = traffic.run_trial(tb, 10_000, 0.5, traffic.TrafficSpec(), drops=dc)
+    assert r.lost > 2_000  # half of 5,000 offered, less the bucket
+    assert r.trace_missed == 0
+    assert (r.lost_attributed, r.lost_unexplained) == (r.lost, 0)
+    assert r.drops == f"dut:NETFILTER_DROP={r.lost}"
+
+
+@root
+def test_only_the_testbeds_own_namespaces_are_counted():
+    needs_tools()
+    with testbed.Testbed() as a, testbed.Testbed() as b, drops.DropCounter(a) as dc:
+        engines.get("linux").start(a, scenarios.load("single-flow"))
+        dropping_testbed(b, every=2)  # b drops, a does not
+        s0 = dc.snapshot()
+        traffic.run_trial(b, 5_000, 0.3, traffic.TrafficSpec())
+        ra = traffic.run_trial(a, 5_000, 0.3, traffic.TrafficSpec())
+        s1 = dc.snapshot()
+    moved = {k: v - s0.get(k, 0) for k, v in s1.items() if v != s0.get(k, 0)}
+    assert moved == {("sink", "NETFILTER_DROP"): ra.rx}
+
+
+@root
+def test_a_sweep_writes_the_attribution_beside_its_trials(tmp_path):
+    needs_tools()
+    import pandas as pd
+
+    from routerlab import datasets, sweep
+
+    plan = sweep.SweepPlan("linux", scenarios.load("single-flow"), [5_000], runs=2, duration=0.3)
+    sweep.run(plan, tmp_path, ceiling_pps=100_000, progress=False)
+    t = pd.read_csv(tmp_path / "trials.csv")
+    assert {"lost", "lost_attributed", "lost_unexplained", "trace_missed", "drops"} <= set(t.columns)
+    assert (t["lost"] == t["tx"] - t["rx"]).all()
+    assert (t["lost_unexplained"] == t["lost"] - t["lost_attributed"]).all()
+    rows = datasets.read_kind(tmp_path, "drops.csv")
+    sink = rows[(rows["place"] == "sink") & (rows["reason"] == "NETFILTER_DROP")]
+    assert sorted(sink["trial"]) == [0, 1] and set(sink["counted_as"]) == {"design"}
+    assert (sink["packets"].to_numpy() <= t.sort_values("trial")["rx"].to_numpy()).all()
+
+
+KILLED = textwrap.dedent("""
+    import sys, time
+    from routerlab import drops, testbed
+    with testbed.Testbed(prefix=sys.argv[1]) as tb, drops.DropCounter(tb):
+        print("up", flush=True)
+        time.sleep(60)
+""")
+
+
+@root
+def test_clean_removes_the_pins_of_a_killed_run():
+    needs_tools()
+    prefix = "rl" + os.urandom(3).hex()
+    p = subprocess.Popen([sys.executable, "-c", KILLED, prefix], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "up"
+        pins = testbed.BPF_PINS / prefix
+        link = json.loads(testbed.sh("bpftool", "-j", "link", "show", "pinned", str(pins / "link")))["id"]
+    finally:
+        p.kill()
+        p.wait()
+    assert pins.is_dir()  # kill -9 leaves the program attached...
+    removed = testbed.clean()
+    assert not pins.exists() and any(str(pins) in r for r in removed)
+    ids = {x["id"] for x in json.loads(testbed.sh("bpftool", "-j", "link", "show"))}
+    assert link not in ids  # ...and routerlab clean detaches it
+
+
+@root
+def test_leaving_the_counter_detaches_it():
+    needs_tools()
+    with testbed.Testbed() as tb:
+        with drops.DropCounter(tb) as dc:
+            pins = dc.pins
+            link = json.loads(testbed.sh("bpftool", "-j", "link", "show", "pinned", str(pins / "link")))["id"]
+        assert not Path(pins).exists()
+    assert link not in {x["id"] for x in json.loads(testbed.sh("bpftool", "-j", "link", "show"))}
+
+
+def test_softnet_has_a_row_per_cpu():
+    assert len(drops.softnet()) == os.cpu_count()
+
+
+# -- where the loss went, read back ------------------------------------------------------------
+
+def test_loss_places_worked_example():
+    """Hand-made counts (not a measurement), worked by hand: two trials of one load lost
+    30 of 1000 (20 in the DUT's queue, 10 unexplained) and 0 of 1000; the mean ratio of
+    each place is over both trials."""
+    import pandas as pd
+
+    from routerlab import stats
+
+    trials = pd.DataFrame({"experiment": ["e", "e"], "offered_pps": [1e5, 1e5], "trial": [0, 1],
+                           "tx": [1000, 1000], "lost_unexplained": [10, 0], "generator_limited": [False, False]})
+    rows = pd.DataFrame({"experiment": ["e", "e"], "offered_pps": [1e5, 1e5], "trial": [0, 0],
+                         "place": ["dut", "sink"], "reason": ["CPU_BACKLOG", "NETFILTER_DROP"],
+                         "packets": [20, 970], "counted_as": ["loss", "design"]})
+    got = stats.loss_places(trials, rows).set_index("where")["loss"]
+    assert got.to_dict() == pytest.approx({"dut CPU_BACKLOG": 0.01, stats.UNEXPLAINED: 0.005})
+    fig = __import__("routerlab.plots", fromlist=["plots"]).loss_places(stats.loss_places(trials, rows))
+    hatched = [p for p in fig.axes[0].patches if p.get_hatch() == "//"]
+    assert len(hatched) == 1 and hatched[0].get_height() == pytest.approx(0.5)  # percent
+
+
+def test_without_what_the_counter_needs_the_trials_go_on_without_it(monkeypatch, capsys):
+    def missing(self):
+        raise drops.ToolMissing("bpftool is not installed (Debian package bpftool)")
+
+    monkeypatch.setattr(drops.DropCounter, "__enter__", missing)
+    with drops.attached(testbed.Testbed.__new__(testbed.Testbed)) as counter:
+        assert counter is None
+    assert "loss attribution off (bpftool is not installed" in capsys.readouterr().err
+
+
+def test_assess_says_where_a_sweeps_loss_went(tmp_path):
+    """A real sweep of a router that drops above a known rate (the calibration engine):
+    `routerlab assess` names the counter that took the loss."""
+    needs_tools()
+    from click.testing import CliRunner
+
+    from routerlab import sweep
+    from routerlab.cli import app
+    from routerlab.engines.calibration import Calibration
+
+    plan = sweep.SweepPlan("calibration", scenarios.load("single-flow"), [20_000], runs=2, duration=0.5)
+    sweep.run(plan, tmp_path, engine=Calibration(capacity_pps=10_000), ceiling_pps=100_000, progress=False)
+    r = CliRunner().invoke(app, ["assess", str(tmp_path)])
+    line = next(x for x in r.output.splitlines() if "loss at:" in x)
+    assert "dut" in line and "(worst load, 20,000 pps)" in line, r.output
+    r = CliRunner().invoke(app, ["assess", "--json", str(tmp_path)])
+    where = json.loads(r.output.splitlines()[0])["loss_at"]["places"]
+    assert sum(where.values()) == pytest.approx(0.5, abs=0.05)
