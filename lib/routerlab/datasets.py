@@ -42,6 +42,17 @@ TRIAL_COLUMNS = {
     "generator_limited": (False, "the generator could not keep the requested rate"),
     "sent_pps": (False, "rate the generator achieved, packets per second"),
     "started_at": (False, "trial start, ISO 8601 UTC"),
+    "attempt": (False, "attempt that was kept, 1-based: a disturbed trial is measured again "
+                       "(the others are in superseded_trials.csv)"),
+    "disturbed": (False, "the kept attempt was disturbed too (steal above the threshold in the "
+                         "environment record's notes) after every repeat allowed"),
+    "lost": (False, "packets lost, tx - rx"),
+    "lost_attributed": (False, "lost packets a drop counter accounts for (drops.csv has which)"),
+    "lost_unexplained": (False, "lost - lost_attributed: what no counter saw; negative when the "
+                                "counters took more than was lost"),
+    "trace_missed": (False, "the sink's received packets the kernel's drop-reason trace did not see "
+                            "(its blind spot in this trial)"),
+    "drops": (False, "the loss counters that moved, 'place:REASON=packets' separated by ';'"),
 }
 
 #: Experiment metadata columns (experiments.csv), the one environment record of every
@@ -346,6 +357,8 @@ KINDS = {
                            "limited_by_generator", "generator_ceiling_pps"),
     "search_trials.csv": ("experiment", "engine", "scenario", "kind", "method", "load", "generator_limited"),
     "cells.csv": ("engine", "scenario", "runnable", "reason"),
+    "superseded_trials.csv": ("experiment", "offered_pps", "trial", "attempt", "steal"),
+    "superseded_search_trials.csv": ("experiment", "kind", "method", "load", "attempt", "steal"),
     "drops.csv": ("experiment", "offered_pps", "trial", "place", "source", "reason", "packets", "counted_as"),
     "samples.csv": ("variant", "run", "t", "throughput_bps", "rtt_ms", "cpu_busy"),
     "runs.csv": ("variant", "run", "fail_s", "converge_s", "looped_destinations", "ping_sent", "ping_received"),
