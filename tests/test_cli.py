@@ -315,3 +315,18 @@ def test_the_console_entry_flushes_and_keeps_exit_codes(tmp_path, pastrami_sampl
     assert r.returncode == 2 and "pdr" in r.stderr
     r = routerlab("--help")
     assert r.returncode == 0 and r.stdout.startswith("Usage: ") and "engines" in r.stdout
+
+
+def test_a_sweep_that_reached_the_generators_ceiling_is_not_told_to_go_there():
+    """Worked example: loss never passes 0.5% up to the highest load. Told to offer loads up
+    to the generator's ceiling, unless the loads already reached it: then the advice says
+    what that means."""
+    from routerlab import stats
+    from routerlab.cli.common import verdict_lines
+
+    v = stats.saturation_verdict([1e5, 2e5, 3e5], [0.0, 0.001, 0.002])
+    plain = "\n".join(verdict_lines(v))
+    assert "offer loads up to the generator's ceiling" in plain
+    reached = " ".join(" ".join(verdict_lines(v, reached_ceiling=3e5)).split())
+    assert "already reach the generator's ceiling (300,000 pps)" in reached
+    assert "its PDR is at least the highest load" in reached and "offer loads up to" not in reached

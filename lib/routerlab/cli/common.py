@@ -127,7 +127,10 @@ def print_assessments(paths: list[Path], params, fmt: str = "auto", as_json: boo
                 sat = f"{a.saturation_load:.0f}" if a.saturation_load is not None else "-"
                 runs = str(rec["runs_min"]) if rec["runs_min"] == rec["runs_max"] else f"{rec['runs_min']}-{rec['runs_max']}"
                 click.echo(f"{rec['verdict']:7}  {str(a.pdr):>16}  {sat:>12}  {rec['loads']:5}  {runs:>4}  {name}")
-                for line in verdict_lines(a.verdict, a.notes):
+                ceiling = _ceilings(label, trials).get(a.experiment)
+                top = float(a.summary["offered_pps"].max()) if len(a.summary) else None
+                for line in verdict_lines(a.verdict, a.notes, reached_ceiling=(
+                        ceiling if ceiling and top and top >= GENERATOR_REACHED * ceiling else None)):
                     click.echo(line)
                 if places is not None:
                     where = ", ".join(f"{k} {v:.3%}" for k, v in places["places"].items())
@@ -156,11 +159,36 @@ def _loss_places(label: str, trials, experiment: str) -> dict | None:
             "places": dict(worst.sort_values("loss", ascending=False)[["where", "loss"]].itertuples(index=False))}
 
 
-def verdict_lines(verdict, notes=(), width: int = 100) -> list[str]:
+#: A sweep whose highest load is at least this share of the generator's ceiling has
+#: offered all the generator can: "add loads up to the ceiling" is no advice for it.
+GENERATOR_REACHED = 0.99
+
+
+def _ceilings(label: str, trials) -> dict:
+    """Experiment -> the generator's ceiling (pps) from a routerlab dataset's environment
+    record; empty for other data."""
+    from .. import datasets
+
+    if trials is None:
+        return {}
+    folder = Path(label) if Path(label).is_dir() else Path(label).parent
+    if not (folder / "experiments.csv").is_file():
+        return {}
+    rec = datasets.read_experiments(folder)
+    if "generator_ceiling_pps" not in rec:
+        return {}
+    c = rec.set_index("experiment")["generator_ceiling_pps"]
+    return {k: float(v) for k, v in c.items() if v == v and v}
+
+
+def verdict_lines(verdict, notes=(), width: int = 100, reached_ceiling: float | None = None) -> list[str]:
     """The lines under a verdict's line in ``assess`` and ``measure``: why (its reason);
     for a sweep that could not be judged, what to do; and the assessment's notes (loads
     with one trial, which have no interval; trials left out as generator-limited).
-    Indented, so that the verdict lines still start each experiment."""
+    Indented, so that the verdict lines still start each experiment.
+
+    ``reached_ceiling``: the generator's ceiling (pps) when the sweep's loads already
+    reached it; then the advice to add loads up to it is replaced by what it means."""
     import textwrap
 
     def block(label, text):
@@ -168,7 +196,15 @@ def verdict_lines(verdict, notes=(), width: int = 100) -> list[str]:
                              subsequent_indent=" " * (11 + len(label)))
 
     lines = block("why", verdict.reason)
-    if verdict.advice:
+    if verdict.advice and reached_ceiling:
+        reached = f"the loads already reach the generator's ceiling ({reached_ceiling:,.0f} pps): "
+        lines += block("to do", reached + (
+            "this router is not saturated by what this generator can send, so its PDR is at least "
+            "the highest load; a faster generator (or a costlier scenario) is needed to find it"
+            if verdict.pdr_index is None else
+            "no load above the crossing can be offered to judge saturation; a faster generator "
+            "(or a costlier scenario) is needed for a verdict"))
+    elif verdict.advice:
         lines += block("to do", verdict.advice)
     for note in notes:
         lines += block("note", note)
