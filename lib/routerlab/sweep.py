@@ -130,6 +130,7 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
     pathlib.Path
         The dataset folder.
     """
+    from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     validation = validation or TrialValidation()
@@ -147,7 +148,8 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
         ceiling_pps = traffic.ceiling(spec=spec)
     cols = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} trials"),
             TimeRemainingColumn()]
-    with writer, Testbed() as tb, drops.attached(tb, eng) as dc, Progress(*cols, disable=not progress) as prog:
+    with writer, Testbed() as tb, drops.attached(tb, eng) as dc, \
+            Progress(*cols, console=Console(stderr=True), disable=not progress) as prog:
         facts = {**eng.start(tb, plan.scenario), "loss_attribution": "on" if dc is not None else "off"}
         record_environment(out, plan.experiment, eng, tb, plan.scenario, ceiling_pps, facts, validation)
         task = prog.add_task(f"{plan.engine} {plan.scenario.name}", total=len(todo))
