@@ -276,6 +276,10 @@ def test_loss_places_worked_example():
     fig = __import__("routerlab.plots", fromlist=["plots"]).loss_places(stats.loss_places(trials, rows))
     hatched = [p for p in fig.axes[0].patches if p.get_hatch() == "//"]
     assert len(hatched) == 1 and hatched[0].get_height() == pytest.approx(0.5)  # percent
+    # a trial where no counter moved: all its loss is unexplained, and still counted
+    trials.loc[1, "lost_unexplained"] = 40
+    got = stats.loss_places(trials, rows).set_index("where")["loss"]
+    assert got.to_dict() == pytest.approx({"dut CPU_BACKLOG": 0.01, stats.UNEXPLAINED: 0.025})
 
 
 def test_without_what_the_counter_needs_the_trials_go_on_without_it(monkeypatch, capsys):

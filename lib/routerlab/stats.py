@@ -725,9 +725,11 @@ def loss_places(trials: pd.DataFrame, drops: pd.DataFrame) -> pd.DataFrame:
         t = t[~flag(t.pop("generator_limited")).to_numpy()]
     t = t[pd.to_numeric(t["lost_unexplained"], errors="coerce").notna()]
     lost = drops[drops["counted_as"] == "loss"].assign(where=lambda d: d["place"] + " " + d["reason"])
-    per_trial = lost.pivot_table(index=keys, columns="where", values="packets", aggfunc="sum")
+    # every kept trial gets a row before its unexplained share is set: a trial where no
+    # counter moved (all of its loss unexplained) must not lose that loss
+    per_trial = (lost.pivot_table(index=keys, columns="where", values="packets", aggfunc="sum")
+                 .reindex(t.set_index(keys).index).fillna(0))
     per_trial[UNEXPLAINED] = t.set_index(keys)["lost_unexplained"].astype(float)
-    per_trial = per_trial.reindex(t.set_index(keys).index).fillna(0)
     ratios = per_trial.div(t.set_index(keys)["tx"].astype(float).clip(lower=1), axis=0)
     means = ratios.groupby(level=["experiment", "offered_pps"]).mean()
     counts = ratios.groupby(level=["experiment", "offered_pps"]).size().rename("trials")
