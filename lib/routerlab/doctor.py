@@ -46,7 +46,7 @@ def report() -> list[Check]:
     """Every check, in the order the report prints them."""
     checks = [Check("system", "root", os.geteuid() == 0,
                     "yes" if os.geteuid() == 0 else "no: the testbed needs root (sudo)")]
-    for tool, pkg in (("ip", "iproute2"), ("nft", "nftables"), ("gcc", "gcc"), ("clang", "clang"),
+    for tool, pkg in (("ip", "iproute2"), ("ethtool", "ethtool"), ("nft", "nftables"), ("gcc", "gcc"), ("clang", "clang"),
                       ("bpftool", "bpftool"), ("taskset", "util-linux")):
         path = shutil.which(tool)
         flag = "-V" if tool == "ip" else "--version"

@@ -13,8 +13,8 @@ sending CPU, so the generator is pinned to ``gen_cpu`` and the router's receive
 processing is moved to ``router_cpu`` (RPS on the DUT's ingress veth; engines that need
 NAPI use threaded NAPI pinned there). The sink drops at nft ingress behind a counter, so
 it is never the bottleneck; its receive work runs on ``sink_cpu`` (by default the
-router's: it then shares the router's input queue, and the loss attribution of
-:mod:`routerlab.drops` names the share of loss that the sink's side of that queue took). Static neighbour entries replace ARP; IPv6 is off on test
+router's), from its own input queue (its veth's NAPI ring), not from the router's: see
+:meth:`Testbed._sink_queue`. Static neighbour entries replace ARP; IPv6 is off on test
 links.
 
 Nothing is left behind: :class:`Testbed` is a context manager that removes its namespaces
@@ -46,6 +46,8 @@ NS_RE = re.compile(r"^(rl[0-9a-f]{6})-(tg|dut|sink|src|dst|r[1-4])$")
 
 #: Addresses inside the testbed (only ever configured inside its own namespaces).
 TG_NET, SINK_NET = "10.70.1", "10.70.2"
+#: ethtool's names of the TSO features (the kernel's NETIF_F_ALL_TSO).
+TSO_FEATURES = ("tso", "tx-tcp6-segmentation", "tx-tcp-ecn-segmentation", "tx-tcp-mangleid-segmentation")
 #: Destinations the traffic is sent to: one /24 behind the sink.
 DEST_NET = "10.71.0"
 
@@ -58,8 +60,9 @@ def require_root():
     """Raise :class:`NeedsRoot` (one clear line) unless running as root."""
     if os.geteuid() != 0:
         raise NeedsRoot("the testbed needs root (network namespaces, veth, nftables): run with sudo")
-    if not shutil.which("ip"):
-        raise NeedsRoot("iproute2 ('ip') is not installed: run scripts/setup.sh")
+    for tool, pkg in (("ip", "iproute2"), ("ethtool", "ethtool")):
+        if not shutil.which(tool):
+            raise NeedsRoot(f"{pkg} ('{tool}') is not installed: run scripts/setup.sh")
 
 
 def sh(*args: str, input: str | None = None, check: bool = True, timeout: float = 120) -> str:
@@ -262,13 +265,26 @@ class Testbed:
         # the router's (or, direct, the sink's) receive work runs on router_cpu, not on the generator's
         self.set_rps(far_ns, far_if, self.router_cpu)
         if not self.direct:
-            # each CPU has one input queue (its backlog) for every device steered to it: on
-            # the router's CPU the sink's packets take part of the router's room, and the
-            # loss attribution names the sink's share (sink CPU_BACKLOG). On the generator's
-            # CPU the sink's work slows the generator instead: at 0.7-1.0 of its ceiling 8
-            # of 12 trials were generator-limited (0 of 12 with the sink on the router's
-            # CPU, 2026-11-23), so the default stays the router's CPU.
-            self.set_rps(self.ns_sink, self.sink_if, self.sink_cpu)
+            self._sink_queue()
+
+    def _sink_queue(self):
+        """Give the sink's receive its own input queue: the sink's veth NAPI ring.
+
+        Without it the router's forwarded packets enter the sink through the backlog of the
+        CPU that forwarded them, the router's: the router's input queue then also holds its
+        output, and when it overflowed 41-49% of the loss was the sink's side of it (testbed-veth,
+        2026-11-23). With GRO on the sink's veth, the veth delivers to its own 256-slot ring,
+        polled right after the router's batch on the same CPU; a veth uses that ring only
+        for packets it may aggregate, which needs TSO off on the sending side (the DUT's
+        output link; nothing a 64-byte frame uses). Same engines, A/B interleaved 3 times
+        (2026-11-23): no sink drop left, linux at 0.6 of the ceiling lost 0-0.05% instead of
+        0.15-5.3%, at 0.8 2.4-5.7% instead of 10.7-26.6%.
+        """
+        nsexec(self.ns_sink, "ethtool", "-K", self.sink_if, "gro", "on")
+        nsexec(self.ns_dut, "ethtool", "-K", self.dut_out, *[a for f in TSO_FEATURES for a in (f, "off")])
+        # RPS would put the sink's packets back into a backlog, so it is only used to move
+        # the sink's work to another CPU (its backlog is then that CPU's, not the router's)
+        self.set_rps(self.ns_sink, self.sink_if, self.sink_cpu if self.sink_cpu != self.router_cpu else None)
 
     def _veth(self, ns_a, a, ns_b, b):
         sh("ip", "link", "add", a, "address", self.MACS[a[-2:]], "netns", ns_a, "mtu", str(self.mtu),
@@ -277,9 +293,10 @@ class Testbed:
             sh("ip", "-n", ns, "link", "set", dev, "up")
 
     @staticmethod
-    def set_rps(ns: str, dev: str, cpu: int):
-        """Steer the receive processing of ``dev`` to ``cpu`` (RPS)."""
-        nsexec(ns, "sh", "-c", f"echo {1 << cpu:x} > /sys/class/net/{dev}/queues/rx-0/rps_cpus")
+    def set_rps(ns: str, dev: str, cpu: int | None):
+        """Steer the receive processing of ``dev`` to ``cpu`` (RPS); None: no RPS."""
+        mask = 0 if cpu is None else 1 << cpu
+        nsexec(ns, "sh", "-c", f"echo {mask:x} > /sys/class/net/{dev}/queues/rx-0/rps_cpus")
 
     @staticmethod
     def mac(ns: str, dev: str) -> str:
