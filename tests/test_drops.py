@@ -310,3 +310,16 @@ def test_assess_says_where_a_sweeps_loss_went(tmp_path):
     r = CliRunner().invoke(app, ["assess", "--json", str(tmp_path)])
     where = json.loads(r.output.splitlines()[0])["loss_at"]["places"]
     assert sum(where.values()) == pytest.approx(0.5, abs=0.05)
+
+
+def test_a_click_engines_own_drops_are_loss_the_xdp_routers_are_context():
+    # Click's queue overflow and its capture socket's drops never pass kfree_skb: only
+    # Click's own handlers count them. The XDP router's fw_drop is traced as well.
+    d = {**kfree(dut={"NETFILTER_DROP": 10_000}, sink={"NETFILTER_DROP": 9_000}),
+         ("dut", "engine", "out/Queue@5.drops"): 600, ("dut", "engine", "FromDevice@3.kernel_drops"): 400}
+    a = drops.attribute(d, engine="click", tx=10_000, rx=9_000, offered=10_000)
+    assert (a.lost_attributed, a.lost_unexplained) == (1_000, 0)
+    assert a.drops == "dut:out/Queue@5.drops=600;dut:FromDevice@3.kernel_drops=400"
+    e = drops.attribute({**kfree(dut={"NOT_SPECIFIED": 300}, sink={"NETFILTER_DROP": 9_700}),
+                         ("dut", "engine", "err"): 300}, engine="ebpf", tx=10_000, rx=9_700, offered=10_000)
+    assert e.lost_attributed == 300 and ("dut", "engine", "err", 300, "context") in e.rows

@@ -368,6 +368,10 @@ KERNEL_COPY_DROPPED = frozenset({"click", "fastclick", "bmv2"})
 #: full XDP ring, so only fw_drop's count of them is the design.
 FIREWALL_DROPS = {"nft": (("dut", "NETFILTER_DROP"), None),
                   "ebpf": (("dut", "NOT_SPECIFIED"), ("dut", "engine", "fw_drop"))}
+#: Engines whose own drop counters count drops the tracepoint cannot see (user space,
+#: clones, XDP frames: :data:`routerlab.engines.click.DROP_HANDLERS`): they are loss, not
+#: context. The XDP router's counters are not here: its drops come back as kfree_skb.
+UNTRACED_ENGINE_COUNTERS = frozenset({"click", "fastclick", "fastclick-dpdk"})
 #: Counters of drops that never pass kfree_skb, so the tracepoint cannot see them: XDP
 #: frames are not sk_buffs, and a veth that cannot take a redirected or XDP_TX frame
 #: returns it to its page pool (drivers/net/veth.c). Every other counter a reading holds
@@ -422,7 +426,7 @@ def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_s
     rx), the user-space engines' DUT drops the kernel's copy (:data:`KERNEL_COPY_DROPPED`)
     and a firewall scenario's firewall drops what it is meant to (:data:`FIREWALL_DROPS`).
     Every other drop in the testbed's namespaces, and the drops of the
-    :data:`UNTRACED_COUNTERS`, is loss.
+    :data:`UNTRACED_COUNTERS` and of the engines in :data:`UNTRACED_ENGINE_COUNTERS`, is loss.
 
     In a firewall scenario ``lost`` counts only the legitimate packets, while a drop before
     the firewall (a full backlog) takes legitimate and illegitimate ones alike. Of the
@@ -462,7 +466,8 @@ def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_s
             if n - mine:
                 rows.append((place, source, reason, n - mine, "loss"))
                 loss[f"{place}:{reason}"] = n - mine
-        elif source == "veth" and reason.split(".", 1)[1] in UNTRACED_COUNTERS:
+        elif (source == "veth" and reason.split(".", 1)[1] in UNTRACED_COUNTERS) or \
+                (source == "engine" and engine in UNTRACED_ENGINE_COUNTERS):
             rows.append((place, source, reason, n, "loss"))
             loss[f"{place}:{reason}"] = n
         else:
