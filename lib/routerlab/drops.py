@@ -369,9 +369,10 @@ KERNEL_COPY_DROPPED = frozenset({"click", "fastclick", "bmv2"})
 FIREWALL_DROPS = {"nft": (("dut", "NETFILTER_DROP"), None),
                   "ebpf": (("dut", "NOT_SPECIFIED"), ("dut", "engine", "fw_drop"))}
 #: Engines whose own drop counters count drops the tracepoint cannot see (user space,
-#: clones, XDP frames: :data:`routerlab.engines.click.DROP_HANDLERS`): they are loss, not
-#: context. The XDP router's counters are not here: its drops come back as kfree_skb.
-UNTRACED_ENGINE_COUNTERS = frozenset({"click", "fastclick", "fastclick-dpdk"})
+#: clones, XDP frames: :data:`routerlab.engines.click.DROP_HANDLERS`, and for bmv2
+#: :mod:`routerlab.engines.capture`): they are loss, not context. The XDP router's
+#: counters are not here: its drops come back as kfree_skb.
+UNTRACED_ENGINE_COUNTERS = frozenset({"click", "fastclick", "fastclick-dpdk", "bmv2"})
 #: Counters of drops that never pass kfree_skb, so the tracepoint cannot see them: XDP
 #: frames are not sk_buffs, and a veth that cannot take a redirected or XDP_TX frame
 #: returns it to its page pool (drivers/net/veth.c). Every other counter a reading holds

@@ -97,7 +97,8 @@ def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: T
     facts = {**facts, **(validation or TrialValidation()).facts()}
     return datasets.record_environment(
         out, experiment, "routerlab testbed", setting="network namespaces, veth",
-        pinning=f"generator CPU {tb.gen_cpu}; router receive CPU {tb.router_cpu}; sink receive CPU {tb.sink_cpu} from its own veth ring, "
+        pinning=f"generator CPU {tb.gen_cpu}; router receive CPU {tb.router_cpu}; sink receive CPU {tb.sink_cpu} "
+                f"{'from its own veth ring' if tb.sink_cpu == tb.router_cpu else 'from its backlog (RPS)'}, "
                 "drops at nft ingress",
         engine=engine.name, engine_version=engine.version(),
         generator=traffic.generator_version() + " (AF_PACKET, open loop, sendmmsg batch 32)",

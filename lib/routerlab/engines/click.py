@@ -17,6 +17,7 @@ import functools
 import hashlib
 import ipaddress
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -102,30 +103,37 @@ def read_handler(sock_path: str, handler: str, timeout: float = 2.0) -> str:
         return f.read(n).decode()
 
 
-#: The handlers that count packets a Click element dropped, by element class. The kernel's
-#: drop tracer sees none of these drops (:mod:`routerlab.drops`): a queue's overflow and a
-#: failed DPDK send happen in user space; FromDevice's ``kernel_drops`` (the capture
-#: socket's full buffer, through libpcap, which keeps a running total) frees a clone of an
-#: sk_buff the DUT still holds, and only the last free of an sk_buff is traced (its design
-#: drop at the DUT's ingress); ``hw_dropped`` and ``nombufs`` count XDP frames, never
-#: sk_buffs.
-DROP_HANDLERS = {"Queue": ("drops",), "SimpleQueue": ("drops",), "ThreadSafeQueue": ("drops",),
-                 "FromDevice": ("kernel_drops",), "FromDPDKDevice": ("hw_dropped", "nombufs"),
-                 "ToDPDKDevice": ("dropped",)}
+#: The handlers that count packets a Click element dropped, by element class (every class
+#: whose name ends in Queue has ``drops``). The kernel's drop tracer sees none of these
+#: drops (:mod:`routerlab.drops`): a queue's overflow and a failed DPDK send happen in user
+#: space; FromDevice's ``kernel_drops`` (the capture socket's full buffer) drops the
+#: socket's reference to an sk_buff the DUT still holds, and only the last free of an
+#: sk_buff is traced (its design drop at the DUT's ingress); ``hw_dropped`` counts XDP
+#: frames, never sk_buffs. (DPDK's ``nombufs`` is left out: af_xdp counts there packets it
+#: takes again later.)
+DROP_HANDLERS = {"FromDevice": ("kernel_drops",), "FromDPDKDevice": ("hw_dropped",), "ToDPDKDevice": ("dropped",)}
 
 
-def drop_handlers(sock_path: str) -> list[str]:
-    """The handlers of :data:`DROP_HANDLERS` the running configuration has (``out/Queue@3.drops``,
-    ...), found by element class, so a configuration of one's own is covered too."""
+def drop_handlers(sock_path: str, pid: int) -> dict[str, bool]:
+    """The drop handlers (:data:`DROP_HANDLERS`) the running configuration has, found by
+    element class so that a configuration of one's own is covered too: ``{handler: resets}``.
+
+    ``resets`` is True for a FromDevice that reads the socket's statistics itself
+    (``METHOD LINUX``, or a Click without libpcap: ``pid``'s mappings tell), which the
+    kernel resets at every read; through libpcap, the count is a running total."""
     names = read_handler(sock_path, "list").split("\n")[1:]
-    found = []
+    with open(f"/proc/{pid}/maps") as f:
+        pcap = "libpcap" in f.read()
+    found = {}
     for name in filter(None, names):
-        for h in DROP_HANDLERS.get(read_handler(sock_path, f"{name}.class").strip(), ()):
+        cls = read_handler(sock_path, f"{name}.class").strip()
+        for h in ("drops",) if cls.endswith("Queue") else DROP_HANDLERS.get(cls, ()):
             try:
-                int(read_handler(sock_path, f"{name}.{h}"))
+                int(read_handler(sock_path, f"{name}.{h}"))  # a resetting count starts from here
             except (RouterlabError, ValueError):
                 continue  # not this build's handler, or a count it does not know ("??")
-            found.append(f"{name}.{h}")
+            linux = re.search(r"\bMETHOD\s+LINUX\b", read_handler(sock_path, f"{name}.config"), re.I)
+            found[f"{name}.{h}"] = cls == "FromDevice" and bool(linux or not pcap)
     return found
 
 
@@ -218,12 +226,15 @@ class ClickEngine(Engine):
                 if time.monotonic() > deadline:
                     raise RouterlabError(f"{self.name} did not become ready (no control socket)") from None
                 time.sleep(0.1)
-        self._drop_handlers = drop_handlers(self._sock)
+        self._drop_handlers, self._drop_totals = drop_handlers(self._sock, self._proc.pid), {}
         return {**facts, "capture": self.capture}
 
     def drop_counters(self, tb):
-        """What each element of :data:`DROP_HANDLERS` counted dropped, by handler name."""
-        return {h: int(read_handler(self._sock, h)) for h in self._drop_handlers}
+        """What each element of :data:`DROP_HANDLERS` counted dropped since the start, by handler."""
+        for h, resets in self._drop_handlers.items():
+            n = int(read_handler(self._sock, h))
+            self._drop_totals[h] = self._drop_totals.get(h, 0) + n if resets else n
+        return dict(self._drop_totals)
 
     def forwarded(self, tb):
         if self.own_config:
