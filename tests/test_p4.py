@@ -145,3 +145,20 @@ def test_engine_forwards_and_counts(scenario):
     # tx counts the traffic that should pass: with 50% drop, half of what was sent
     assert r.tx == pytest.approx(r.kernel_tx * (1 - sc.drop_share), rel=0.01)
     assert 0.97 * r.tx <= r.rx <= r.tx
+
+
+@needs_bmv2
+def test_a_capped_route_table_says_how_long_its_entries_took(monkeypatch):
+    from routerlab.engines import bmv2
+
+    monkeypatch.setattr(bmv2, "ROUTE_LIMIT", 60)
+    sc = scenarios.load("single-flow", routes=100)
+    eng = engines.get("bmv2")
+    with testbed.Testbed() as tb:
+        try:
+            facts = eng.start(tb, sc)
+        finally:
+            eng.stop(tb)
+    assert facts["routes_loaded"] == 60
+    assert facts["routes_note"] == (f"60 of 100 routes: the runtime CLI loads entries one at a time, so tables are "
+                                    f"capped at 60 ({facts['entries']} entries took {facts['entries_load_s']:.1f} s here)")

@@ -141,3 +141,21 @@ def test_a_pdr_the_generator_bounded_has_no_bar_but_its_lower_bound():
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert texts == ["testbed (PDR@0.5%): at least 0.331 Mpps\n(limited by the generator)"]
     assert fig.axes[0].texts[0].get_position()[0] == 1  # in fastclick-dpdk's column
+
+
+def test_a_sweep_that_never_failed_is_drawn_as_at_least_its_highest_load():
+    from routerlab import datasets, stats
+
+    t = datasets.read(datasets.datasets_dir() / "click-course").trials
+    results = stats.assess(t)
+    rec = stats.records(results)
+    assert rec.set_index("experiment").loc["linux-kernel", "pdr_status"] == "at_least_max"
+    fig = plots.pdr_comparison(stats.summaries(results), rec, labels={"your-router": "yours",
+                                                                       "linux-kernel": "Linux"})
+    bx = fig.axes[1]
+    bars = bx.patches
+    top = t[t["experiment"] == "linux-kernel"]["offered_pps"].max()
+    assert bars[1].get_width() == top and bars[1].get_hatch() == "//" and not bars[0].get_hatch()
+    texts = [x.get_text() for x in bx.texts]
+    assert texts[1].startswith(f" at least {top:,.0f} pps (no load failed), BAD")
+    assert texts[0].startswith(" 119,320 pps, GOOD")

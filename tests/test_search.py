@@ -109,14 +109,40 @@ def test_the_committed_searches_the_generator_bounded():
     from routerlab import datasets
 
     s = datasets.read_searches([datasets.datasets_dir() / "testbed-click"]).set_index("engine")
-    # every search but linux's and ebpf's saw a limited trial; only fastclick-dpdk's failing load was one
-    assert s["limited_by_generator"].to_dict() == {"linux": False, "ebpf": False, "click": True, "fastclick": True,
+    # only fastclick-dpdk's search saw a limited trial, and its failing load was one
+    assert s["limited_by_generator"].to_dict() == {"linux": False, "ebpf": False, "click": False, "fastclick": False,
                                                    "fastclick-dpdk": True}
     assert s.index[s["generator_bound"]].tolist() == ["fastclick-dpdk"]
-    assert s.loc["fastclick-dpdk", "answer"] == "at least 330,630 pps (limited by the generator)"
-    assert s.loc["fastclick", "answer"] == "109,686 pps"
+    assert s.loc["fastclick-dpdk", "answer"] == "at least 266,197 pps (limited by the generator)"
+    assert s.loc["fastclick", "answer"] == "155,350 pps"
     pdr = datasets.search_pdr(s.reset_index()).set_index("engine")
     assert pdr["generator_bound"].to_dict()["fastclick-dpdk"] and not pdr.loc["click", "generator_bound"]
+    # linux and ebpf failed no load up to the ceiling: lower bounds too, though not the generator's
+    assert pdr.index[pdr["at_least"]].tolist() == ["linux", "ebpf", "fastclick-dpdk"]
+    assert pdr["bound"].to_dict() == {"linux": "nothing failed up to the ceiling",
+                                      "ebpf": "nothing failed up to the ceiling", "click": "", "fastclick": "",
+                                      "fastclick-dpdk": "limited by the generator"}
+
+
+def test_no_ratio_is_set_against_a_pdr_that_nothing_failed_below_the_ceiling():
+    import pandas as pd
+
+    from routerlab import datasets
+    from routerlab.benchmarks import forwarding
+
+    searches = pd.DataFrame({"engine": ["linux", "click", "fastclick-dpdk"], "kind": "pdr", "method": "routerlab",
+                             "lower_pps": [369_542.0, 142_456.0, 266_197.0],
+                             "upper_pps": [float("nan"), 144_008.0, 269_096.0],
+                             "generator_bound": [False, False, True]})
+    pdr = datasets.search_pdr(searches)
+    raw = pd.DataFrame({"engine": ["click"], "mpps": [3.9], "instructions_per_packet": [1494.0]})
+    ours, _, _ = forwarding.summary(raw, pdr)
+    tb = ours[ours["where"] == "testbed (PDR@0.5%)"].set_index("engine")
+    # linux's "at least the ceiling" is not the fastest: click is, the fastest whose PDR is the router's own
+    assert tb.loc["click", "ratio_to_fastest"] == 1.0
+    assert tb.loc[["linux", "fastclick-dpdk"], "ratio_to_fastest"].isna().all()
+    assert tb["bound"].to_dict() == {"linux": "nothing failed up to the ceiling", "click": "",
+                                     "fastclick-dpdk": "limited by the generator"}
 
 
 def test_bench_engines_sets_no_ratio_against_a_pdr_the_generator_bounded():

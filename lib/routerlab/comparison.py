@@ -195,7 +195,8 @@ def capacity(df: pd.DataFrame, limit_pct: float = 0.5) -> pd.DataFrame:
 def orderings(published_df: pd.DataFrame, ours_df: pd.DataFrame, limit_pct: float = 0.5) -> pd.DataFrame:
     """Routers ranked per scenario by :func:`capacity`, published next to ours (one
     string per scenario, best first, ``=`` between equal capacities; routers with no
-    load passing are left out)."""
+    load passing are left out). A router that passed every load it was offered is written
+    ``(≥x)``: x, the top load, is only a lower bound of its capacity."""
     rows = []
     for label, df in (("published", published_df), ("ours", ours_df)):
         cap = capacity(df, limit_pct).dropna(subset=["capacity"])
@@ -203,7 +204,8 @@ def orderings(published_df: pd.DataFrame, ours_df: pd.DataFrame, limit_pct: floa
             g = g.sort_values("capacity", ascending=False, kind="stable")
             text = ""
             for i, r in enumerate(g.itertuples()):
-                text += ("" if i == 0 else " = " if r.capacity == prev else " > ") + f"{r.router} ({r.capacity:g})"
+                at_least = "≥" if r.status == "at_least_max" else ""
+                text += ("" if i == 0 else " = " if r.capacity == prev else " > ") + f"{r.router} ({at_least}{r.capacity:g})"
                 prev = r.capacity
             rows.append({"scenario": s, "source": label,
                          f"ranking (PDR@{limit_pct:g}%: highest load with at most {limit_pct:g}% loss at it "

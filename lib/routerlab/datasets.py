@@ -419,13 +419,21 @@ def read_drops(folders) -> pd.DataFrame:
 
 def search_pdr(searches: pd.DataFrame) -> pd.DataFrame:
     """Each engine's PDR from search results (:func:`read_searches`): columns ``engine``,
-    ``pdr_pps`` and ``generator_bound`` (then the router's PDR is at least ``pdr_pps``: a
-    lower bound, never to be set against another engine as a ratio)."""
+    ``pdr_pps``, ``generator_bound``, ``at_least`` and ``bound``. ``at_least``: the router's
+    PDR is only known to be at least ``pdr_pps``, a lower bound never to be set against
+    another engine as a ratio; ``bound`` says why ("limited by the generator": a trial at
+    the failing load was generator-limited; "nothing failed up to the ceiling": no load
+    failed at all), empty for an answer that is the router's own."""
     # our own search's answers (MLRsearch's stand beside them in bench search's rows)
     pdr = searches[(searches["kind"] == "pdr") & (searches.get("method", "routerlab") == "routerlab")]
     if "generator_bound" not in pdr:
         raise ValueError("search_pdr takes read_searches' rows (they carry generator_bound)")
-    return pdr.rename(columns={"lower_pps": "pdr_pps"})[["engine", "pdr_pps", "generator_bound"]].reset_index(drop=True)
+    out = pdr.rename(columns={"lower_pps": "pdr_pps"})[["engine", "pdr_pps", "generator_bound"]].reset_index(drop=True)
+    unbounded = pdr["upper_pps"].isna().to_numpy()
+    gen = out["generator_bound"].astype(bool).to_numpy()
+    out["at_least"] = gen | unbounded
+    out["bound"] = np.where(gen, "limited by the generator", np.where(unbounded, "nothing failed up to the ceiling", ""))
+    return out
 
 
 def read_fast_reroute(folder) -> tuple[pd.DataFrame, pd.DataFrame]:

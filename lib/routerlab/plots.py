@@ -507,7 +507,8 @@ def tir_steps(offered, tir, verdict: Verdict, *, title: str | None = None):
 def ratio_bars(ours: pd.DataFrame, published: pd.DataFrame, *, title: str | None = None):
     """Throughput as a ratio to the fastest: ours (one group per ``where``) next to a
     published table (``router``, ``ratio_to_fastest``). A row of ours with ``at_least``
-    (a PDR the generator bounded) has no bar: its lower bound is written in its place."""
+    (a PDR that is only a lower bound) has no bar: its lower bound, and why (``bound``, else
+    "limited by the generator"), is written in its place."""
     df = pd.concat([ours.assign(source="ours, " + ours["where"], router=ours["engine"]),
                     # lower-cased, so that each published router stands next to our engine of that name
                     published.assign(source="published (MoonRoute poster)",
@@ -516,7 +517,8 @@ def ratio_bars(ours: pd.DataFrame, published: pd.DataFrame, *, title: str | None
     sns.barplot(df, x="router", y="ratio_to_fastest", hue="source", ax=ax)
     routers = list(dict.fromkeys(df["router"]))
     for r in ours[ours.get("at_least", pd.Series(False, index=ours.index)).astype(bool)].itertuples():
-        ax.text(routers.index(r.engine), 0.03, f"{r.where}: at least {r.mpps:.3f} Mpps\n(limited by the generator)",
+        ax.text(routers.index(r.engine), 0.03,
+                f"{r.where}: at least {r.mpps:.3f} Mpps\n({getattr(r, 'bound', '') or 'limited by the generator'})",
                 rotation=90, ha="center", va="bottom", fontsize=7)
     ax.set(xlabel="router", ylabel="throughput / fastest (ratio)", ylim=(0, 1.05),
            title=title or "Single-route forwarding, 64-byte packets, as ratios to the fastest")
@@ -797,13 +799,23 @@ def pdr_comparison(curves: pd.DataFrame, records: pd.DataFrame, *, labels: dict 
     ax.legend(fontsize=8, loc="upper left")
     ax.set_title("loss against load; dotted: each router's PDR", fontsize=9)
     names = list(labels.values())
-    values = [rec.loc[e, "pdr_pps"] if pd.notna(rec.loc[e, "pdr_pps"]) else 0 for e in labels]
-    bx.barh(names, values, color=[colours[e] for e in labels])
+    # a sweep in which no load failed has a PDR of at least its highest load: a lower bound,
+    # drawn as a hatched bar to that load and written "at least"
+    at_least = {e: pd.isna(rec.loc[e, "pdr_pps"]) and rec.get("pdr_status", pd.Series(dtype=str)).get(e) == "at_least_max"
+                for e in labels}
+    values = [rec.loc[e, "pdr_pps"] if pd.notna(rec.loc[e, "pdr_pps"])
+              else curves.loc[curves["experiment"] == e, "offered_pps"].max() if at_least[e] else 0 for e in labels]
+    bars = bx.barh(names, values, color=[colours[e] for e in labels])
+    for bar, e in zip(bars, labels):
+        if at_least[e]:
+            bar.set_alpha(0.45)
+            bar.set_hatch("//")
     for i, exp in enumerate(labels):
         verdict = v = rec.loc[exp, "verdict"]
         if "why" in rec:
             v += ": " + "\n   ".join(textwrap.wrap(rec.loc[exp, "why"], 45))
-        text = f" {values[i]:,.0f} pps, {v}" if values[i] else f" no PDR found, {v}"
+        text = (f" at least {values[i]:,.0f} pps (no load failed), {v}" if at_least[exp]
+                else f" {values[i]:,.0f} pps, {v}" if values[i] else f" no PDR found, {v}")
         bx.text(values[i], i, text, va="center", fontsize=8, color="darkgreen" if verdict == "GOOD" else "darkred")
     bx.invert_yaxis()
     bx.set_xlim(0, max(values + [1]) * 2.2)

@@ -8,9 +8,9 @@ from __future__ import annotations
 def table(engine_names=("click", "fastclick"), testbed_pdr=None, **kw):
     """The MoonRoute comparison: in-memory single-route forwarding (Mpps, median of the
     repeats) of Click and FastClick, and, if given, testbed PDRs (``testbed_pdr``: a
-    DataFrame with ``engine``, ``pdr_pps`` and ``generator_bound``), each as a ratio to the
-    fastest (none for a PDR the generator bounded: ``at_least`` is true); next to the
-    published table. Returns (ours, published, rows of every repeat)."""
+    DataFrame as :func:`routerlab.datasets.search_pdr` makes), each as a ratio to the
+    fastest (none for a PDR that is only a lower bound: ``at_least`` is true, and ``bound``
+    says why); next to the published table. Returns (ours, published, rows of every repeat)."""
     import pandas as pd
 
     from .. import microbench
@@ -32,12 +32,15 @@ def summary(raw, testbed_pdr=None):
                .reset_index())
     ours.insert(1, "where", "in memory")
     ours["at_least"] = False
+    ours["bound"] = ""
     if testbed_pdr is not None and len(testbed_pdr):
-        tb = testbed_pdr.assign(where="testbed (PDR@0.5%)", mpps=testbed_pdr["pdr_pps"] / 1e6,
-                                at_least=testbed_pdr.get("generator_bound", False))
-        ours = pd.concat([ours, tb[["engine", "where", "mpps", "at_least"]]], ignore_index=True)
-    # a PDR the generator bounded is a lower bound of the router's: it gets no ratio, and the
-    # others are ratios to the fastest engine whose PDR was the router's own
+        bounded = testbed_pdr.get("at_least", testbed_pdr.get("generator_bound", False))
+        tb = testbed_pdr.assign(where="testbed (PDR@0.5%)", mpps=testbed_pdr["pdr_pps"] / 1e6, at_least=bounded,
+                                bound=testbed_pdr.get("bound", "limited by the generator"))
+        tb["bound"] = tb["bound"].where(tb["at_least"].astype(bool), "")
+        ours = pd.concat([ours, tb[["engine", "where", "mpps", "at_least", "bound"]]], ignore_index=True)
+    # a PDR that is only a lower bound (the generator bounded it, or nothing failed up to the
+    # ceiling) gets no ratio, and the others are ratios to the fastest whose PDR was the router's own
     ours["at_least"] = ours["at_least"].astype(bool)
     known = ours["mpps"].where(~ours["at_least"])
     ours["ratio_to_fastest"] = known / known.groupby(ours["where"]).transform("max")
