@@ -310,10 +310,10 @@ class DropCounter:
             role = ns.rsplit("-", 1)[1]
             for dev, c in link_drops(ns).items():
                 if dev.startswith(tb.prefix):
-                    short = dev.removeprefix(tb.prefix)
+                    short = tb.link_name(dev)
                     r.update({(role, "link", f"{short}.{k}"): v for k, v in c.items()})
                     r.update({(role, "veth", f"{short}.{k}"): v for k, v in veth_counters(ns, dev).items()})
-            r.update({(role, "qdisc", f"{q.removeprefix(tb.prefix)}.drops"): v for q, v in qdisc_drops(ns).items()})
+            r.update({(role, "qdisc", f"{tb.link_name(q)}.drops"): v for q, v in qdisc_drops(ns).items()})
         for cpu, (dropped, squeezed) in softnet().items():
             r[(f"cpu{cpu}", "softnet", "dropped")] = dropped
             r[(f"cpu{cpu}", "softnet", "time_squeeze")] = squeezed

@@ -292,6 +292,11 @@ class Testbed:
         for ns, dev in ((ns_a, a), (ns_b, b)):
             sh("ip", "-n", ns, "link", "set", dev, "up")
 
+    def link_name(self, dev: str) -> str:
+        """A link's name as datasets record it: without this testbed's prefix ("d0", "s0"),
+        so that counters of different runs line up."""
+        return dev.removeprefix(self.prefix)
+
     @staticmethod
     def set_rps(ns: str, dev: str, cpu: int | None):
         """Steer the receive processing of ``dev`` to ``cpu`` (RPS); None: no RPS."""

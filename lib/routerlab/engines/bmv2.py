@@ -179,7 +179,7 @@ class Bmv2(Engine):
         capture = getattr(self, "_capture", None)
         if not capture:
             return {}
-        return {f"{iface.removeprefix(tb.prefix)}.capture_drops": n for iface, n in capture.read().items()}
+        return {f"{tb.link_name(iface)}.capture_drops": n for iface, n in capture.read().items()}
 
     def stop(self, tb):
         if getattr(self, "_capture", None):
