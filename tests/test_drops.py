@@ -50,6 +50,23 @@ def needs_tools():
 
 
 @root
+def test_tracefs_is_mounted_when_it_is_not():
+    # a fresh machine without systemd has no tracefs; unmount it in a mount namespace of
+    # this test's own, so the host's mounts are never touched
+    script = textwrap.dedent("""
+        import subprocess
+        from routerlab import drops
+        subprocess.run(["umount", "-l", str(drops.TRACEFS)], capture_output=True)
+        assert not any(f.is_file() for f in drops.FORMAT_FILES), "tracefs still mounted"
+        assert "REC->reason" in drops.tracepoint_format()
+        print("mounted")
+    """)
+    p = subprocess.run(["unshare", "--mount", "--propagation", "private", sys.executable, "-c", script],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.strip() == "mounted", p.stderr
+
+
+@root
 def test_this_kernels_reason_names_match_its_enum():
     # two sources the kernel gives, read independently: the tracepoint's print fmt and the
     # enum skb_drop_reason of its BTF (the vmlinux.h the counter is built with)

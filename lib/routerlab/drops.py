@@ -27,8 +27,9 @@ Loading: bpftool 7.1 (Debian bookworm) has no ``autoattach``, so the program is 
 attached with Debian's libbpf (``libbpf.so.1``, through ctypes) and its link and map are
 pinned under ``/sys/fs/bpf/routerlab/<prefix>``. Removing the pins detaches it, and
 ``routerlab clean`` removes the pins a killed run left (:func:`routerlab.testbed.clean`).
-The bpf filesystem is mounted at ``/sys/fs/bpf`` when it is not (what systemd does at
-boot); it stays mounted.
+The bpf filesystem (``/sys/fs/bpf``) and tracefs (``/sys/kernel/tracing``: the
+tracepoint's format and id) are mounted when they are not, as systemd does at boot; they
+stay mounted.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ from .errors import RouterlabError, ToolMissing
 from .testbed import BPF_PINS, Testbed, sh
 
 #: Where the tracepoint's format is read, in order (tracefs, then its debugfs mount).
-FORMAT_FILES = (Path("/sys/kernel/tracing/events/skb/kfree_skb/format"),
+TRACEFS = Path("/sys/kernel/tracing")
+FORMAT_FILES = (TRACEFS / "events/skb/kfree_skb/format",
                 Path("/sys/kernel/debug/tracing/events/skb/kfree_skb/format"))
 BTF = Path("/sys/kernel/btf/vmlinux")
 BPF_FS = BPF_PINS.parent
@@ -66,11 +68,14 @@ SUBSYS_SHIFT = 16
 # -- reason names ------------------------------------------------------------------------------
 
 def tracepoint_format() -> str:
-    """The text of ``skb:kfree_skb``'s format file (tracefs)."""
+    """The text of ``skb:kfree_skb``'s format file (tracefs, mounted first if root can)."""
+    if os.geteuid() == 0 and not any(f.is_file() for f in FORMAT_FILES):
+        with contextlib.suppress(RouterlabError):
+            mount("tracefs", TRACEFS)
     for f in FORMAT_FILES:
         if f.is_file():
             return f.read_text()
-    raise ToolMissing(f"no tracefs: {FORMAT_FILES[0]} is missing (mount -t tracefs tracefs /sys/kernel/tracing)")
+    raise ToolMissing(f"no tracefs: {FORMAT_FILES[0]} is missing (mount -t tracefs tracefs {TRACEFS})")
 
 
 def reason_names(fmt: str | None = None) -> dict[int, str]:
@@ -148,12 +153,12 @@ def _failed(what: str, code: int | None = None) -> RouterlabError:
     return RouterlabError(f"drop counter: {what} failed: {os.strerror(err)} (libbpf's messages above say more)")
 
 
-def mount_bpffs():
-    """Mount the bpf filesystem at /sys/fs/bpf unless it is there (pins live in it)."""
+def mount(fstype: str, where: Path):
+    """Mount the kernel's ``fstype`` filesystem at ``where`` unless it is there already."""
     with open("/proc/self/mounts") as fh:
-        if any(line.split()[1:3] == [str(BPF_FS), "bpf"] for line in fh):
+        if any(line.split()[1:3] == [str(where), fstype] for line in fh):
             return
-    sh("mount", "-t", "bpf", "bpf", str(BPF_FS))
+    sh("mount", "-t", fstype, fstype, str(where))
 
 
 def attach(obj: Path, pins: Path):
@@ -270,7 +275,7 @@ class DropCounter:
         # a namespace's identity is the inode of its file: the same number as net->ns.inum
         self.roles = {os.stat(f"/run/netns/{ns}").st_ino: ns.rsplit("-", 1)[1] for ns in self.tb.namespaces}
         obj = program()
-        mount_bpffs()
+        mount("bpf", BPF_FS)  # the pins live in it
         detach(self.pins)  # what a run of the same prefix left
         self.pins.mkdir(parents=True)
         try:
