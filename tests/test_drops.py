@@ -164,16 +164,35 @@ def nft_dropped(tb) -> int:
     return next(o["counter"]["packets"] for o in out["nftables"] if "counter" in o)
 
 
+#: Trials an exact comparison may take to find one the tracer's blind spot did not strike.
+ATTEMPTS = 6
+
+
+def untouched_trial(tb, dc, count=lambda: 0):
+    """A trial (10,000 pps, 0.3 s) whose sink drops the tracer all saw, and what ``count``
+    (a counter of the testbed's) counted during it.
+
+    The tracer's blind spot (drops.py's docstring) strikes a trial at random, on this
+    machine one 0.5-s trial in 4 to 10: the sink measures it (``trace_missed``), but a
+    DUT drop it hides is not known, so an exact comparison needs a trial it left alone."""
+    missed = []
+    for _ in range(ATTEMPTS):
+        c0 = count()
+        r = traffic.run_trial(tb, 10_000, 0.3, traffic.TrafficSpec(), drops=dc)
+        if r.trace_missed == 0:
+            return r, count() - c0
+        missed.append(r.trace_missed)
+    pytest.fail(f"the tracer missed sink drops in each of {ATTEMPTS} trials ({missed} packets): "
+                "the comparison would not be exact")
+
+
 @root
 def test_the_attributed_count_is_the_count_dropped():
     needs_tools()
     with testbed.Testbed() as tb, drops.DropCounter(tb, engines.get("linux")) as dc:
         dropping_testbed(tb, every=10)
-        d0 = nft_dropped(tb)
-        r = traffic.run_trial(tb, 10_000, 0.5, traffic.TrafficSpec(), drops=dc)
-        dropped = nft_dropped(tb) - d0
+        r, dropped = untouched_trial(tb, dc, lambda: nft_dropped(tb))
     assert dropped == pytest.approx(r.tx / 10, abs=1) and r.lost == dropped
-    assert r.trace_missed == 0, "the tracer missed sink drops: the comparison below would not be exact"
     assert (r.lost_attributed, r.lost_unexplained) == (dropped, 0)
     assert r.drops == f"dut:NETFILTER_DROP={dropped}"
     loss = [row for row in r.drop_rows if row[4] == "loss"]
@@ -190,9 +209,8 @@ def test_a_router_of_known_capacity_loses_what_it_drops():
     eng = Calibration(capacity_pps=5_000)
     with testbed.Testbed() as tb, drops.DropCounter(tb, eng) as dc:
         eng.start(tb, scenarios.load("single-flow"))
-        r = traffic.run_trial(tb, 10_000, 0.5, traffic.TrafficSpec(), drops=dc)
-    assert r.lost > 2_000  # half of 5,000 offered, less the bucket
-    assert r.trace_missed == 0
+        r, _ = untouched_trial(tb, dc)
+    assert r.lost > 1_000  # half of 3,000 offered, less the bucket
     assert (r.lost_attributed, r.lost_unexplained) == (r.lost, 0)
     assert r.drops == f"dut:NETFILTER_DROP={r.lost}"
 

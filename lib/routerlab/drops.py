@@ -17,11 +17,13 @@ drops that are the testbed's design, not loss (the sink's counting drop,
 trial with a counter: trials.csv gets ``lost``, ``lost_attributed``, ``lost_unexplained``,
 ``trace_missed`` and ``drops``, and ``drops.csv`` beside it every counter that moved.
 
-The tracer's blind spot: on this kernel (6.18) the program is, rarely, not run for a
-burst of events (32 at a time, up to a few hundred per 200,000 packets) although tracefs
-counts every one and the kernel reports no recursion miss; seen only on the kernel
-forwarding paths (packets through the per-CPU backlog), never on the XDP path. The sink,
-which counts every packet itself, measures it in each trial (``trace_missed``).
+The tracer's blind spot: on this kernel (6.18) the program is now and then not run for a
+burst of events (32 at a time: one batch of the generator), although perf counts every
+one on the same trials, the kernel's count of the program's runs is short by as many and it
+reports no recursion miss; a classic tracepoint program misses the same way. Seen only on
+the kernel forwarding paths (packets through the per-CPU backlog), never on the XDP path;
+how often depends on the machine (docs/testbed.md). The sink, which counts every packet
+itself, measures it in each trial (``trace_missed``).
 
 Loading: bpftool 7.1 (Debian bookworm) has no ``autoattach``, so the program is loaded and
 attached with Debian's libbpf (``libbpf.so.1``, through ctypes) and its link and map are
