@@ -763,7 +763,7 @@ def test_bmv2_where_the_loss_went():
     assert low[low["offered_pps"] < 10_000]["lost"].sum() == 0
     un = high.groupby("offered_pps")["lost_unexplained"].sum()
     says(BMV2, f"At 30,000 and 40,000 pps the capture socket took {pps(high['lost_attributed'].sum())} of the "
-               f"{pps(high['lost'].sum())} lost packets; no counter we read explains the other "
+               f"{pps(high['lost'].sum())} lost packets; no counter read for these files explains the other "
                f"{pps(high['lost_unexplained'].sum())} ({' and '.join(pps(x) for x in un)})")
     # "no kernel counter or drop tracepoint saw them": nothing but capture drops and design rows at those loads
     other = d[(d["offered_pps"] >= 30_000) & ~d["counted_as"].isin(["loss", "design"])]
@@ -1040,8 +1040,8 @@ def test_comparison_where_the_loss_went():
     small = un.loc[["nft", "click", "fastclick"]]
     assert (small[small != 0].index.get_level_values("scenario") == "ddos-drop50").all()
     assert (un.loc[["ebpf", "fastclick-dpdk"]] == 0).all()
-    says("comparison", f"no counter saw {100 * tot.loc['bmv2', 'lost_unexplained'] / tot.loc['bmv2', 'lost']:.1f}% "
-                       "of its lost packets")
+    says("comparison", "no counter read for these files saw "
+                       f"{100 * tot.loc['bmv2', 'lost_unexplained'] / tot.loc['bmv2', 'lost']:.1f}% of its lost packets")
 
 
 def test_comparison_verdicts(ours):

@@ -230,6 +230,25 @@ def test_only_the_testbeds_own_namespaces_are_counted():
 
 
 @root
+def test_the_testbeds_own_loopback_connections_are_not_counted():
+    # bmv2's runtime CLI talks to simple_switch over the DUT's loopback; its drops are not
+    # a trial's. Here a connection to a closed port: its SYN is freed as NO_SOCKET on lo,
+    # while one sent across the testbed's link (to the sink, which drops what it counts)
+    # is counted.
+    needs_tools()
+    connect = "import socket,sys\ntry: socket.create_connection((sys.argv[1], 9), timeout=1)\nexcept OSError: pass"
+    with testbed.Testbed() as tb, drops.DropCounter(tb) as dc:
+        s0 = dc.snapshot()
+        for _ in range(3):
+            testbed.nsexec(tb.ns_dut, sys.executable, "-c", connect, "127.0.0.1")
+        s1 = dc.snapshot()
+        testbed.nsexec(tb.ns_dut, sys.executable, "-c", connect, f"{testbed.SINK_NET}.2")
+        s2 = dc.snapshot()
+    assert s1 == s0
+    assert sum(v - s1.get(k, 0) for k, v in s2.items() if k[0] == "sink") >= 1, (s1, s2)
+
+
+@root
 def test_a_sweep_writes_the_attribution_beside_its_trials(tmp_path):
     needs_tools()
     import pandas as pd
@@ -367,6 +386,8 @@ def test_a_user_space_engines_overload_is_attributed_to_its_own_counters(engine,
     # the generator's full rate: more than any of these engines forwards on one CPU. Their
     # capture socket's drops are invisible to the tracer (a clone's free); only the
     # engine's counter (Click) or the socket's own statistics (bmv2) explain the loss.
+    # bmv2's other loss, at its full egress queue, is its program's counters' difference
+    # (engines.bmv2.queue_reads): 36-5,348 packets a trial went unexplained without it.
     needs_tools()
     eng = engines.get(engine)
     try:
@@ -381,4 +402,27 @@ def test_a_user_space_engines_overload_is_attributed_to_its_own_counters(engine,
             eng.stop(tb)
     assert r.lost > 0.05 * r.tx, r
     assert counter in r.drops
-    assert abs(r.lost_unexplained) <= 0.01 * r.lost, r.drops
+    # every packet, to a few packets' slack for a stray one of the namespaces' own
+    assert abs(r.lost_unexplained) <= 10, r.drops
+
+
+@root
+def test_bmv2s_full_egress_queue_is_counted():
+    # simple_switch's egress queue on port 1 limited to 1,000 pps: a router of known
+    # capacity whose only loss is the queue's, which bmv2 counts nowhere itself.
+    needs_tools()
+    eng = engines.get("bmv2")
+    try:
+        eng.check()
+    except Exception as e:  # noqa: BLE001
+        engine_absent(str(e))
+    with testbed.Testbed() as tb, drops.DropCounter(tb, eng) as dc:
+        eng.start(tb, scenarios.load("single-flow"))
+        try:
+            eng.cli_run(["set_queue_rate 1000 1"])
+            r = traffic.run_trial(tb, 5_000, 0.5, traffic.TrafficSpec(), drops=dc)
+        finally:
+            eng.stop(tb)
+    # 0.5 s at 1,000 pps, plus the 64 packets the queue holds, reach the sink
+    assert r.rx == pytest.approx(564, abs=60), r
+    assert r.drops == f"dut:egress_queue_drops={r.lost}", r.drops

@@ -5,7 +5,9 @@ The kernel names each packet it frees as dropped with a reason (tracepoint
 pwru and retis find where packets die. :class:`DropCounter` attaches a small BPF program
 (``bpf/drop_reasons.c``) to that tracepoint for the life of one :class:`Testbed`; it counts
 per (network namespace, reason), and :meth:`DropCounter.snapshot` keeps the testbed's own
-namespaces by their role (tg, dut, sink). Around each trial :meth:`DropCounter.read` also
+namespaces by their role (tg, dut, sink). It leaves out packets on a loopback device: a
+trial's packets never cross one, the testbed's own control connections (bmv2's runtime
+CLI) do. Around each trial :meth:`DropCounter.read` also
 takes the counters that see drops the tracepoint cannot (XDP frames are not socket
 buffers: a full veth ring returns them without ``kfree_skb``) or that say why (softnet
 squeezes): each veth's link and XDP counters, the testbed's qdiscs, the per-CPU softnet
@@ -377,8 +379,9 @@ FIREWALL_DROPS = {"nft": (("dut", "NETFILTER_DROP"), None),
                   "ebpf": (("dut", "NOT_SPECIFIED"), ("dut", "engine", "fw_drop"))}
 #: Engines whose own drop counters count drops the tracepoint cannot see (user space,
 #: clones, XDP frames: :data:`routerlab.engines.click.DROP_HANDLERS`, and for bmv2
-#: :mod:`routerlab.engines.capture`): they are loss, not context. The XDP router's
-#: counters are not here: its drops come back as kfree_skb.
+#: :mod:`routerlab.engines.capture` and :func:`routerlab.engines.bmv2.queue_reads`): they
+#: are loss, not context. The XDP router's counters are not here: its drops come back as
+#: kfree_skb.
 UNTRACED_ENGINE_COUNTERS = frozenset({"click", "fastclick", "fastclick-dpdk", "bmv2"})
 #: Counters of drops that never pass kfree_skb, so the tracepoint cannot see them: XDP
 #: frames are not sk_buffs, and a veth that cannot take a redirected or XDP_TX frame

@@ -133,7 +133,8 @@ class Pipeline:
                     hdr, fld = k["target"]
                     keys.append(Field(k["name"], k["match_type"], widths[inst[hdr]][fld]))
                 self.tables[t["name"]] = Table(t["name"], tuple(keys), tuple(t["actions"]))
-        self.counters = [c["name"] for c in j.get("counter_arrays", [])]
+        #: counter array name -> number of cells
+        self.counters = {c["name"]: c["size"] for c in j.get("counter_arrays", [])}
         self.registers = [r["name"] for r in j.get("register_arrays", [])]
 
 
