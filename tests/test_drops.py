@@ -402,8 +402,9 @@ def test_a_user_space_engines_overload_is_attributed_to_its_own_counters(engine,
             eng.stop(tb)
     assert r.lost > 0.05 * r.tx, r
     assert counter in r.drops
-    # every packet, to a few packets' slack for a stray one of the namespaces' own
-    assert abs(r.lost_unexplained) <= 10, r.drops
+    # every packet but 0.1%: the tracer's blind spot can hide a batch or three of a traced
+    # count (Click's CPU_BACKLOG), 32 packets each
+    assert abs(r.lost_unexplained) <= 0.001 * r.lost, r.drops
 
 
 @root
