@@ -27,6 +27,19 @@ def engine_absent(reason: str):
     pytest.skip(reason)
 
 
+def checked_engine(name: str, sc=None):
+    """The engine ``name``, after its check for scenario ``sc``; if it is not ready, the
+    test skips naming why (:func:`engine_absent`)."""
+    from routerlab import engines
+
+    eng = engines.get(name)
+    try:
+        eng.check(sc)
+    except Exception as e:  # noqa: BLE001
+        engine_absent(str(e))
+    return eng
+
+
 def engine_marks(what: str, find):
     """Marks for the tests that need an engine: (needs it, needs it and root). ``find()``
     raises a RouterlabError saying what is missing; both marks then skip naming it (fail

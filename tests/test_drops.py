@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import engine_absent
+from conftest import checked_engine, engine_absent
 
 from routerlab import drops, engines, scenarios, testbed, traffic
 from routerlab.errors import RouterlabError
@@ -389,11 +389,7 @@ def test_a_user_space_engines_overload_is_attributed_to_its_own_counters(engine,
     # bmv2's other loss, at its full egress queue, is its program's counters' difference
     # (engines.bmv2.queue_reads): 36-5,348 packets a trial went unexplained without it.
     needs_tools()
-    eng = engines.get(engine)
-    try:
-        eng.check()
-    except Exception as e:  # noqa: BLE001
-        engine_absent(str(e))
+    eng = checked_engine(engine)
     with testbed.Testbed() as tb, drops.DropCounter(tb, eng) as dc:
         eng.start(tb, scenarios.load("single-flow"))
         try:
@@ -412,11 +408,7 @@ def test_bmv2s_full_egress_queue_is_counted():
     # simple_switch's egress queue on port 1 limited to 1,000 pps: a router of known
     # capacity whose only loss is the queue's, which bmv2 counts nowhere itself.
     needs_tools()
-    eng = engines.get("bmv2")
-    try:
-        eng.check()
-    except Exception as e:  # noqa: BLE001
-        engine_absent(str(e))
+    eng = checked_engine("bmv2")
     with testbed.Testbed() as tb, drops.DropCounter(tb, eng) as dc:
         eng.start(tb, scenarios.load("single-flow"))
         try:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import engine_absent
+from conftest import checked_engine, engine_absent
 
 from routerlab import engines, scenarios, testbed, traffic
 from routerlab.errors import NeedsRoot, ParameterError
@@ -57,11 +57,7 @@ def test_host_is_untouched():
                                               ("ebpf", "single-flow-fw5"), ("linux", "multi-flow")])
 def test_forwarding_and_counters_add_up(engine, scenario):
     sc = scenarios.load(scenario)
-    eng = engines.get(engine)
-    try:
-        eng.check(sc)
-    except Exception as e:  # noqa: BLE001
-        engine_absent(str(e))
+    eng = checked_engine(engine, sc)
     spec = traffic.TrafficSpec(flows=sc.flows)
     with testbed.Testbed() as tb:
         eng.start(tb, sc)
@@ -92,11 +88,7 @@ def test_drop_scenario_counts_only_legit_traffic():
 @pytest.mark.parametrize("engine", ["ebpf", "click", "fastclick", "fastclick-dpdk", "bmv2"])
 def test_gre_packets_carry_the_outer_header(engine):
     sc = scenarios.load("gre-multiflow-fw50")
-    eng = engines.get(engine)
-    try:
-        eng.check(sc)
-    except Exception as e:  # noqa: BLE001
-        engine_absent(str(e))
+    eng = checked_engine(engine, sc)
     code = textwrap.dedent("""
         import socket, struct, sys
         s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
