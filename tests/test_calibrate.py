@@ -190,6 +190,29 @@ def test_the_limiter_limits_on_the_testbed():
 
 
 
+def _trials_near_the_truth():
+    """Sweep and search trials of a 40,000-pps limiter (B = 400: true NDR 40,200 pps for
+    2 s trials, 40,800 for 0.5 s ones)."""
+    import pandas as pd
+
+    return pd.DataFrame([
+        (38_800, 2.0, 0, float("nan")),
+        (38_800, 2.0, 375, "dut:CPU_BACKLOG=375"),
+        (41_200, 2.0, 2_000, "dut:NETFILTER_DROP=2000"),  # above the truth: the limiter's
+        (40_500, 0.5, 12, "dut:NETFILTER_DROP=10"),        # under a short trial's truth
+        (40_500, 2.0, 100, "dut:NETFILTER_DROP=100"),      # above a long trial's
+    ], columns=["offered_pps", "duration_s", "lost", "drops"])
+
+
+def test_the_chains_own_loss_is_the_loss_where_the_limiter_drops_nothing():
+    got = calibrate.chain_loss(Calibration(capacity_pps=40_000), _trials_near_the_truth())
+    assert got == {"trials": 3, "lossy_trials": 2, "lost": 387,
+                   "by_counter": "dut:CPU_BACKLOG=375;dut:NETFILTER_DROP=10;unexplained=2"}
+    clean = _trials_near_the_truth().assign(lost=0, drops=float("nan"))
+    assert calibrate.chain_loss(Calibration(capacity_pps=40_000), clean) == {
+        "trials": 3, "lossy_trials": 0, "lost": 0, "by_counter": ""}
+
+
 def _answers(within):
     import pandas as pd
 
@@ -201,7 +224,12 @@ def _answers(within):
     curve = pd.DataFrame([{"experiment": row["experiment"], "capacity_pps": 40_000, "factor": 2.0,
                            "offered_pps": 80_000, "runs": 3, "expected_loss": 0.4975, "plr": 0.4976,
                            "plr_min": 0.4975, "plr_max": 0.4977}])
-    return calibrate.CalibrationRun(400_000, pd.DataFrame([row]), curve)
+    trials = _trials_near_the_truth()
+    if within:
+        trials = trials.assign(lost=0, drops=float("nan"))
+    chain = pd.DataFrame([{"experiment": row["experiment"], "capacity_pps": 40_000,
+                           **calibrate.chain_loss(Calibration(capacity_pps=40_000), trials)}])
+    return calibrate.CalibrationRun(400_000, pd.DataFrame([row]), curve, chain)
 
 
 @pytest.mark.parametrize("within, code", [(True, 0), (False, 1)])
@@ -217,6 +245,10 @@ def test_the_command_exits_non_zero_when_an_answer_is_outside_its_precision(monk
     assert r.exit_code == code, r.output
     assert seen["fractions"] == [0.1] and seen["duration"] == 1.0 and seen["methods"] == ("routerlab",)
     assert "PDR  routerlab    40,402" in r.output
+    where = "lost where the limiter drops nothing (loads up to the true NDR): "
+    assert where + ("none in 3 trials" if within else
+                    "2 of 3 trials, 387 packets: dut CPU_BACKLOG 375, dut NETFILTER_DROP 10, unexplained 2") in r.output
+    assert ("dut CPU_BACKLOG is the router's input queue overflowing" in r.output) == (not within)
     last = r.output.strip().splitlines()[-1]
     assert last == ("all 1 answers lie within their precision of the truth" if within else
                     "1 of 1 answers lie outside their precision of the truth: 0.1 PDR routerlab")

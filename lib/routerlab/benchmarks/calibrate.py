@@ -29,7 +29,13 @@ passes; the next failing load then says how close the truth is.) What is written
   ``generator_ceiling_pps``, ``when`` (UTC);
 - ``calibration_loss.csv``, one row per sweep load: ``experiment``, ``capacity_pps``,
   ``factor`` (load / N), ``offered_pps``, ``runs``, ``expected_loss`` (the limiter's,
-  ratio), ``plr`` (mean measured), ``plr_min``, ``plr_max`` (over the trials).
+  ratio), ``plr`` (mean measured), ``plr_min``, ``plr_max`` (over the trials);
+- ``calibration_chain_loss.csv``, one row per capacity: the loss at loads up to the
+  true NDR of each trial's duration, where the limiter passes every packet of smooth
+  arrivals, so whatever is lost there is the measuring chain's (:func:`chain_loss`):
+  ``experiment``, ``capacity_pps``, ``trials`` (sweep and search trials at such loads),
+  ``lossy_trials``, ``lost`` (packets), ``by_counter`` (``place:REASON=packets;...``,
+  the counters that dropped them, as in a trial's ``drops``).
 """
 
 from __future__ import annotations
@@ -71,11 +77,15 @@ class CalibrationRun:
         One row per capacity, kind and method (the columns of ``calibration.csv``).
     losses : pandas.DataFrame
         One row per sweep load (the columns of ``calibration_loss.csv``).
+    chain : pandas.DataFrame
+        One row per capacity: the chain's own loss (the columns of
+        ``calibration_chain_loss.csv``, :func:`chain_loss`).
     """
 
     ceiling_pps: float
     answers: object
     losses: object
+    chain: object
 
     @property
     def outside(self):
@@ -210,7 +220,7 @@ def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: in
     out = Path(out)
     if ceiling_pps is None:
         ceiling_pps = measuring.generator_ceiling(sc, announce)
-    answers, losses = [], []
+    answers, losses, chain = [], [], []
     for frac in fractions:
         eng = Calibration(capacity_pps=round(frac * ceiling_pps))
         n = eng.capacity_pps
@@ -241,13 +251,46 @@ def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: in
                             "found_pps": r.lower, "upper_pps": r.upper, "precision": precision,
                             **judge(r.lower, truth[r.kind], precision, generator_bound=r.generator_bound),
                             "generator_bound": r.generator_bound, "trial_seconds": r.trial_seconds})
+        probes = pd.read_csv(out / "search_trials.csv")
+        probes = probes[probes["experiment"] == experiment]
+        chain.append({"experiment": experiment, "capacity_pps": n,
+                      **chain_loss(eng, pd.concat([trials[["offered_pps", "duration_s", "lost", "drops"]],
+                                                   probes.rename(columns={"load": "offered_pps",
+                                                                          "duration": "duration_s"})
+                                                   [["offered_pps", "duration_s", "lost", "drops"]]]))})
     when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     table = pd.DataFrame(answers).assign(generator_ceiling_pps=round(ceiling_pps), when=when)
     curve = pd.concat(losses, ignore_index=True)[["experiment", "capacity_pps", "factor", "offered_pps", "runs",
                                                   "expected_loss", "plr", "plr_min", "plr_max"]]
     _write(out / "calibration.csv", table)
     _write(out / "calibration_loss.csv", curve)
-    return CalibrationRun(ceiling_pps, table, curve)
+    chain = pd.DataFrame(chain)
+    _write(out / "calibration_chain_loss.csv", chain)
+    return CalibrationRun(ceiling_pps, table, curve, chain)
+
+
+def chain_loss(eng, trials) -> dict:
+    """The loss of ``trials`` (sweep or search trials on the calibration router ``eng``;
+    columns ``offered_pps``, ``duration_s``, ``lost``, ``drops``) at loads up to the true
+    NDR of their duration. There the limiter passes every packet of smooth arrivals, so a
+    packet lost is the measuring chain's: the router's input queue overflowing while its
+    CPU was held up (``dut:CPU_BACKLOG``), or arrivals bunched beyond the limiter's bucket
+    (``dut:NETFILTER_DROP``). Returns ``trials`` (how many were at such loads),
+    ``lossy_trials``, ``lost`` (packets) and ``by_counter`` (``place:REASON=packets;...``,
+    largest first; ``unexplained`` for loss no counter took)."""
+    below = trials[[o <= eng.true_ndr(d) for o, d in zip(trials["offered_pps"], trials["duration_s"])]]
+    counts: dict[str, int] = {}
+    for drops, lost in zip(below["drops"], below["lost"]):
+        named = 0
+        for item in (drops.split(";") if isinstance(drops, str) and drops else []):
+            name, n = item.rsplit("=", 1)
+            counts[name] = counts.get(name, 0) + int(n)
+            named += int(n)
+        if lost > named:
+            counts["unexplained"] = counts.get("unexplained", 0) + int(lost - named)
+    return {"trials": len(below), "lossy_trials": int((below["lost"] > 0).sum()),
+            "lost": int(below["lost"].clip(lower=0).sum()),
+            "by_counter": ";".join(f"{k}={v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))}
 
 
 def loss_curve(eng, trials, duration: float):
@@ -297,11 +340,22 @@ def report(res: CalibrationRun) -> str:
         lines.append("  sweep loss, % (load/N: expected, measured mean [lowest-highest trial]):")
         lines += [f"    {c.factor:4.2f}: {c.expected_loss:6.2%}, {c.plr:6.2%} [{c.plr_min:.2%}-{c.plr_max:.2%}]"
                   for c in curve.itertuples()]
+        for c in res.chain[res.chain["experiment"] == exp].itertuples():
+            where = (f"{c.lossy_trials} of {c.trials} trials, {c.lost:,} packets: "
+                     + ", ".join(f"{k.replace(':', ' ')} {int(v):,}" for k, v in
+                                 (item.rsplit("=", 1) for item in c.by_counter.split(";")))
+                     if c.lossy_trials else f"none in {c.trials} trials")
+            lines.append(f"  lost where the limiter drops nothing (loads up to the true NDR): {where}")
     bad = res.outside
     lines.append("")
     if len(bad):
         lines.append(f"{len(bad)} of {len(a)} answers lie outside their precision of the truth: "
                      + "; ".join(f"{r.capacity_fraction:g} {r.kind.upper()} {r.method}" for r in bad.itertuples()))
+        if res.chain["lossy_trials"].sum():
+            lines.insert(-1, "Loss where the limiter drops nothing is the measuring chain's, not the limiter's: "
+                             "dut CPU_BACKLOG is the router's input queue overflowing while its CPU was held up; "
+                             "dut NETFILTER_DROP there is the limiter meeting arrivals bunched beyond its bucket "
+                             "(routerlab.engines.calibration).")
     else:
         lines.append(f"all {len(a)} answers lie within their precision of the truth")
     return "\n".join(lines)
