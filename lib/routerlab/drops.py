@@ -496,6 +496,14 @@ def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_s
     return Attribution(lost, attributed, lost - attributed, missed, summary, rows)
 
 
+def parse_summary(text) -> dict[str, int]:
+    """A trial's ``drops`` summary (``place:REASON=packets;...``, as :func:`attribute`
+    writes it) as {``place:REASON``: packets}; empty for no loss (an empty string or NaN)."""
+    if not isinstance(text, str) or not text:
+        return {}
+    return {name: int(n) for name, n in (item.rsplit("=", 1) for item in text.split(";"))}
+
+
 #: drops.csv, beside trials.csv: one row per counter that moved in a trial.
 DROPS_FILE = "drops.csv"
 DROPS_FIELDS = list(KINDS[DROPS_FILE])

@@ -278,16 +278,16 @@ def chain_loss(eng, trials) -> dict:
     (``dut:NETFILTER_DROP``). Returns ``trials`` (how many were at such loads),
     ``lossy_trials``, ``lost`` (packets) and ``by_counter`` (``place:REASON=packets;...``,
     largest first; ``unexplained`` for loss no counter took)."""
+    from ..drops import parse_summary
+
     below = trials[[o <= eng.true_ndr(d) for o, d in zip(trials["offered_pps"], trials["duration_s"])]]
     counts: dict[str, int] = {}
-    for drops, lost in zip(below["drops"], below["lost"]):
-        named = 0
-        for item in (drops.split(";") if isinstance(drops, str) and drops else []):
-            name, n = item.rsplit("=", 1)
-            counts[name] = counts.get(name, 0) + int(n)
-            named += int(n)
-        if lost > named:
-            counts["unexplained"] = counts.get("unexplained", 0) + int(lost - named)
+    for summary, lost in zip(below["drops"], below["lost"]):
+        named = parse_summary(summary)
+        for name, n in named.items():
+            counts[name] = counts.get(name, 0) + n
+        if lost > sum(named.values()):
+            counts["unexplained"] = counts.get("unexplained", 0) + int(lost - sum(named.values()))
     return {"trials": len(below), "lossy_trials": int((below["lost"] > 0).sum()),
             "lost": int(below["lost"].clip(lower=0).sum()),
             "by_counter": ";".join(f"{k}={v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))}
@@ -320,7 +320,9 @@ def _write(path: Path, df):
 
 def report(res: CalibrationRun) -> str:
     """The answers per capacity (truth, found, error, precision, trial-seconds), the loss
-    along each sweep, and which answers lie outside their precision."""
+    along each sweep, the chain's own loss, and which answers lie outside their precision."""
+    from ..drops import parse_summary
+
     a = res.answers
     lines = [f"generator ceiling: {res.ceiling_pps:,.0f} pps"]
     for (exp, frac, n, burst, dur), rows in a.groupby(["experiment", "capacity_fraction", "capacity_pps",
@@ -342,8 +344,7 @@ def report(res: CalibrationRun) -> str:
                   for c in curve.itertuples()]
         for c in res.chain[res.chain["experiment"] == exp].itertuples():
             where = (f"{c.lossy_trials} of {c.trials} trials, {c.lost:,} packets: "
-                     + ", ".join(f"{k.replace(':', ' ')} {int(v):,}" for k, v in
-                                 (item.rsplit("=", 1) for item in c.by_counter.split(";")))
+                     + ", ".join(f"{k.replace(':', ' ')} {v:,}" for k, v in parse_summary(c.by_counter).items())
                      if c.lossy_trials else f"none in {c.trials} trials")
             lines.append(f"  lost where the limiter drops nothing (loads up to the true NDR): {where}")
     bad = res.outside
