@@ -20,6 +20,14 @@ needs_nft, on_testbed = engine_marks("nftables (the calibration router)", lambda
 
 # -- the truth ---------------------------------------------------------------------------------
 
+def test_the_router_queue_a_cpu_stop_fills_is_the_smaller_of_backlog_and_bucket():
+    backlog = engines.get("linux").queue_packets(None)
+    assert backlog == int(open("/proc/sys/net/core/netdev_max_backlog").read())
+    assert Calibration(capacity_pps=58_000).queue_packets(None) == min(backlog, 580)  # 10 ms of bucket
+    assert Calibration(capacity_pps=38_000, burst=10**6).queue_packets(None) == backlog
+    assert engines.get("ebpf").queue_packets(None) == 256  # XDP waits in the veth's ring, not the backlog
+
+
 def test_worked_example_38000_pps_burst_380_two_seconds():
     eng = Calibration(capacity_pps=38_000, burst=380)
     assert eng.cost_ns == 26_315  # 1e9 // 38000: the kernel charges whole nanoseconds

@@ -61,9 +61,12 @@ def test_forwarding_and_counters_add_up(engine, scenario):
     spec = traffic.TrafficSpec(flows=sc.flows)
     with testbed.Testbed() as tb:
         eng.start(tb, sc)
+        tb.router_queue = eng.queue_packets(tb)
         f0, q0 = eng.forwarded(tb), sink_ring_packets(tb)
         r = traffic.run_trial(tb, 20_000, 0.5, spec)
         f1, q1 = eng.forwarded(tb), sink_ring_packets(tb)
+        # the trial says how long the router's queue lasts at its load, and its CPU's longest stop
+        assert r.queue_ms == pytest.approx(tb.router_queue / 20_000 * 1e3) and r.cpu_stop_ms >= 0
         # the sink took every packet from its own veth ring, none from the router's backlog
         assert q1 - q0 == r.rx
         # what the kernel counted as offered is what the generator sent, at the requested rate
@@ -74,6 +77,31 @@ def test_forwarding_and_counters_add_up(engine, scenario):
         assert f1 - f0 == r.rx  # exact: the engine's own forwarded counter matches the sink
         if not eng.kernel_forwarding:
             assert engines.guard_count(tb) == 0  # the kernel forwarded nothing for the engine
+
+
+HOG = textwrap.dedent("""
+    import os, sys, time
+    os.sched_setaffinity(0, {int(sys.argv[1])})
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(2))
+    end = time.monotonic() + float(sys.argv[2])
+    while time.monotonic() < end:
+        pass
+""")
+
+
+def test_the_stop_probe_sees_the_router_cpu_taken_away():
+    """A task above the probe's priority that keeps the router's CPU for 30 ms is a stop the
+    probe must report; a quiet CPU gives a shorter one; the probe leaves nothing running."""
+    with testbed.Testbed() as tb:
+        with traffic.cpu_stops(tb, tb.router_cpu) as quiet:
+            time.sleep(0.3)
+        with traffic.cpu_stops(tb, tb.router_cpu) as taken:
+            time.sleep(0.1)
+            subprocess.run([sys.executable, "-c", HOG, str(tb.router_cpu), "0.03"], check=True)
+            time.sleep(0.1)
+        assert taken["max_stop_ms"] >= 25 and quiet["max_stop_ms"] < taken["max_stop_ms"], (quiet, taken)
+        assert tb.procs == []
+    assert not subprocess.run(["pgrep", "-f", "rlstop-"], capture_output=True).stdout
 
 
 def test_drop_scenario_counts_only_legit_traffic():

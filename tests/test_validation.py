@@ -13,7 +13,7 @@ from conftest import engine_absent
 
 from routerlab import traffic
 from routerlab.errors import ParameterError, RouterlabError
-from routerlab.validation import SUPERSEDED_SEARCH_TRIALS, SUPERSEDED_TRIALS, TrialValidation
+from routerlab.validation import STOP_FLOOR_MS, SUPERSEDED_SEARCH_TRIALS, SUPERSEDED_TRIALS, TrialValidation
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and veth")
 
@@ -47,13 +47,41 @@ def test_the_threshold_is_exclusive_and_defaults_to_the_steal_flag():
     v = TrialValidation()
     assert v.steal_threshold == traffic.STEAL_FLAG and v.max_repeats == 3
     assert not v.disturbed({"steal": traffic.STEAL_FLAG}) and v.disturbed({"steal": traffic.STEAL_FLAG + 1e-4})
-    assert v.facts() == {"steal_threshold": traffic.STEAL_FLAG, "max_repeats": 3}
+    assert v.facts() == {"steal_threshold": traffic.STEAL_FLAG, "stop_floor_ms": STOP_FLOOR_MS, "max_repeats": 3}
+
+
+def stopped(stop_ms, queue_ms, steal=0.0):
+    """A trial's row as the CPU-stop probe and the router's queue left it."""
+    return {"steal": steal, "cpu_stop_ms": stop_ms, "queue_ms": queue_ms}
+
+
+def test_a_stop_of_the_router_cpu_longer_than_its_queue_lasts_disturbs_a_trial():
+    v = TrialValidation()
+    assert v.why_disturbed(stopped(6.2, 5.0)) == "router CPU stopped 6.2 ms (the queue lasts 5.0 ms)"
+    assert not v.disturbed(stopped(4.9, 5.0))  # the queue outlasted the stop
+    # under the floor a late wake-up may be the router's own softirq work, which drains the queue
+    assert not v.disturbed(stopped(3.9, 2.5)) and v.disturbed(stopped(4.1, 2.5))
+    assert TrialValidation(stop_floor_ms=0).disturbed(stopped(3.0, 2.5))
+    assert v.why_disturbed(stopped(6.2, 5.0, steal=0.05)) == ("steal 5.0% > 2.0%; "
+                                                             "router CPU stopped 6.2 ms (the queue lasts 5.0 ms)")
+
+
+@pytest.mark.parametrize("missing", [None, "", float("nan")])
+def test_a_trial_with_no_probe_is_judged_on_its_steal(missing):
+    v = TrialValidation()
+    assert v.why_disturbed(stopped(missing, 5.0)) == ""
+    assert v.why_disturbed(stopped(missing, 5.0, steal=0.03)) == "steal 3.0% > 2.0%"
+    # a stop with no queue known is held against the trial above the floor
+    assert v.why_disturbed(stopped(12.0, missing)) == "router CPU stopped 12.0 ms (queue unknown)"
 
 
 @pytest.mark.parametrize("kw, name", [({"steal_threshold": 1.0}, "steal_threshold"),
                                       ({"steal_threshold": -0.01}, "steal_threshold"),
                                       ({"max_repeats": -1}, "max_repeats"), ({"max_repeats": 1.5}, "max_repeats"),
-                                      ({"max_repeats": True}, "max_repeats")])
+                                      ({"max_repeats": True}, "max_repeats"),
+                                      ({"stop_floor_ms": -1}, "stop_floor_ms"),
+                                      ({"stop_floor_ms": float("inf")}, "stop_floor_ms"),
+                                      ({"stop_floor_ms": "4"}, "stop_floor_ms")])
 def test_bad_settings_are_named(kw, name):
     with pytest.raises(ParameterError) as e:
         TrialValidation(**kw)
@@ -95,12 +123,13 @@ def test_a_sweep_keeps_every_attempt_and_records_the_validation(tmp_path):
     assert (list(sup["trial"]), list(sup["attempt"]), list(sup["disturbed"])) == ([0], [1], [True])
     assert sup["tx"].iloc[0] > 0 and sup["started_at"].iloc[0] <= t["started_at"].iloc[0]
     notes = datasets.read_experiments(tmp_path)["notes"].iloc[0]
-    assert "steal_threshold=0.05; max_repeats=1" in notes
+    assert "router_queue_packets=1000; steal_threshold=0.05; stop_floor_ms=4.0; max_repeats=1" in notes
+    assert t["queue_ms"].tolist() == [200.0, 200.0] and (t["cpu_stop_ms"] >= 0).all()
     # the default validation is recorded too
     sweep.run(sweep.SweepPlan("linux", sc, [5_000], runs=1, duration=0.2, experiment="b"), tmp_path, engine=eng,
               ceiling_pps=400_000, progress=False)
     rec = datasets.read_experiments(tmp_path).set_index("experiment")
-    assert f"steal_threshold={traffic.STEAL_FLAG}; max_repeats=3" in rec.loc["b", "notes"]
+    assert f"steal_threshold={traffic.STEAL_FLAG}; stop_floor_ms={STOP_FLOOR_MS}; max_repeats=3" in rec.loc["b", "notes"]
 
 
 @needs_root

@@ -39,12 +39,17 @@ TRIAL_COLUMNS = {
     "scenario": (False, "scenario preset or description"),
     "cpu_load": (False, "CPU busy fraction of the device under test, ratio in [0, 1]"),
     "steal": (False, "CPU steal fraction during the trial, ratio in [0, 1]"),
+    "cpu_stop_ms": (False, "longest stop of the router's CPU during the trial (a wake-up of the "
+                           "highest-priority probe that late), milliseconds"),
+    "queue_ms": (False, "how long the router's queue lasts at the offered load (its packets / "
+                        "offered_pps), milliseconds: a longer stop disturbs the trial"),
     "generator_limited": (False, "the generator could not keep the requested rate"),
     "sent_pps": (False, "rate the generator achieved, packets per second"),
     "started_at": (False, "trial start, ISO 8601 UTC"),
     "attempt": (False, "attempt that was kept, 1-based: a disturbed trial is measured again "
                        "(the others are in superseded_trials.csv)"),
-    "disturbed": (False, "the kept attempt was disturbed too (steal above the threshold in the "
+    "disturbed": (False, "the kept attempt was disturbed too (steal above the threshold, or a stop "
+                         "of the router's CPU longer than both queue_ms and the floor in the "
                          "environment record's notes) after every repeat allowed"),
     "lost": (False, "packets lost, tx - rx"),
     "lost_attributed": (False, "lost packets a drop counter accounts for (drops.csv has which)"),

@@ -248,6 +248,7 @@ def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pd
     attempts: list[dict] = []
     with Testbed() as tb, drops.attached(tb, eng) as counter:
         eng.start(tb, sc)
+        tb.router_queue = eng.queue_packets(tb)
         measure = testbed_measure(tb, spec, validation, attempts, counter)
         for k in kinds:
             for m in methods:
@@ -270,7 +271,8 @@ def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts
     # the measure was called once per probe, in the probes' order
     kept = [a for a in attempts if a["kept"]]
     if kept and len(kept) == len(probes):
-        probes = probes.assign(**{c: [a[c] for a in kept] for c in ("attempt", "disturbed", "steal", "lost",
+        probes = probes.assign(**{c: [a[c] for a in kept] for c in ("attempt", "disturbed", "steal", "cpu_stop_ms",
+                                                                    "queue_ms", "lost",
                                                                     "lost_attributed", "lost_unexplained",
                                                                     "trace_missed", "drops")})
     superseded = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, **a}

@@ -18,7 +18,8 @@ from .validation import SUPERSEDED_TRIALS, TrialValidation
 
 #: Columns of trials.csv written by the testbed.
 TRIAL_FIELDS = ["experiment", "engine", "scenario", "offered_pps", "trial", "duration_s", "tx", "rx",
-                "sent_pps", "refused", "generator_limited", "cpu_load", "steal", "steal_flagged", "attempt", "disturbed",
+                "sent_pps", "refused", "generator_limited", "cpu_load", "steal", "steal_flagged",
+                "cpu_stop_ms", "queue_ms", "attempt", "disturbed",
                 "engine_forwarded", "lost", "lost_attributed", "lost_unexplained", "trace_missed", "drops",
                 "started_at"]
 
@@ -152,6 +153,7 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
     with writer, Testbed() as tb, drops.attached(tb, eng) as dc, \
             Progress(*cols, console=Console(stderr=True), disable=not progress) as prog:
         facts = {**eng.start(tb, plan.scenario), "loss_attribution": "on" if dc is not None else "off"}
+        tb.router_queue = facts["router_queue_packets"] = eng.queue_packets(tb)
         record_environment(out, plan.experiment, eng, tb, plan.scenario, ceiling_pps, facts, validation)
         task = prog.add_task(f"{plan.engine} {plan.scenario.name}", total=len(todo))
         made = _superseded_counts(out / SUPERSEDED_TRIALS, plan.experiment)
@@ -175,7 +177,7 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
                         if superseded is None:
                             superseded = datasets.TrialWriter(out, TRIAL_FIELDS, SUPERSEDED_TRIALS)
                         superseded.write(row)
-                        prog.update(task, description=f"{where}: repeating, steal {row['steal']:.1%}")
+                        prog.update(task, description=f"{where}: repeating, {validation.why_disturbed(row)}")
                 prog.update(task, advance=1, description=where)
         finally:
             eng.stop(tb)

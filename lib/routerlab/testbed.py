@@ -124,6 +124,11 @@ class Testbed:
         CPU for the sink's receive processing (default: the router's; see :meth:`up`).
     prefix : str, optional
         Name prefix (``rl`` + 6 hex digits); random by default.
+    router_queue : int, optional
+        Packets the router holds while its CPU is stopped before it drops, set by the
+        engine running on it (:meth:`routerlab.engines.Engine.queue_packets`): a trial
+        whose router CPU stopped longer than this queue lasts at the offered load is
+        disturbed (:class:`routerlab.validation.TrialValidation`).
     """
 
     mtu: int = 1500
@@ -131,6 +136,7 @@ class Testbed:
     gen_cpu: int = 0
     router_cpu: int = 1
     sink_cpu: int | None = None
+    router_queue: int | None = None
     prefix: str = field(default_factory=lambda: "rl" + secrets.token_hex(3))
     procs: list = field(default_factory=list, repr=False)
     #: Fixed, locally administered MACs by interface role (suffix of the name): table

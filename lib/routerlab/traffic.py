@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import select
 import shutil
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -28,6 +30,12 @@ GENERATOR_TOLERANCE = 0.995
 STEAL_FLAG = 0.02
 #: Time for packets in flight to reach the sink before the counters are read, seconds.
 DRAIN_S = 0.1
+#: How long the stop probe may take to say it runs, seconds.
+PROBE_START_S = 5.0
+#: The stop probe's period, milliseconds: a stop of d ms reads as d - P to d. The probe's
+#: own CPU time on this machine (docs/testbed.md): on a busy CPU 1.6% at 1 ms, 0.8% at 2,
+#: 0.6% at 4; on an idle one 5.2%, 1.7% and 0.9%.
+STOP_PROBE_PERIOD_MS = 2.0
 
 
 def _csum(b: bytes) -> int:
@@ -70,26 +78,73 @@ def write_pcap(path: Path, frames) -> Path:
     return Path(path)
 
 
-def generator_binary() -> Path:
-    """Path of the compiled generator, building it (gcc -O2) if needed."""
-    src = resources.files("routerlab").joinpath("csrc/rlgen.c").read_bytes()
+def _compiled(name: str) -> Path:
+    """Path of our C program ``csrc/<name>.c`` compiled (gcc -O2) into the user cache,
+    keyed by a hash of its source; built at first use."""
+    src = resources.files("routerlab").joinpath(f"csrc/{name}.c").read_bytes()
     tag = hashlib.sha256(src).hexdigest()[:12]
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / "bin"
-    binary = cache / f"rlgen-{tag}"
+    binary = cache / f"{name}-{tag}"
     if binary.is_file():
         return binary
     cc = shutil.which(os.environ.get("CC", "gcc")) or shutil.which("cc")
     if not cc:
-        raise RouterlabError("no C compiler (gcc) to build the traffic generator: run scripts/setup.sh")
+        raise RouterlabError(f"no C compiler (gcc) to build {name}.c: run scripts/setup.sh")
     cache.mkdir(parents=True, exist_ok=True)
-    src_file = cache / f"rlgen-{tag}.c"
+    src_file = cache / f"{name}-{tag}.c"
     src_file.write_bytes(src)
     tmp = binary.with_suffix(".tmp")
     p = subprocess.run([cc, "-O2", "-Wall", "-o", str(tmp), str(src_file)], capture_output=True, text=True)
     if p.returncode != 0:
-        raise RouterlabError(f"building the traffic generator failed:\n{p.stderr}")
+        raise RouterlabError(f"building {name}.c failed:\n{p.stderr}")
     os.replace(tmp, binary)
     return binary
+
+
+def generator_binary() -> Path:
+    """Path of the compiled generator (``csrc/rlgen.c``), building it if needed."""
+    return _compiled("rlgen")
+
+
+def stop_probe_binary() -> Path:
+    """Path of the compiled CPU-stop probe (``csrc/rlstop.c``), building it if needed."""
+    return _compiled("rlstop")
+
+
+@contextmanager
+def cpu_stops(tb: Testbed, cpu: int, period_ms: float | None = None):
+    """Probe ``cpu`` for stops while the block runs (``csrc/rlstop.c``: a task of the
+    lowest real-time priority, above every ordinary task, that wakes every ``period_ms``
+    on it; default :data:`STOP_PROBE_PERIOD_MS`).
+
+    Yields a dict that holds, after the block, ``max_stop_ms``: the longest any wake-up
+    waited for the CPU, milliseconds. The probe is one of the testbed's processes, so
+    the testbed's clean-up removes it if the run dies.
+    """
+    period_ms = STOP_PROBE_PERIOD_MS if period_ms is None else period_ms
+    p = tb.spawn(tb.ns_tg, str(stop_probe_binary()), "--cpu", str(cpu), "--period-ms", str(period_ms),
+                 "--max-seconds", "3600",
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    found = {}
+    try:
+        ready, _, _ = select.select([p.stdout], [], [], PROBE_START_S)
+        if not ready or p.stdout.readline().strip() != "ready":
+            p.kill()
+            _, err = p.communicate()
+            raise RouterlabError(f"the CPU-stop probe did not start on CPU {cpu}: {err.strip() or 'no answer'}")
+        yield found
+        p.terminate()
+        out, err = p.communicate(timeout=5)
+        res = dict(line.removeprefix("RESULT-").split("=", 1) for line in out.splitlines() if line.startswith("RESULT-"))
+        if "max_stop_ms" not in res:
+            raise RouterlabError(f"the CPU-stop probe on CPU {cpu} gave no result ({p.returncode}): {err.strip()}")
+        found["max_stop_ms"] = float(res["max_stop_ms"])
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        if p in tb.procs:
+            tb.procs.remove(p)
 
 
 def generator_version() -> str:
@@ -151,6 +206,8 @@ class TrialResult:
     kernel_tx: int
     started_at: str
     lost: int = 0
+    cpu_stop_ms: float | None = None
+    queue_ms: float | None = None
     lost_attributed: int | None = None
     lost_unexplained: int | None = None
     trace_missed: int | None = None
@@ -162,13 +219,15 @@ class TrialResult:
 
 
 def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec,
-              batch: int = 32, drops=None) -> TrialResult:
+              batch: int = 32, drops=None, probe_stops: bool = True) -> TrialResult:
     """Send ``rate_pps`` for ``duration_s`` through the testbed and count what arrives.
 
     ``rate_pps = 0`` sends as fast as the generator can (ceiling measurement).
     ``drops``: a :class:`routerlab.drops.DropCounter` attached to ``tb``, whose counters
     are read before and after the trial to attribute its loss; None (benchmarks of the
-    generator) skips it.
+    generator) skips it. ``probe_stops``: run the CPU-stop probe on the router's CPU
+    (:func:`cpu_stops`) for the trial; False leaves ``cpu_stop_ms`` None (to measure the
+    probe's own cost).
     """
     if rate_pps < 0:
         raise ParameterError("rate", f"must be >= 0 pps, got {rate_pps}")
@@ -187,12 +246,13 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     d0 = drops.read() if drops is not None else None
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), cpu_times()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    p = tb.spawn(tb.ns_tg, *args, cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = p.communicate(timeout=duration_s * 3 + 10)
-    finally:
-        if p in tb.procs:
-            tb.procs.remove(p)
+    with (cpu_stops(tb, tb.router_cpu) if probe_stops else _nothing()) as stops:
+        p = tb.spawn(tb.ns_tg, *args, cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = p.communicate(timeout=duration_s * 3 + 10)
+        finally:
+            if p in tb.procs:
+                tb.procs.remove(p)
     if p.returncode != 0:
         raise RouterlabError(f"traffic generator failed ({p.returncode}): {err.strip()}")
     c1 = cpu_times()
@@ -216,7 +276,13 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         sent_pps=offered / res["elapsed"], refused=int(res["refused"]),
         generator_limited=bool(limited), cpu_load=round(busy, 4), steal=round(steal, 4),
         steal_flagged=steal > STEAL_FLAG, kernel_tx=int(kernel_tx), started_at=started,
-        lost=tx - (s1 - s0), **found)
+        lost=tx - (s1 - s0), cpu_stop_ms=stops.get("max_stop_ms"),
+        queue_ms=round(tb.router_queue / rate_pps * 1e3, 3) if tb.router_queue and rate_pps > 0 else None, **found)
+
+
+@contextmanager
+def _nothing():
+    yield {}
 
 
 def ceiling(duration_s: float = 2.0, spec: TrafficSpec | None = None, runs: int = 3) -> float:

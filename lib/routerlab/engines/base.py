@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from pathlib import Path
 from typing import ClassVar
 
 from ..errors import EngineNotFound, ParameterError
@@ -48,6 +49,13 @@ class Engine:
     def start(self, tb: Testbed, sc: Scenario) -> dict:
         """Configure the router; return facts for the environment record."""
         raise NotImplementedError
+
+    def queue_packets(self, tb: Testbed) -> int:
+        """Packets the router holds while its CPU is stopped, before it drops: the first
+        queue on its CPU that fills. By default the per-CPU backlog that RPS feeds on the
+        router's CPU (``net.core.netdev_max_backlog``), which every engine behind RPS
+        (the kernel and the user-space engines' sockets alike) is fed from."""
+        return int(Path("/proc/sys/net/core/netdev_max_backlog").read_text())
 
     def forwarded(self, tb: Testbed) -> int | None:
         """The engine's own count of forwarded packets (None if it keeps none)."""

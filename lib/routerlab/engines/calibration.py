@@ -167,6 +167,12 @@ class Calibration(Linux):
         return {**facts, "capacity_pps": self.capacity_pps, "burst_packets": self.burst,
                 "enforced_rate_pps": round(self.rate_pps, 3)}
 
+    def queue_packets(self, tb) -> int:
+        """The smaller of the backlog and the bucket: the packets a stop of the router's
+        CPU holds back reach the limiter at once when it runs again, and the bucket passes
+        B of them (below the capacity it is full)."""
+        return min(super().queue_packets(tb), self.burst)
+
     def limiter_counts(self, tb) -> dict[str, int]:
         """Packets the limiter has dropped (``limited``) and let through (``passed``) so
         far."""

@@ -52,6 +52,10 @@ def map_ids(prog_id: int) -> dict[str, int]:
     return {json.loads(sh("bpftool", "-j", "map", "show", "id", str(i)))["name"]: i for i in ids}
 
 
+#: Slots of a veth's XDP receive ring (VETH_RING_SIZE in drivers/net/veth.c).
+VETH_RING_SIZE = 256
+
+
 @register
 class Ebpf(Engine):
     name = "ebpf"
@@ -91,6 +95,11 @@ class Ebpf(Engine):
         self._pin_napi(tb)
         self._configure(tb, sc)
         return {"routes_load_s": round(t, 2), "xdp_mode": "native (veth)", "napi": "threaded, pinned"}
+
+    def queue_packets(self, tb):
+        """The veth's XDP receive ring (the kernel's VETH_RING_SIZE): with XDP the packets
+        wait there for the NAPI thread, not in the backlog."""
+        return VETH_RING_SIZE
 
     def _pin_napi(self, tb):
         for _ in range(20):
