@@ -204,21 +204,24 @@ def _trials_near_the_truth():
     import pandas as pd
 
     return pd.DataFrame([
-        (38_800, 2.0, 0, float("nan")),
-        (38_800, 2.0, 375, "dut:CPU_BACKLOG=375"),
-        (41_200, 2.0, 2_000, "dut:NETFILTER_DROP=2000"),  # above the truth: the limiter's
-        (40_500, 0.5, 12, "dut:NETFILTER_DROP=10"),        # under a short trial's truth
-        (40_500, 2.0, 100, "dut:NETFILTER_DROP=100"),      # above a long trial's
-    ], columns=["offered_pps", "duration_s", "lost", "drops"])
+        (38_800, 2.0, 0, float("nan"), False),
+        (38_800, 2.0, 375, "dut:CPU_BACKLOG=375", True),   # its router CPU stopped in every attempt
+        (41_200, 2.0, 2_000, "dut:NETFILTER_DROP=2000", True),  # above the truth: the limiter's
+        (40_500, 0.5, 12, "dut:NETFILTER_DROP=10", False),  # under a short trial's truth
+        (40_500, 2.0, 100, "dut:NETFILTER_DROP=100", False),  # above a long trial's
+    ], columns=calibrate.CHAIN_COLUMNS)
 
 
 def test_the_chains_own_loss_is_the_loss_where_the_limiter_drops_nothing():
     got = calibrate.chain_loss(Calibration(capacity_pps=40_000), _trials_near_the_truth())
-    assert got == {"trials": 3, "lossy_trials": 2, "lost": 387,
+    assert got == {"trials": 3, "lossy_trials": 2, "disturbed_lossy": 1, "lost": 387,
                    "by_counter": "dut:CPU_BACKLOG=375;dut:NETFILTER_DROP=10;unexplained=2"}
     clean = _trials_near_the_truth().assign(lost=0, drops=float("nan"))
     assert calibrate.chain_loss(Calibration(capacity_pps=40_000), clean) == {
-        "trials": 3, "lossy_trials": 0, "lost": 0, "by_counter": ""}
+        "trials": 3, "lossy_trials": 0, "disturbed_lossy": 0, "lost": 0, "by_counter": ""}
+    # trials from before the validation knew CPU stops have no flag: none counts as disturbed
+    old = _trials_near_the_truth().drop(columns="disturbed")
+    assert calibrate.chain_loss(Calibration(capacity_pps=40_000), old)["disturbed_lossy"] == 0
 
 
 def _answers(within):
@@ -255,7 +258,8 @@ def test_the_command_exits_non_zero_when_an_answer_is_outside_its_precision(monk
     assert "PDR  routerlab    40,402" in r.output
     where = "lost where the limiter drops nothing (loads up to the true NDR): "
     assert where + ("none in 3 trials" if within else
-                    "2 of 3 trials, 387 packets: dut CPU_BACKLOG 375, dut NETFILTER_DROP 10, unexplained 2") in r.output
+                    "2 of 3 trials, 387 packets: dut CPU_BACKLOG 375, dut NETFILTER_DROP 10, unexplained 2; "
+                    "1 of those trials disturbed in every attempt") in r.output
     assert ("dut CPU_BACKLOG is the router's input queue overflowing" in r.output) == (not within)
     last = r.output.strip().splitlines()[-1]
     assert last == ("all 1 answers lie within their precision of the truth" if within else

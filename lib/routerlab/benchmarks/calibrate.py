@@ -34,8 +34,9 @@ passes; the next failing load then says how close the truth is.) What is written
   true NDR of each trial's duration, where the limiter passes every packet of smooth
   arrivals, so whatever is lost there is the measuring chain's (:func:`chain_loss`):
   ``experiment``, ``capacity_pps``, ``trials`` (sweep and search trials at such loads),
-  ``lossy_trials``, ``lost`` (packets), ``by_counter`` (``place:REASON=packets;...``,
-  the counters that dropped them, as in a trial's ``drops``).
+  ``lossy_trials``, ``disturbed_lossy`` (those of them disturbed in every attempt:
+  :mod:`routerlab.validation`), ``lost`` (packets), ``by_counter``
+  (``place:REASON=packets;...``, the counters that dropped them, as in a trial's ``drops``).
 """
 
 from __future__ import annotations
@@ -254,10 +255,9 @@ def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: in
         probes = pd.read_csv(out / "search_trials.csv")
         probes = probes[probes["experiment"] == experiment]
         chain.append({"experiment": experiment, "capacity_pps": n,
-                      **chain_loss(eng, pd.concat([trials[["offered_pps", "duration_s", "lost", "drops"]],
+                      **chain_loss(eng, pd.concat([trials[CHAIN_COLUMNS],
                                                    probes.rename(columns={"load": "offered_pps",
-                                                                          "duration": "duration_s"})
-                                                   [["offered_pps", "duration_s", "lost", "drops"]]]))})
+                                                                          "duration": "duration_s"})[CHAIN_COLUMNS]]))})
     when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     table = pd.DataFrame(answers).assign(generator_ceiling_pps=round(ceiling_pps), when=when)
     curve = pd.concat(losses, ignore_index=True)[["experiment", "capacity_pps", "factor", "offered_pps", "runs",
@@ -269,6 +269,10 @@ def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: in
     return CalibrationRun(ceiling_pps, table, curve, chain)
 
 
+#: What :func:`chain_loss` reads of a sweep's or a search's trials.
+CHAIN_COLUMNS = ["offered_pps", "duration_s", "lost", "drops", "disturbed"]
+
+
 def chain_loss(eng, trials) -> dict:
     """The loss of ``trials`` (sweep or search trials on the calibration router ``eng``;
     columns ``offered_pps``, ``duration_s``, ``lost``, ``drops``) at loads up to the true
@@ -276,8 +280,10 @@ def chain_loss(eng, trials) -> dict:
     packet lost is the measuring chain's: the router's input queue overflowing while its
     CPU was held up (``dut:CPU_BACKLOG``), or arrivals bunched beyond the limiter's bucket
     (``dut:NETFILTER_DROP``). Returns ``trials`` (how many were at such loads),
-    ``lossy_trials``, ``lost`` (packets) and ``by_counter`` (``place:REASON=packets;...``,
-    largest first; ``unexplained`` for loss no counter took)."""
+    ``lossy_trials``, ``disturbed_lossy`` (those of them kept ``disturbed``: every attempt
+    was, :mod:`routerlab.validation`; 0 without that column), ``lost`` (packets) and
+    ``by_counter`` (``place:REASON=packets;...``, largest first; ``unexplained`` for loss
+    no counter took)."""
     from ..drops import parse_summary
 
     below = trials[[o <= eng.true_ndr(d) for o, d in zip(trials["offered_pps"], trials["duration_s"])]]
@@ -288,7 +294,9 @@ def chain_loss(eng, trials) -> dict:
             counts[name] = counts.get(name, 0) + n
         if lost > sum(named.values()):
             counts["unexplained"] = counts.get("unexplained", 0) + int(lost - sum(named.values()))
-    return {"trials": len(below), "lossy_trials": int((below["lost"] > 0).sum()),
+    lossy = below["lost"] > 0
+    disturbed = below["disturbed"].fillna(False).astype(bool) if "disturbed" in below else lossy & False
+    return {"trials": len(below), "lossy_trials": int(lossy.sum()), "disturbed_lossy": int((lossy & disturbed).sum()),
             "lost": int(below["lost"].clip(lower=0).sum()),
             "by_counter": ";".join(f"{k}={v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))}
 
@@ -345,6 +353,8 @@ def report(res: CalibrationRun) -> str:
         for c in res.chain[res.chain["experiment"] == exp].itertuples():
             where = (f"{c.lossy_trials} of {c.trials} trials, {c.lost:,} packets: "
                      + ", ".join(f"{k.replace(':', ' ')} {v:,}" for k, v in parse_summary(c.by_counter).items())
+                     + (f"; {c.disturbed_lossy} of those trials disturbed in every attempt"
+                        if getattr(c, "disturbed_lossy", 0) else "")
                      if c.lossy_trials else f"none in {c.trials} trials")
             lines.append(f"  lost where the limiter drops nothing (loads up to the true NDR): {where}")
     bad = res.outside
@@ -356,7 +366,9 @@ def report(res: CalibrationRun) -> str:
             lines.insert(-1, "Loss where the limiter drops nothing is the measuring chain's, not the limiter's: "
                              "dut CPU_BACKLOG is the router's input queue overflowing while its CPU was held up; "
                              "dut NETFILTER_DROP there is the limiter meeting arrivals bunched beyond its bucket "
-                             "(routerlab.engines.calibration).")
+                             "(routerlab.engines.calibration). A trial disturbed in every attempt had steal above "
+                             "the threshold, or its router CPU stopped longer than the router's queue lasts, each "
+                             "time it was measured (routerlab.validation).")
     else:
         lines.append(f"all {len(a)} answers lie within their precision of the truth")
     return "\n".join(lines)
