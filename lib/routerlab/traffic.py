@@ -207,6 +207,7 @@ class TrialResult:
     started_at: str
     lost: int = 0
     cpu_stop_ms: float | None = None
+    gen_cpu_stop_ms: float | None = None
     queue_ms: float | None = None
     lost_attributed: int | None = None
     lost_unexplained: int | None = None
@@ -225,9 +226,9 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     ``rate_pps = 0`` sends as fast as the generator can (ceiling measurement).
     ``drops``: a :class:`routerlab.drops.DropCounter` attached to ``tb``, whose counters
     are read before and after the trial to attribute its loss; None (benchmarks of the
-    generator) skips it. ``probe_stops``: run the CPU-stop probe on the router's CPU
-    (:func:`cpu_stops`) for the trial; False leaves ``cpu_stop_ms`` None (to measure the
-    probe's own cost).
+    generator) skips it. ``probe_stops``: run the CPU-stop probe on the router's CPU and on
+    the generator's (:func:`cpu_stops`) for the trial; False leaves ``cpu_stop_ms`` and
+    ``gen_cpu_stop_ms`` None (to measure the probe's own cost).
     """
     if rate_pps < 0:
         raise ParameterError("rate", f"must be >= 0 pps, got {rate_pps}")
@@ -246,7 +247,9 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     d0 = drops.read() if drops is not None else None
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), cpu_times()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    with (cpu_stops(tb, tb.router_cpu) if probe_stops else _nothing()) as stops:
+    probe_gen = probe_stops and tb.gen_cpu != tb.router_cpu
+    with (cpu_stops(tb, tb.router_cpu) if probe_stops else _nothing()) as stops, \
+            (cpu_stops(tb, tb.gen_cpu) if probe_gen else _nothing()) as gen_stops:
         p = tb.spawn(tb.ns_tg, *args, cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             out, err = p.communicate(timeout=duration_s * 3 + 10)
@@ -276,7 +279,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         sent_pps=offered / res["elapsed"], refused=int(res["refused"]),
         generator_limited=bool(limited), cpu_load=round(busy, 4), steal=round(steal, 4),
         steal_flagged=steal > STEAL_FLAG, kernel_tx=int(kernel_tx), started_at=started,
-        lost=tx - (s1 - s0), cpu_stop_ms=stops.get("max_stop_ms"),
+        lost=tx - (s1 - s0), cpu_stop_ms=stops.get("max_stop_ms"), gen_cpu_stop_ms=gen_stops.get("max_stop_ms"),
         queue_ms=round(tb.router_queue / rate_pps * 1e3, 3) if tb.router_queue and rate_pps > 0 else None, **found)
 
 
