@@ -18,7 +18,7 @@ A trial is *disturbed* when the machine, not the router, lost its packets' chanc
   work: softirq processing, which no task preempts, runs until its budget or the next
   jiffy (4 ms on this kernel, HZ=250), and on a kernel without preemption (this one:
   preempt=none) a task's kernel code runs to its next preemption point. Busy routers
-  read 3.9-4.5 ms that way (testbed-click, 2026-11-25), so the floor is a jiffy and a
+  read 3.9-4.5 ms that way (docs/testbed.md), so the floor is a jiffy and a
   millisecond: 5 ms.
 
 A disturbed trial is repeated, at most ``max_repeats`` times (so at
