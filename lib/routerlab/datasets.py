@@ -41,9 +41,8 @@ TRIAL_COLUMNS = {
     "steal": (False, "CPU steal fraction during the trial, ratio in [0, 1]"),
     "cpu_stop_ms": (False, "longest stop of the router's CPU during the trial (a wake-up of the "
                            "highest-priority probe that late), milliseconds"),
-    "gen_cpu_stop_ms": (False, "longest stop of the generator's CPU during the trial (the same "
-                               "probe), milliseconds: the generator sends what a stop held back "
-                               "in one burst"),
+    "gen_late_ms": (False, "how far behind its schedule the generator fell at worst, "
+                           "milliseconds: it then sends that much load at once, to catch up"),
     "queue_ms": (False, "how long the router's queue lasts at the offered load (its packets / "
                         "offered_pps), milliseconds: a longer stop disturbs the trial"),
     "generator_limited": (False, "the generator could not keep the requested rate"),
@@ -52,8 +51,8 @@ TRIAL_COLUMNS = {
     "attempt": (False, "attempt that was kept, 1-based: a disturbed trial is measured again "
                        "(the others are in superseded_trials.csv)"),
     "disturbed": (False, "the kept attempt was disturbed too (steal above the threshold, or a stop "
-                         "of the router's or the generator's CPU longer than both queue_ms and the "
-                         "floor in the environment record's notes) after every repeat allowed"),
+                         "of the router's CPU or a lag of the generator longer than both queue_ms and "
+                         "the floor in the environment record's notes) after every repeat allowed"),
     "lost": (False, "packets lost, tx - rx"),
     "lost_attributed": (False, "lost packets a drop counter accounts for (drops.csv has which)"),
     "lost_unexplained": (False, "lost - lost_attributed: what no counter saw; negative when the "

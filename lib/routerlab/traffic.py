@@ -186,7 +186,14 @@ class TrialResult:
 
     ``tx`` is what was offered to the router (put on the wire or refused at its input;
     only traffic that should pass when part of it is meant to be dropped) and ``rx`` what
-    reached the sink; ``lost = tx - rx``. The loss attribution (``lost_attributed``,
+    reached the sink; ``lost = tx - rx``. ``cpu_stop_ms`` is the longest the router's CPU
+    stopped during the trial (:func:`cpu_stops`, milliseconds; None when not probed),
+    ``gen_late_ms`` how far behind its schedule the generator fell at worst (milliseconds:
+    it then sends that much load at once, to catch up) and ``queue_ms`` how long the
+    router's queue (``Testbed.router_queue`` packets) lasts at the offered load
+    (milliseconds; None when unknown): a stop or a lag longer than that loses packets
+    whatever the router does (:class:`routerlab.validation.TrialValidation`). The loss
+    attribution (``lost_attributed``,
     ``lost_unexplained``, ``trace_missed``, ``drops``: see
     :class:`routerlab.drops.Attribution`) is there when the trial was run with a drop
     counter, empty otherwise; ``drop_rows`` holds its every counter (drops.csv) and is not
@@ -207,7 +214,7 @@ class TrialResult:
     started_at: str
     lost: int = 0
     cpu_stop_ms: float | None = None
-    gen_cpu_stop_ms: float | None = None
+    gen_late_ms: float | None = None
     queue_ms: float | None = None
     lost_attributed: int | None = None
     lost_unexplained: int | None = None
@@ -226,9 +233,9 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     ``rate_pps = 0`` sends as fast as the generator can (ceiling measurement).
     ``drops``: a :class:`routerlab.drops.DropCounter` attached to ``tb``, whose counters
     are read before and after the trial to attribute its loss; None (benchmarks of the
-    generator) skips it. ``probe_stops``: run the CPU-stop probe on the router's CPU and on
-    the generator's (:func:`cpu_stops`) for the trial; False leaves ``cpu_stop_ms`` and
-    ``gen_cpu_stop_ms`` None (to measure the probe's own cost).
+    generator) skips it. ``probe_stops``: run the CPU-stop probe on the router's CPU
+    (:func:`cpu_stops`) for the trial; False leaves ``cpu_stop_ms`` None (to measure the
+    probe's own cost).
     """
     if rate_pps < 0:
         raise ParameterError("rate", f"must be >= 0 pps, got {rate_pps}")
@@ -247,9 +254,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     d0 = drops.read() if drops is not None else None
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), cpu_times()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    probe_gen = probe_stops and tb.gen_cpu != tb.router_cpu
-    with (cpu_stops(tb, tb.router_cpu) if probe_stops else _nothing()) as stops, \
-            (cpu_stops(tb, tb.gen_cpu) if probe_gen else _nothing()) as gen_stops:
+    with (cpu_stops(tb, tb.router_cpu) if probe_stops else _nothing()) as stops:
         p = tb.spawn(tb.ns_tg, *args, cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             out, err = p.communicate(timeout=duration_s * 3 + 10)
@@ -279,7 +284,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         sent_pps=offered / res["elapsed"], refused=int(res["refused"]),
         generator_limited=bool(limited), cpu_load=round(busy, 4), steal=round(steal, 4),
         steal_flagged=steal > STEAL_FLAG, kernel_tx=int(kernel_tx), started_at=started,
-        lost=tx - (s1 - s0), cpu_stop_ms=stops.get("max_stop_ms"), gen_cpu_stop_ms=gen_stops.get("max_stop_ms"),
+        lost=tx - (s1 - s0), cpu_stop_ms=stops.get("max_stop_ms"), gen_late_ms=res["max_late_ms"],
         queue_ms=round(tb.router_queue / rate_pps * 1e3, 3) if tb.router_queue and rate_pps > 0 else None, **found)
 
 

@@ -4,15 +4,17 @@ A trial is *disturbed* when the machine, not the router, lost its packets' chanc
 
 - the hypervisor stole more than ``steal_threshold`` of the CPU time while it ran (the
   ``steal`` that :func:`routerlab.traffic.run_trial` records, a ratio in [0, 1]); or
-- the router's CPU, or the generator's, stopped longer than the router's queue lasts at
-  the offered load (``cpu_stop_ms`` or ``gen_cpu_stop_ms`` > ``queue_ms``, all recorded
-  per trial: the CPU-stop probe of :func:`routerlab.traffic.cpu_stops`, and the engine's
+- the router's CPU stopped, or the generator fell behind its schedule, longer than the
+  router's queue lasts at the offered load (``cpu_stop_ms`` or ``gen_late_ms`` >
+  ``queue_ms``, all recorded per trial: the CPU-stop probe of
+  :func:`routerlab.traffic.cpu_stops`, the generator's own account, and the engine's
   queue in packets / offered pps), and longer than ``stop_floor_ms``. On this machine a
   CPU stops for 5-11 ms about 18 times a minute with no testbed running, and the steal
   count does not see it; every lossy linux trial at 200 kpps of a probed series had such
-  a stop on the router's CPU (docs/testbed.md). The generator's counts too: it sends
-  what a stop held back in one burst, which reaches the router's queue (or a limiter's
-  bucket) at once.
+  a stop on the router's CPU (docs/testbed.md). The generator's lag counts too: it sends
+  what it fell behind by at once, which reaches the router's queue (or a limiter's
+  bucket) as one burst. A generator-limited trial is left out of the statistics anyway,
+  and its lag is its limit, so its lag is not held against it.
 
   The floor is there because a late wake-up of the probe can also be the router's own
   work: softirq processing, which no task preempts, runs until its budget or the next
@@ -67,9 +69,9 @@ class TrialValidation:
         above this is disturbed. Default: the threshold of the ``steal_flagged`` column
         (:data:`routerlab.traffic.STEAL_FLAG`).
     stop_floor_ms : float
-        A stop of the router's or the generator's CPU longer than the router's queue
-        lasts disturbs the trial only when it is also longer than this, milliseconds
-        (default :data:`STOP_FLOOR_MS`).
+        A stop of the router's CPU, or a lag of the generator, longer than the router's
+        queue lasts disturbs the trial only when it is also longer than this,
+        milliseconds (default :data:`STOP_FLOOR_MS`).
     max_repeats : int
         Repeats of one trial at most, after its first attempt; 0 keeps every first attempt.
     """
@@ -89,16 +91,19 @@ class TrialValidation:
     def why_disturbed(self, trial: Mapping) -> str:
         """What disturbed a trial, in words ("" when nothing did); ``trial`` is its row (a
         mapping with the ``steal`` ratio and, when probed, ``cpu_stop_ms``,
-        ``gen_cpu_stop_ms`` and ``queue_ms``, as :meth:`routerlab.traffic.TrialResult.row` gives it)."""
+        ``gen_late_ms`` and ``queue_ms``, as :meth:`routerlab.traffic.TrialResult.row` gives it)."""
         why = []
         if trial["steal"] > self.steal_threshold:
             why.append(f"steal {trial['steal']:.1%} > {self.steal_threshold:.1%}")
         queue = _number(trial.get("queue_ms"))
         lasts = f"the queue lasts {queue:.1f} ms" if queue is not None else "queue unknown"
-        for who, column in (("router", "cpu_stop_ms"), ("generator", "gen_cpu_stop_ms")):
+        limited = bool(trial.get("generator_limited"))
+        for column, what in (("cpu_stop_ms", "router CPU stopped"), ("gen_late_ms", "generator fell behind")):
             stop = _number(trial.get(column))
+            if column == "gen_late_ms" and limited:
+                continue
             if stop is not None and stop > self.stop_floor_ms and (queue is None or stop > queue):
-                why.append(f"{who} CPU stopped {stop:.1f} ms ({lasts})")
+                why.append(f"{what} {stop:.1f} ms ({lasts})")
         return "; ".join(why)
 
     def disturbed(self, trial: Mapping) -> bool:

@@ -8,7 +8,9 @@
  * sending rate. Sends refused by our own socket (EAGAIN) are counted apart: they are the
  * generator's limit, never the router's.
  *
- * Output: RESULT-<name>=<value> lines on stdout (one per metric).
+ * Output: RESULT-<name>=<value> lines on stdout (one per metric). max_late_ms is how far
+ * behind its schedule the generator fell at worst (milliseconds): what it then sends at
+ * once, to catch up, reaches the router as one burst of that many milliseconds of load.
  *
  * Built by routerlab at first use with: gcc -O2 -o rlgen rlgen.c
  */
@@ -194,7 +196,7 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     unsigned long long sent = 0, refused = 0, blocked = 0, legit_sent = 0, legit_refused = 0;
     unsigned long long i = 0; /* index of the next packet in the schedule */
-    double t0 = now(), end = t0 + o.duration;
+    double t0 = now(), end = t0 + o.duration, max_late = 0;
     while (!stop) {
         double t = now();
         if (t >= end) break;
@@ -202,6 +204,7 @@ int main(int argc, char **argv)
             double due = t0 + i / o.rate;
             if (due >= end) break;
             if (due > t) wait_until(due);
+            else if (t - due > max_late) max_late = t - due;
         }
         int n = o.batch;
         for (int k = 0; k < n; k++) {
@@ -252,5 +255,6 @@ int main(int argc, char **argv)
     printf("RESULT-elapsed=%.6f\n", elapsed);
     printf("RESULT-frame_len=%d\n", len);
     printf("RESULT-interrupted=%d\n", (int)stop);
+    printf("RESULT-max_late_ms=%.3f\n", max_late * 1e3);
     return 0;
 }
