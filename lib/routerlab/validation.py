@@ -5,10 +5,11 @@ A trial is *disturbed* when the machine, not the router, lost its packets' chanc
 - the hypervisor stole more than ``steal_threshold`` of the CPU time while it ran (the
   ``steal`` that :func:`routerlab.traffic.run_trial` records, a ratio in [0, 1]); or
 - the router's CPU stopped, or the generator fell behind its schedule, longer than the
-  router's queue lasts at the offered load (``cpu_stop_ms`` or ``gen_late_ms`` >
-  ``queue_ms``, all recorded per trial: the CPU-stop probe of
-  :func:`routerlab.traffic.cpu_stops`, the generator's own account, and the engine's
-  queue in packets / offered pps), and longer than ``stop_floor_ms``. On this machine a
+  router's queue lasts at the offered load (``cpu_stop_ms`` + ``probe_period_ms``, since
+  the probe reads a stop of d ms as d - P to d, or ``gen_late_ms`` > ``queue_ms``, all
+  recorded per trial: the CPU-stop probe of :func:`routerlab.traffic.cpu_stops`, the
+  generator's own account, and the engine's queue in packets / offered pps), and longer
+  than ``stop_floor_ms``. On this machine a
   CPU stops for 5-11 ms about 18 times a minute with no testbed running, and the steal
   count does not see it; every lossy linux trial at 200 kpps of a probed series had such
   a stop on the router's CPU (docs/testbed.md). The generator's lag counts too: it sends
@@ -36,7 +37,8 @@ most ``1 + max_repeats`` attempts), and every attempt is kept:
   load.
 
 The thresholds and the limit are in the experiment's environment record (``notes`` of
-``experiments.csv``: ``steal_threshold=...; stop_floor_ms=...; max_repeats=...``, and the
+``experiments.csv``: ``steal_threshold=...; stop_floor_ms=...; probe_period_ms=...;
+max_repeats=...``, and the
 router's queue as ``router_queue_packets``) and in the columns of ``search_results.csv``.
 """
 
@@ -72,19 +74,27 @@ class TrialValidation:
         A stop of the router's CPU, or a lag of the generator, longer than the router's
         queue lasts disturbs the trial only when it is also longer than this,
         milliseconds (default :data:`STOP_FLOOR_MS`).
+    probe_period_ms : float
+        The CPU-stop probe's period, milliseconds (default
+        :data:`routerlab.traffic.STOP_PROBE_PERIOD_MS`): it reads a stop of d ms as d - P
+        to d, so a reading counts as longer than the queue when it might have been, when
+        the reading and P together are.
     max_repeats : int
         Repeats of one trial at most, after its first attempt; 0 keeps every first attempt.
     """
 
     steal_threshold: float = traffic.STEAL_FLAG
     stop_floor_ms: float = STOP_FLOOR_MS
+    probe_period_ms: float = traffic.STOP_PROBE_PERIOD_MS
     max_repeats: int = defaults.MAX_REPEATS
 
     def __post_init__(self):
         if not 0 <= self.steal_threshold < 1:
             raise ParameterError("steal_threshold", f"must be a fraction in [0, 1), got {self.steal_threshold!r}")
-        if not (isinstance(self.stop_floor_ms, (int, float)) and 0 <= self.stop_floor_ms < math.inf):
-            raise ParameterError("stop_floor_ms", f"must be >= 0 milliseconds, got {self.stop_floor_ms!r}")
+        for name in ("stop_floor_ms", "probe_period_ms"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 <= value < math.inf):
+                raise ParameterError(name, f"must be >= 0 milliseconds, got {value!r}")
         if isinstance(self.max_repeats, bool) or not isinstance(self.max_repeats, int) or self.max_repeats < 0:
             raise ParameterError("max_repeats", f"must be a whole number >= 0, got {self.max_repeats!r}")
 
@@ -98,12 +108,14 @@ class TrialValidation:
         queue = _number(trial.get("queue_ms"))
         lasts = f"the queue lasts {queue:.1f} ms" if queue is not None else "queue unknown"
         limited = bool(trial.get("generator_limited"))
-        for column, what in (("cpu_stop_ms", "router CPU stopped"), ("gen_late_ms", "generator fell behind")):
-            stop = _number(trial.get(column))
-            if column == "gen_late_ms" and limited:
-                continue
-            if stop is not None and stop > self.stop_floor_ms and (queue is None or stop > queue):
-                why.append(f"{what} {stop:.1f} ms ({lasts})")
+        stop = _number(trial.get("cpu_stop_ms"))
+        # the probe reads a stop of d ms as d - P to d: the stop may have lasted P more
+        longest = None if stop is None else stop + self.probe_period_ms
+        if stop is not None and stop > self.stop_floor_ms and (queue is None or longest > queue):
+            why.append(f"router CPU stopped {stop:.1f}-{longest:.1f} ms ({lasts})")
+        lag = _number(trial.get("gen_late_ms"))
+        if lag is not None and not limited and lag > self.stop_floor_ms and (queue is None or lag > queue):
+            why.append(f"generator fell behind {lag:.1f} ms ({lasts})")
         return "; ".join(why)
 
     def disturbed(self, trial: Mapping) -> bool:
@@ -140,6 +152,7 @@ class TrialValidation:
     def facts(self) -> dict:
         """The threshold and the limit, for an environment record."""
         return {"steal_threshold": self.steal_threshold, "stop_floor_ms": self.stop_floor_ms,
+                "probe_period_ms": self.probe_period_ms,
                 "max_repeats": self.max_repeats}
 
 
