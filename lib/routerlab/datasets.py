@@ -39,8 +39,8 @@ TRIAL_COLUMNS = {
     "scenario": (False, "scenario preset or description"),
     "cpu_load": (False, "CPU busy fraction of the device under test, ratio in [0, 1]"),
     "steal": (False, "CPU steal fraction during the trial, ratio in [0, 1]"),
-    "cpu_stop_ms": (False, "longest stop of the router's CPU during the trial (a wake-up of the "
-                           "highest-priority probe that late), milliseconds"),
+    "cpu_stop_ms": (False, "longest stop of the router's CPU during the trial (a wake-up of a "
+                           "real-time probe, above every ordinary task, that late), milliseconds"),
     "gen_late_ms": (False, "how far behind its schedule the generator fell at worst, "
                            "milliseconds: it then sends that much load at once, to catch up"),
     "queue_ms": (False, "how long the router's queue lasts at the offered load (its packets / "

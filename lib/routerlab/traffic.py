@@ -134,7 +134,10 @@ def cpu_stops(tb: Testbed, cpu: int, period_ms: float | None = None):
             raise RouterlabError(f"the CPU-stop probe did not start on CPU {cpu}: {err.strip() or 'no answer'}")
         yield found
         p.terminate()
-        out, err = p.communicate(timeout=5)
+        try:
+            out, err = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            raise RouterlabError(f"the CPU-stop probe on CPU {cpu} did not stop within 5 s of SIGTERM") from None
         res = dict(line.removeprefix("RESULT-").split("=", 1) for line in out.splitlines() if line.startswith("RESULT-"))
         if "max_stop_ms" not in res:
             raise RouterlabError(f"the CPU-stop probe on CPU {cpu} gave no result ({p.returncode}): {err.strip()}")
@@ -251,6 +254,8 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         args += ["--dst-count", "254", "--random-ports"]
     if spec.drop_share:
         args += ["--drop-share", str(spec.drop_share), "--drop-dport", str(TrafficSpec.DROP_PORT)]
+    if probe_stops:
+        stop_probe_binary()  # built (first use only) before the CPU times start
     d0 = drops.read() if drops is not None else None
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), cpu_times()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

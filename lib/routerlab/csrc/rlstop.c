@@ -8,14 +8,16 @@
  * priority (SCHED_FIFO 1, above every ordinary task, the router's threaded NAPI and
  * engine processes among them), it asks to wake every PERIOD and records how late each
  * wake-up was. A late wake-up means nothing ran it: the CPU was stopped, or in interrupt
- * and softirq work (bounded by the kernel's softirq budget, about 2 ms).
+ * and softirq work, or (on a kernel without preemption) in another task's kernel code: up
+ * to about a jiffy (4 ms at HZ=250), which is why routerlab ignores readings under 5 ms.
  *
  * Usage: rlstop --cpu N [--period-ms P] [--max-seconds S]. Prints "ready" once it runs
  * on its CPU at its priority, then on SIGTERM or SIGINT (or after S seconds, default 600)
  * prints
  *   RESULT-max_stop_ms=<longest lateness of a wake-up, milliseconds>
  *   RESULT-wakeups=<count>
- * A stop of d ms reads as d - P to d: the period P (default 1 ms) trades that precision
+ * A stop of d ms reads as d - P to d: the period P (default 1 ms; routerlab asks for 2)
+ * trades that precision
  * against the probe's own CPU time. Exits 2 when it cannot pin itself or take its
  * priority (it needs CAP_SYS_NICE): a probe at ordinary priority would count the
  * router's own work as stops.
