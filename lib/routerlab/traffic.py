@@ -15,7 +15,7 @@ import select
 import shutil
 import subprocess
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -112,16 +112,15 @@ def stop_probe_binary() -> Path:
 
 
 @contextmanager
-def cpu_stops(tb: Testbed, cpu: int, period_ms: float | None = None):
+def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
     """Probe ``cpu`` for stops while the block runs (``csrc/rlstop.c``: a task of the
     lowest real-time priority, above every ordinary task, that wakes every ``period_ms``
-    on it; default :data:`STOP_PROBE_PERIOD_MS`).
+    on it).
 
     Yields a dict that holds, after the block, ``max_stop_ms``: the longest any wake-up
     waited for the CPU, milliseconds. The probe is one of the testbed's processes, so
     the testbed's clean-up removes it if the run dies.
     """
-    period_ms = STOP_PROBE_PERIOD_MS if period_ms is None else period_ms
     p = tb.spawn(tb.ns_tg, str(stop_probe_binary()), "--cpu", str(cpu), "--period-ms", str(period_ms),
                  "--max-seconds", "3600",
                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -138,10 +137,10 @@ def cpu_stops(tb: Testbed, cpu: int, period_ms: float | None = None):
             out, err = p.communicate(timeout=5)
         except subprocess.TimeoutExpired:
             raise RouterlabError(f"the CPU-stop probe on CPU {cpu} did not stop within 5 s of SIGTERM") from None
-        res = dict(line.removeprefix("RESULT-").split("=", 1) for line in out.splitlines() if line.startswith("RESULT-"))
+        res = _results(out)
         if "max_stop_ms" not in res:
             raise RouterlabError(f"the CPU-stop probe on CPU {cpu} gave no result ({p.returncode}): {err.strip()}")
-        found["max_stop_ms"] = float(res["max_stop_ms"])
+        found["max_stop_ms"] = res["max_stop_ms"]
     finally:
         if p.poll() is None:
             p.kill()
@@ -259,7 +258,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     d0 = drops.read() if drops is not None else None
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), cpu_times()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    with (cpu_stops(tb, tb.router_cpu) if probe_stops else _nothing()) as stops:
+    with cpu_stops(tb, tb.router_cpu) if probe_stops else nullcontext({}) as stops:
         p = tb.spawn(tb.ns_tg, *args, cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             out, err = p.communicate(timeout=duration_s * 3 + 10)
@@ -271,8 +270,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     c1 = cpu_times()
     time.sleep(DRAIN_S)
     k1, s1 = tb.tx_counters(), tb.sink_count()
-    res = {k.removeprefix("RESULT-"): float(v) for k, v in
-           (line.split("=", 1) for line in out.splitlines() if line.startswith("RESULT-"))}
+    res = _results(out)
     kernel_tx = (k1["tx_packets"] - k0["tx_packets"]) + (k1["tx_dropped"] - k0["tx_dropped"])
     offered = res["sent"] + res["refused"]
     tx = int(res["legit_sent"] + res["legit_refused"]) if spec.drop_share else kernel_tx
@@ -293,9 +291,10 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         queue_ms=round(tb.router_queue / rate_pps * 1e3, 3) if tb.router_queue and rate_pps > 0 else None, **found)
 
 
-@contextmanager
-def _nothing():
-    yield {}
+def _results(out: str) -> dict[str, float]:
+    """The ``RESULT-<name>=<value>`` lines our C programs print, as name -> number."""
+    return {k.removeprefix("RESULT-"): float(v) for k, v in
+            (line.split("=", 1) for line in out.splitlines() if line.startswith("RESULT-"))}
 
 
 def ceiling(duration_s: float = 2.0, spec: TrafficSpec | None = None, runs: int = 3) -> float:

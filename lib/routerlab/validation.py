@@ -4,25 +4,17 @@ A trial is *disturbed* when the machine, not the router, lost its packets' chanc
 
 - the hypervisor stole more than ``steal_threshold`` of the CPU time while it ran (the
   ``steal`` that :func:`routerlab.traffic.run_trial` records, a ratio in [0, 1]); or
-- the router's CPU stopped, or the generator fell behind its schedule, longer than the
-  router's queue lasts at the offered load (``cpu_stop_ms`` + ``probe_period_ms``, since
-  the probe reads a stop of d ms as d - P to d, or ``gen_late_ms`` > ``queue_ms``, all
-  recorded per trial: the CPU-stop probe of :func:`routerlab.traffic.cpu_stops`, the
-  generator's own account, and the engine's queue in packets / offered pps), and longer
-  than ``stop_floor_ms``. On this machine a
-  CPU stops for 5-11 ms about 18 times a minute with no testbed running, and the steal
-  count does not see it; every lossy linux trial at 200 kpps of a probed series had such
-  a stop on the router's CPU (docs/testbed.md). The generator's lag counts too: it sends
-  what it fell behind by at once, which reaches the router's queue (or a limiter's
-  bucket) as one burst. A generator-limited trial is left out of the statistics anyway,
-  and its lag is its limit, so its lag is not held against it.
+- the router's CPU stopped longer than the router's queue lasts at the offered load
+  (``cpu_stop_ms`` + ``probe_period_ms`` > ``queue_ms``: the probe of
+  :func:`routerlab.traffic.cpu_stops` reads a stop of d ms as d - P to d); or
+- the generator fell behind its schedule longer than that (``gen_late_ms`` >
+  ``queue_ms``): it then sends what it owes at once, one burst at the router. A
+  generator-limited trial, left out of the statistics anyway, is not judged on its lag;
 
-  The floor is there because a late wake-up of the probe can also be the router's own
-  work: softirq processing, which no task preempts, runs until its budget or the next
-  jiffy (4 ms on this kernel, HZ=250), and on a kernel without preemption (this one:
-  preempt=none) a task's kernel code runs to its next preemption point. Busy routers
-  read 3.9-4.5 ms that way (docs/testbed.md), so the floor is a jiffy and a
-  millisecond: 5 ms.
+and in both cases only above ``stop_floor_ms``, below which a late wake-up of the probe
+can be the router's own softirq or kernel work. docs/testbed.md ("Disturbed trials are
+measured again", "Known behaviour of this machine") has the measurements behind each
+number.
 
 A disturbed trial is repeated, at most ``max_repeats`` times (so at
 most ``1 + max_repeats`` attempts), and every attempt is kept:
@@ -38,14 +30,14 @@ most ``1 + max_repeats`` attempts), and every attempt is kept:
 
 The thresholds and the limit are in the experiment's environment record (``notes`` of
 ``experiments.csv``: ``steal_threshold=...; stop_floor_ms=...; probe_period_ms=...;
-max_repeats=...``, and the
-router's queue as ``router_queue_packets``) and in the columns of ``search_results.csv``.
+max_repeats=...``, and a sweep's router queue as ``router_queue_packets``) and in the
+columns of ``search_results.csv``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import math
+from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping
 
 from . import defaults, traffic
@@ -150,10 +142,9 @@ class TrialValidation:
                 return
 
     def facts(self) -> dict:
-        """The threshold and the limit, for an environment record."""
+        """The thresholds, the probe's period and the limit, for an environment record."""
         return {"steal_threshold": self.steal_threshold, "stop_floor_ms": self.stop_floor_ms,
-                "probe_period_ms": self.probe_period_ms,
-                "max_repeats": self.max_repeats}
+                "probe_period_ms": self.probe_period_ms, "max_repeats": self.max_repeats}
 
 
 def _number(x) -> float | None:

@@ -295,7 +295,7 @@ def chain_loss(eng, trials) -> dict:
         if lost > sum(named.values()):
             counts["unexplained"] = counts.get("unexplained", 0) + int(lost - sum(named.values()))
     lossy = below["lost"] > 0
-    disturbed = below["disturbed"].fillna(False).astype(bool) if "disturbed" in below else lossy & False
+    disturbed = below["disturbed"].fillna(False).astype(bool) if "disturbed" in below else False
     return {"trials": len(below), "lossy_trials": int(lossy.sum()), "disturbed_lossy": int((lossy & disturbed).sum()),
             "lost": int(below["lost"].clip(lower=0).sum()),
             "by_counter": ";".join(f"{k}={v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))}
