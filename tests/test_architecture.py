@@ -103,7 +103,7 @@ def test_notebook_defaults_are_the_library_defaults():
 #: The layers of docs/architecture.md, lowest first; a module imports only its own layer
 #: or lower ones.
 LAYERS = [
-    {"errors", "defaults"},
+    {"errors", "defaults", "cache"},
     {"stats", "datasets", "pastrami", "plots", "synthetic", "scenarios"},
     {"testbed", "traffic", "probe", "netlink_routes"},
     {"engines"},

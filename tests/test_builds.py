@@ -354,5 +354,8 @@ def test_doctor_exits_non_zero_when_an_engine_asked_for_is_missing(tmp_path):
     p = subprocess.run(doctor + ["click"], capture_output=True, text=True, env=env)
     assert p.returncode == 1 and "routerlab engines install click" in p.stdout and "missing: click" in p.stderr
     assert subprocess.run(doctor + ["linux"], capture_output=True, text=True, env=env).returncode == 0
+    # the whole report names our C programs, built: the generator and the CPU-stop probe
+    p = subprocess.run(doctor, capture_output=True, text=True, env=env)
+    assert re.search(r"rlgen +ok +rlgen [0-9a-f]{12}", p.stdout) and re.search(r"rlstop +ok +rlstop [0-9a-f]{12}", p.stdout)
     p = subprocess.run(doctor + ["vpp"], capture_output=True, text=True, env=env)
     assert p.returncode == 2 and "nothing called vpp" in p.stderr

@@ -206,3 +206,35 @@ def test_ttl_expiry_is_answered_with_icmp_on_the_testbed(engine):
         src, icmp_type, code = p.communicate(timeout=20)[0].split()
         eng.stop(tb)
     assert src == "0a460101" and (icmp_type, code) == ("11", "0")  # time exceeded from 10.70.1.1
+
+
+@root
+def test_fastclick_dpdk_holds_the_queue_it_declares():
+    """While FastClick on DPDK is stopped, its AF_XDP ring fills: a stop that brings 0.8 of
+    the declared queue loses nothing, one that brings 1.25 of it loses the excess."""
+    import signal
+    import threading
+    import time
+
+    eng = engines.get("fastclick-dpdk")
+    try:
+        eng.check()
+    except EngineNotFound as e:
+        engine_absent(str(e))
+    sc, load = scenarios.load("single-flow"), 20_000
+    with testbed.Testbed() as tb:
+        queue = eng.bring_up(tb, sc)["router_queue_packets"]
+        pid = int(testbed.sh("pgrep", "-f", f"file-prefix {tb.prefix}").split()[0])
+        lost = []
+        for share in (0.8, 1.25):
+            def pause():
+                time.sleep(0.3)
+                os.kill(pid, signal.SIGSTOP)
+                time.sleep(share * queue / load)
+                os.kill(pid, signal.SIGCONT)
+            t = threading.Thread(target=pause)
+            t.start()
+            lost.append(traffic.run_trial(tb, load, 1.0, traffic.TrafficSpec()).lost)
+            t.join()
+    assert queue == click.AF_XDP_RX_RING
+    assert lost[0] == 0 and 0.5 * 0.25 * queue < lost[1] < 1.5 * 0.25 * queue, lost

@@ -49,8 +49,13 @@ def test_trial_writer_keeps_rows_and_resumes(tmp_path):
         assert w.done() == {("e", 10.0, 0)}
         w.write({"experiment": "e", "offered_pps": 10.0, "trial": 1, "tx": 10, "rx": 9})
     assert len(datasets.read(tmp_path).trials) == 2
-    with pytest.raises(DataFormatError, match="differ"):
+    # a run written by another version is refused, with what differs and what to do
+    with pytest.raises(DataFormatError, match=r"trials.csv:1: its columns are not this version's \(it lacks "
+                                              r"cpu_load\), so a run cannot be resumed into it: measure into another "
+                                              r"--out, or move this file away"):
         datasets.TrialWriter(tmp_path, cols + ["cpu_load"])
+    with pytest.raises(DataFormatError, match=r"\(it has .* too\)"):
+        datasets.TrialWriter(tmp_path, cols[:-1])
 
 
 def test_load_any_detects_the_format(tmp_path, pastrami_sample):

@@ -60,8 +60,7 @@ def test_forwarding_and_counters_add_up(engine, scenario):
     eng = checked_engine(engine, sc)
     spec = traffic.TrafficSpec(flows=sc.flows)
     with testbed.Testbed() as tb:
-        eng.start(tb, sc)
-        tb.router_queue = eng.queue_packets(tb)
+        eng.bring_up(tb, sc)
         f0, q0 = eng.forwarded(tb), sink_ring_packets(tb)
         r = traffic.run_trial(tb, 20_000, 0.5, spec)
         f1, q1 = eng.forwarded(tb), sink_ring_packets(tb)

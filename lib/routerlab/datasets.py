@@ -44,15 +44,16 @@ TRIAL_COLUMNS = {
     "gen_late_ms": (False, "how far behind its schedule the generator fell at worst, "
                            "milliseconds: it then sends that much load at once, to catch up"),
     "queue_ms": (False, "how long the router's queue lasts at the offered load (its packets / "
-                        "offered_pps), milliseconds: a longer stop disturbs the trial"),
+                        "offered_pps), milliseconds: a longer stop can lose packets"),
     "generator_limited": (False, "the generator could not keep the requested rate"),
     "sent_pps": (False, "rate the generator achieved, packets per second"),
     "started_at": (False, "trial start, ISO 8601 UTC"),
     "attempt": (False, "attempt that was kept, 1-based: a disturbed trial is measured again "
                        "(the others are in superseded_trials.csv)"),
-    "disturbed": (False, "the kept attempt was disturbed too (steal above the threshold, or a stop "
-                         "of the router's CPU or a lag of the generator longer than both queue_ms and "
-                         "the floor in the environment record's notes) after every repeat allowed"),
+    "disturbed": (False, "the kept attempt was disturbed too, after every repeat allowed: steal "
+                         "above the threshold, or a loss that a stop of the router's CPU or a lag of "
+                         "the generator longer than queue_ms (and than the probe's period) can "
+                         "account for (see routerlab.validation)"),
     "lost": (False, "packets lost, tx - rx"),
     "lost_attributed": (False, "lost packets a drop counter accounts for (drops.csv has which)"),
     "lost_unexplained": (False, "lost - lost_attributed: what no counter saw; negative when the "
@@ -323,7 +324,12 @@ class TrialWriter:
             with open(self.path, newline="") as fh:
                 header = next(csv.reader(fh), [])
             if header != self.columns:
-                raise DataFormatError(self.path, 1, f"existing columns {header} differ from {self.columns}")
+                missing = [c for c in self.columns if c not in header]
+                extra = [c for c in header if c not in self.columns]
+                diff = "; ".join(x for x in (f"it lacks {', '.join(missing)}" if missing else "",
+                                             f"it has {', '.join(extra)} too" if extra else "") if x) or "in another order"
+                raise DataFormatError(self.path, 1, f"its columns are not this version's ({diff}), so a run cannot be "
+                                                    "resumed into it: measure into another --out, or move this file away")
         self._fh = open(self.path, "a", newline="")
         self._w = csv.DictWriter(self._fh, fieldnames=self.columns)
         if fresh:

@@ -73,6 +73,14 @@ def report() -> list[Check]:
         checks.append(Check("generator", "rlgen", True, f"{traffic.generator_version()} (built from lib/routerlab/csrc)"))
     except RouterlabError as err:
         checks.append(Check("generator", "rlgen", False, str(err)))
+    try:
+        from . import traffic
+
+        stop = traffic.stop_probe_binary().name.split("-", 1)[1]
+        checks.append(Check("generator", "rlstop", True, f"rlstop {stop} (the CPU-stop probe of trial validation, "
+                                                         "built from lib/routerlab/csrc)"))
+    except RouterlabError as err:
+        checks.append(Check("generator", "rlstop", False, str(err)))
     for tool, pkg in (("trafgen", "netsniff-ng"), ("tcpreplay", "tcpreplay"), ("iperf3", "iperf3")):
         path = shutil.which(tool)
         checks.append(Check("generator", tool, bool(path), (_version([tool, "--version"]) or path) if path

@@ -51,6 +51,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import cache
 from .datasets import KINDS, TrialWriter
 from .engines.base import Engine
 from .engines.ebpf import compile_bpf
@@ -118,7 +119,7 @@ def vmlinux_dir() -> Path:
     if not shutil.which("bpftool"):
         raise ToolMissing("bpftool is not installed (Debian package bpftool)")
     tag = hashlib.sha256(BTF.read_bytes()).hexdigest()[:12]
-    folder = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / "bpf" / f"vmlinux-{tag}"
+    folder = cache.folder("bpf") / f"vmlinux-{tag}"
     header = folder / "vmlinux.h"
     if not header.is_file():
         folder.mkdir(parents=True, exist_ok=True)

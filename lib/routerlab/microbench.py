@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cache as cache_mod
 from . import datasets, engines, scenarios
 from .engines import click as click_engine
 from .errors import EngineNotFound, RouterlabError
@@ -128,7 +129,7 @@ def build_package(binary: str | None = None) -> Path:
     h = hashlib.sha256(str(bindir).encode())
     for f in srcs:
         h.update(f.read_bytes())
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / "click-package"
+    cache = cache_mod.folder("click-package")
     out = cache / h.hexdigest()[:12]
     if (out / "routerlab.uo").is_file():
         return out

@@ -247,8 +247,7 @@ def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pd
     validation = validation or TrialValidation()
     attempts: list[dict] = []
     with Testbed() as tb, drops.attached(tb, eng) as counter:
-        eng.start(tb, sc)
-        tb.router_queue = eng.queue_packets(tb)
+        queue = eng.bring_up(tb, sc)["router_queue_packets"]
         measure = testbed_measure(tb, spec, validation, attempts, counter)
         for k in kinds:
             for m in methods:
@@ -259,11 +258,11 @@ def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pd
                 r.wall_seconds = time.perf_counter() - t0
                 results.append(r)
         eng.stop(tb)
-    _write(out, experiment, engine, sc, results, ceiling_pps, final_trials, attempts, validation)
+    _write(out, experiment, engine, sc, results, ceiling_pps, final_trials, attempts, validation, queue)
     return results
 
 
-def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts=(), validation=None):
+def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts=(), validation=None, queue=None):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     probes = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "kind": r.kind,
@@ -282,7 +281,7 @@ def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts
                              "trial_seconds": r.trial_seconds, "trials": len(r.probes),
                              "final_trials": final_trials,
                              "limited_by_generator": r.limited_by_generator, "generator_ceiling_pps": round(ceiling),
-                             **(validation.facts() if validation else {}),
+                             "router_queue_packets": queue, **(validation.facts() if validation else {}),
                              "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())} for r in results])
     for name, df in (("search_trials.csv", probes), ("search_results.csv", summary),
                      (SUPERSEDED_SEARCH_TRIALS, superseded)):

@@ -152,8 +152,7 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
             TimeRemainingColumn()]
     with writer, Testbed() as tb, drops.attached(tb, eng) as dc, \
             Progress(*cols, console=Console(stderr=True), disable=not progress) as prog:
-        facts = {**eng.start(tb, plan.scenario), "loss_attribution": "on" if dc is not None else "off"}
-        tb.router_queue = facts["router_queue_packets"] = eng.queue_packets(tb)
+        facts = {**eng.bring_up(tb, plan.scenario), "loss_attribution": "on" if dc is not None else "off"}
         record_environment(out, plan.experiment, eng, tb, plan.scenario, ceiling_pps, facts, validation)
         task = prog.add_task(f"{plan.engine} {plan.scenario.name}", total=len(todo))
         made = _superseded_counts(out / SUPERSEDED_TRIALS, plan.experiment)

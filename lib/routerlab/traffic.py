@@ -9,7 +9,6 @@ side; docs/generators.md keeps the numbers.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import select
 import shutil
@@ -20,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from . import cache
 from .errors import ParameterError, RouterlabError
 from .testbed import DEST_NET, SINK_NET, TG_NET, Testbed, cpu_times, cpu_usage
 
@@ -79,26 +79,13 @@ def write_pcap(path: Path, frames) -> Path:
 
 
 def _compiled(name: str) -> Path:
-    """Path of our C program ``csrc/<name>.c`` compiled (gcc -O2) into the user cache,
-    keyed by a hash of its source; built at first use."""
-    src = resources.files("routerlab").joinpath(f"csrc/{name}.c").read_bytes()
-    tag = hashlib.sha256(src).hexdigest()[:12]
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / "bin"
-    binary = cache / f"{name}-{tag}"
-    if binary.is_file():
-        return binary
+    """Path of our C program ``csrc/<name>.c`` compiled (gcc -O2) into the user cache
+    (:func:`routerlab.cache.built`); built at first use."""
     cc = shutil.which(os.environ.get("CC", "gcc")) or shutil.which("cc")
     if not cc:
         raise RouterlabError(f"no C compiler (gcc) to build {name}.c: run scripts/setup.sh")
-    cache.mkdir(parents=True, exist_ok=True)
-    src_file = cache / f"{name}-{tag}.c"
-    src_file.write_bytes(src)
-    tmp = binary.with_suffix(".tmp")
-    p = subprocess.run([cc, "-O2", "-Wall", "-o", str(tmp), str(src_file)], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RouterlabError(f"building {name}.c failed:\n{p.stderr}")
-    os.replace(tmp, binary)
-    return binary
+    src = resources.files("routerlab").joinpath(f"csrc/{name}.c").read_bytes()
+    return cache.built("bin", name, src, lambda c, out: [cc, "-O2", "-Wall", "-o", str(out), str(c)])
 
 
 def generator_binary() -> Path:

@@ -1,20 +1,23 @@
 """Trial validation: a trial measured while the machine was disturbed is measured again.
 
-A trial is *disturbed* when the machine, not the router, lost its packets' chance:
+A trial is *disturbed* when the machine, not the router, may have lost its packets:
 
 - the hypervisor stole more than ``steal_threshold`` of the CPU time while it ran (the
   ``steal`` that :func:`routerlab.traffic.run_trial` records, a ratio in [0, 1]); or
-- the router's CPU stopped longer than the router's queue lasts at the offered load
-  (``cpu_stop_ms`` + ``probe_period_ms`` > ``queue_ms``: the probe of
-  :func:`routerlab.traffic.cpu_stops` reads a stop of d ms as d - P to d); or
-- the generator fell behind its schedule longer than that (``gen_late_ms`` >
-  ``queue_ms``): it then sends what it owes at once, one burst at the router. A
-  generator-limited trial, left out of the statistics anyway, is not judged on its lag;
+- it lost packets, the router's CPU stopped longer than the router's queue lasts at the
+  offered load (``cpu_stop_ms`` + ``probe_period_ms`` > ``queue_ms``: the probe of
+  :func:`routerlab.traffic.cpu_stops` reads a stop of d ms as d - P to d), and the loss
+  is no more than the packets offered during the stop (a stop can account for it); or
+- the same for the generator falling behind its schedule (``gen_late_ms``): it then sends
+  what it owes at once, one burst at the router. A generator-limited trial, left out of
+  the statistics anyway, is not judged on its lag.
 
-and in both cases only above ``stop_floor_ms``, below which a late wake-up of the probe
-can be the router's own softirq or kernel work. docs/testbed.md ("Disturbed trials are
-measured again", "Known behaviour of this machine") has the measurements behind each
-number.
+A stop or a lag is held only against a loss it can account for (a lossless trial passed
+in spite of it; a loss larger than the packets offered meanwhile is the router's), and
+only when it is longer than the probe's period (a wake-up that late behind a busy
+router's own work is common). docs/testbed.md
+("Disturbed trials are measured again", "Known behaviour of this machine") has the
+measurements behind it.
 
 A disturbed trial is repeated, at most ``max_repeats`` times (so at
 most ``1 + max_repeats`` attempts), and every attempt is kept:
@@ -28,10 +31,10 @@ most ``1 + max_repeats`` attempts), and every attempt is kept:
   comparison, the figures, a notebook's own pandas) counts its rows as the trials of a
   load.
 
-The thresholds and the limit are in the experiment's environment record (``notes`` of
-``experiments.csv``: ``steal_threshold=...; stop_floor_ms=...; probe_period_ms=...;
-max_repeats=...``, and a sweep's router queue as ``router_queue_packets``) and in the
-columns of ``search_results.csv``.
+The threshold, the probe's period, the limit and the router's queue are in the
+experiment's environment record (``notes`` of ``experiments.csv``:
+``router_queue_packets=...; steal_threshold=...; probe_period_ms=...; max_repeats=...``)
+and in the columns of ``search_results.csv``.
 """
 
 from __future__ import annotations
@@ -47,9 +50,6 @@ from .errors import ParameterError
 SUPERSEDED_TRIALS = "superseded_trials.csv"
 #: Name of the file of superseded search attempts, beside ``search_trials.csv``.
 SUPERSEDED_SEARCH_TRIALS = "superseded_search_trials.csv"
-#: A CPU stop is only held against a trial above this, milliseconds: one jiffy of this
-#: kernel (4 ms), which the router's own softirq work can hold the probe back, and 1 ms.
-STOP_FLOOR_MS = 5.0
 
 
 @dataclass(frozen=True)
@@ -62,52 +62,58 @@ class TrialValidation:
         A trial whose steal (share of CPU time the hypervisor took, ratio in [0, 1)) is
         above this is disturbed. Default: the threshold of the ``steal_flagged`` column
         (:data:`routerlab.traffic.STEAL_FLAG`).
-    stop_floor_ms : float
-        A stop of the router's CPU, or a lag of the generator, longer than the router's
-        queue lasts disturbs the trial only when it is also longer than this,
-        milliseconds (default :data:`STOP_FLOOR_MS`).
     probe_period_ms : float
-        The CPU-stop probe's period, milliseconds (default
+        The CPU-stop probe's period P, milliseconds (default
         :data:`routerlab.traffic.STOP_PROBE_PERIOD_MS`): it reads a stop of d ms as d - P
         to d, so a reading counts as longer than the queue when it might have been, when
-        the reading and P together are.
+        the reading and P together are; a reading (or a lag) of P or less is not held
+        against a trial.
     max_repeats : int
         Repeats of one trial at most, after its first attempt; 0 keeps every first attempt.
     """
 
     steal_threshold: float = traffic.STEAL_FLAG
-    stop_floor_ms: float = STOP_FLOOR_MS
     probe_period_ms: float = traffic.STOP_PROBE_PERIOD_MS
     max_repeats: int = defaults.MAX_REPEATS
 
     def __post_init__(self):
         if not 0 <= self.steal_threshold < 1:
             raise ParameterError("steal_threshold", f"must be a fraction in [0, 1), got {self.steal_threshold!r}")
-        for name in ("stop_floor_ms", "probe_period_ms"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 <= value < math.inf):
-                raise ParameterError(name, f"must be >= 0 milliseconds, got {value!r}")
+        p = self.probe_period_ms
+        if isinstance(p, bool) or not (isinstance(p, (int, float)) and 0 <= p < math.inf):
+            raise ParameterError("probe_period_ms", f"must be >= 0 milliseconds, got {p!r}")
         if isinstance(self.max_repeats, bool) or not isinstance(self.max_repeats, int) or self.max_repeats < 0:
             raise ParameterError("max_repeats", f"must be a whole number >= 0, got {self.max_repeats!r}")
 
     def why_disturbed(self, trial: Mapping) -> str:
         """What disturbed a trial, in words ("" when nothing did); ``trial`` is its row (a
-        mapping with the ``steal`` ratio and, when probed, ``cpu_stop_ms``,
-        ``gen_late_ms`` and ``queue_ms``, as :meth:`routerlab.traffic.TrialResult.row` gives it)."""
+        mapping with the ``steal`` ratio and, when probed, ``lost``, ``offered_pps``,
+        ``cpu_stop_ms``, ``gen_late_ms`` and ``queue_ms``, as
+        :meth:`routerlab.traffic.TrialResult.row` gives it)."""
         why = []
         if trial["steal"] > self.steal_threshold:
             why.append(f"steal {trial['steal']:.1%} > {self.steal_threshold:.1%}")
-        queue = _number(trial.get("queue_ms"))
+        lost = _number(trial.get("lost")) or 0
+        if lost <= 0:
+            return "; ".join(why)
+        queue, rate = _number(trial.get("queue_ms")), _number(trial.get("offered_pps"))
         lasts = f"the queue lasts {queue:.1f} ms" if queue is not None else "queue unknown"
-        limited = bool(trial.get("generator_limited"))
+
+        def accounts(ms):
+            """Whether a stop of ``ms`` outlasts the queue and the loss fits in it (a stop
+            or lag of less than one probe period is not held against a trial: the probe
+            wakes that late behind a busy router's own work)."""
+            return (queue is None or ms > queue) and (rate is None or lost <= rate * ms / 1e3)
+
         stop = _number(trial.get("cpu_stop_ms"))
-        # the probe reads a stop of d ms as d - P to d: the stop may have lasted P more
-        longest = None if stop is None else stop + self.probe_period_ms
-        if stop is not None and stop > self.stop_floor_ms and (queue is None or longest > queue):
-            why.append(f"router CPU stopped {stop:.1f}-{longest:.1f} ms ({lasts})")
+        if stop is not None:
+            # the probe reads a stop of d ms as d - P to d: the stop may have lasted P more
+            longest = stop + self.probe_period_ms
+            if stop > self.probe_period_ms and accounts(longest):
+                why.append(f"router CPU stopped {stop:.1f}-{longest:.1f} ms ({lasts}) and {lost:.0f} packets were lost")
         lag = _number(trial.get("gen_late_ms"))
-        if lag is not None and not limited and lag > self.stop_floor_ms and (queue is None or lag > queue):
-            why.append(f"generator fell behind {lag:.1f} ms ({lasts})")
+        if lag is not None and not trial.get("generator_limited") and lag > self.probe_period_ms and accounts(lag):
+            why.append(f"generator fell behind {lag:.1f} ms ({lasts}) and {lost:.0f} packets were lost")
         return "; ".join(why)
 
     def disturbed(self, trial: Mapping) -> bool:
@@ -143,8 +149,7 @@ class TrialValidation:
 
     def facts(self) -> dict:
         """The thresholds, the probe's period and the limit, for an environment record."""
-        return {"steal_threshold": self.steal_threshold, "stop_floor_ms": self.stop_floor_ms,
-                "probe_period_ms": self.probe_period_ms, "max_repeats": self.max_repeats}
+        return {"steal_threshold": self.steal_threshold, "probe_period_ms": self.probe_period_ms, "max_repeats": self.max_repeats}
 
 
 def _number(x) -> float | None:

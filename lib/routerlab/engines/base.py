@@ -50,6 +50,14 @@ class Engine:
         """Configure the router; return facts for the environment record."""
         raise NotImplementedError
 
+    def bring_up(self, tb: Testbed, sc: Scenario) -> dict:
+        """Start the router (:meth:`start`) and tell the testbed how many packets its queue
+        holds (:meth:`queue_packets`), which every trial's validation needs; return the
+        facts for the environment record, ``router_queue_packets`` among them."""
+        facts = self.start(tb, sc)
+        tb.router_queue = self.queue_packets(tb)
+        return {**facts, "router_queue_packets": tb.router_queue}
+
     def queue_packets(self, tb: Testbed) -> int:
         """Packets the router holds while its CPU is stopped, before it drops: the first
         queue on its CPU that fills. By default the per-CPU backlog that RPS feeds on the

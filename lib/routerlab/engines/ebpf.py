@@ -8,11 +8,11 @@ import json
 import os
 import shutil
 import struct
-import subprocess
 import time
 from importlib import resources
 from pathlib import Path
 
+from .. import cache
 from ..errors import EngineNotFound, RouterlabError
 from ..testbed import SINK_NET, nsexec, sh
 from .base import Engine, register
@@ -25,25 +25,13 @@ def compile_bpf(name: str, include: Path | None = None) -> Path:
     the user cache by the source's hash, so an unchanged program is not rebuilt.
     ``include``: a folder searched for headers first (a CO-RE program's ``vmlinux.h``;
     it is part of the cache key, since the header names the kernel it came from)."""
-    import hashlib
-
     if not shutil.which("clang"):
         raise EngineNotFound(f"{name}: clang is not installed (Debian package clang): run scripts/setup.sh")
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / "bpf"
-    cache.mkdir(parents=True, exist_ok=True)
     src = resources.files("routerlab").joinpath(f"bpf/{name}.c").read_bytes()
-    key = src + (str(include).encode() if include else b"")
-    obj = cache / f"{name}-{hashlib.sha256(key).hexdigest()[:12]}.o"
-    if not obj.is_file():
-        c = cache / f"{name}.c"
-        c.write_bytes(src)
-        first = [f"-I{include}"] if include else []
-        p = subprocess.run(["clang", "-O2", "-g", "-target", "bpf", *first,
-                            f"-I/usr/include/{os.uname().machine}-linux-gnu", "-c", str(c), "-o", str(obj)],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            raise RouterlabError(f"compiling {name}.c failed:\n{p.stderr}")
-    return obj
+    first = [f"-I{include}"] if include else []
+    return cache.built("bpf", name, src, lambda c, out: [
+        "clang", "-O2", "-g", "-target", "bpf", *first, f"-I/usr/include/{os.uname().machine}-linux-gnu",
+        "-c", str(c), "-o", str(out)], key=str(include).encode() if include else b"", suffix=".o")
 
 
 def map_ids(prog_id: int) -> dict[str, int]:

@@ -28,6 +28,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import cache
 from ..datasets import project_dir
 from ..errors import DataFormatError, EngineNotFound, RouterlabError
 from .base import find_binary
@@ -63,9 +64,7 @@ def p4c() -> str:
 
 
 def cache_dir() -> Path:
-    d = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / "p4"
-    d.mkdir(parents=True, exist_ok=True)
-    return d
+    return cache.folder("p4")
 
 
 def compile_program(program: str | Path, solution: bool = True) -> Path:
