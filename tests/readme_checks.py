@@ -1,0 +1,100 @@
+"""Shared by the tests that recompute every number a dataset README states from the
+dataset's own files (and, for how a file was made, from the code that made it), so that
+the text and the data cannot drift apart: tests/test_readme_<dataset>.py. Each test builds
+the README's sentence from the data and looks for it in the README (whitespace folded), so
+a changed number fails there until the text says it."""
+
+import functools
+import shutil
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from routerlab import datasets, stats
+
+D = datasets.datasets_dir()
+KERNEL_PATHS = ["linux-single-flow", "nft-single-flow-fw0", "nft-single-flow-fw5", "nft-single-flow-fw50",
+                "ebpf-single-flow", "ebpf-single-flow-fw50"]
+
+
+def says(name: str, *phrases: str):
+    """Each phrase is in ``datasets/<name>/README.md``, whitespace folded."""
+    text = " ".join((D / name / "README.md").read_text().split())
+    for phrase in phrases:
+        assert " ".join(phrase.split()) in text, f"datasets/{name}/README.md does not say: {phrase}"
+
+
+def trials(name: str) -> pd.DataFrame:
+    """A dataset's trials with their loss, CPU and steal; generator-limited ones marked."""
+    t = datasets.read(D / name).trials
+    return t.assign(loss=1 - t["rx"] / t["tx"], limited=t["generator_limited"].astype(bool),
+                    rx_pps=t["rx"] / t["duration_s"])
+
+
+def per_load(name: str) -> pd.DataFrame:
+    """Per experiment and load, the trials the generator delivered (as the statistics
+    count them): n, mean and worst loss, median throughput (pps), mean CPU, mean and
+    largest steal."""
+    t = trials(name)
+    return (t[~t["limited"]].groupby(["experiment", "offered_pps"])
+            .agg(n=("loss", "size"), loss=("loss", "mean"), worst=("loss", "max"), rx_pps=("rx_pps", "median"),
+                 cpu=("cpu_load", "mean"), steal=("steal", "mean"), steal_max=("steal", "max")))
+
+
+def span(values, fmt) -> str:
+    """``lo-hi`` of the values, each written with ``fmt``; one value when they round alike."""
+    lo, hi = fmt(min(values)), fmt(max(values))
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def pct(digits=0):
+    return lambda x: f"{100 * x:.{digits}f}"
+
+
+def when_range(stamps) -> str:
+    t = pd.to_datetime(pd.Series(stamps))
+    return f"{t.min():%H:%M}-{t.max():%H:%M}"
+
+
+def sig2(ratio) -> str:
+    """A loss ratio as a percentage with two significant digits, positional ("0.0076",
+    "0.12", "7.2", "18"); "0" for none."""
+    v = 100 * float(ratio)
+    if v == 0:
+        return "0"
+    return f"{v:.{max(0, 1 - int(np.floor(np.log10(abs(v)))))}f}"
+
+
+def pps(x) -> str:
+    return f"{x:,.0f}"
+
+
+def committed(path: str, commit: str) -> str:
+    """A file as it was at ``commit`` (git history: a checkout only)."""
+    root = D.parent
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("git history is not here (not a git checkout, or no git)")
+    if subprocess.run(["git", "-C", str(root), "cat-file", "-e", f"{commit}^{{commit}}"]).returncode:
+        pytest.skip(f"commit {commit[:7]} is not in this clone (a shallow clone)")
+    return subprocess.run(["git", "-C", str(root), "show", f"{commit}:{path}"],
+                          capture_output=True, text=True, check=True).stdout
+
+
+VETH = "testbed-veth"
+BMV2 = "testbed-bmv2"
+#: The commit that holds this dataset's previous sweeps (2026-11-23, 20:53 UTC), which the README compares with.
+VETH_BEFORE = "c31633184400de83e91442d3e6362e7390f7332f"
+#: The commit the run of 2026-11-23 22:48 UTC measured with.
+VETH_CODE = "cf089af1998346533d848a4514f8f4488217b754"
+
+
+@functools.lru_cache(maxsize=None)
+def veth():
+    """The dataset's trials, drops, per-sweep assessments (by experiment) and ceiling."""
+    t = datasets.read(D / VETH).trials
+    a = {x.experiment: x for x in stats.assess(t)}
+    ceiling = datasets.read_experiments(D / VETH)["generator_ceiling_pps"].unique()
+    assert len(ceiling) == 1
+    return t, datasets.read_drops([D / VETH]), a, float(ceiling[0])
