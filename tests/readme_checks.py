@@ -84,6 +84,11 @@ def committed(path: str, commit: str) -> str:
 
 VETH = "testbed-veth"
 BMV2 = "testbed-bmv2"
+#: The commit the re-measurement of 2026-11-25 ran with (every testbed dataset).
+CODE = "9f2de3149a712a707da917d84e020042fd2354a3"
+#: The commit that holds the testbed datasets that re-measurement replaced (measured on
+#: 2026-11-23 from 22:48 UTC with code cf089af): what a README compares with.
+PREVIOUS = "556b704a510e75eaea75c3d87d1e9ecad4149c65"
 #: The commit that holds this dataset's previous sweeps (2026-11-23, 20:53 UTC), which the README compares with.
 VETH_BEFORE = "c31633184400de83e91442d3e6362e7390f7332f"
 #: The commit the run of 2026-11-23 22:48 UTC measured with.

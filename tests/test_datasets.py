@@ -51,8 +51,8 @@ def test_trial_writer_keeps_rows_and_resumes(tmp_path):
     assert len(datasets.read(tmp_path).trials) == 2
     # a run written by another version is refused, with what differs and what to do
     with pytest.raises(DataFormatError, match=r"trials.csv:1: its columns are not this version's \(it lacks "
-                                              r"cpu_load\), so a run cannot be resumed into it: measure into another "
-                                              r"--out, or move this file away"):
+                                              r"cpu_load\), so a run cannot be resumed into it: write to another "
+                                              r"folder, or move this file away"):
         datasets.TrialWriter(tmp_path, cols + ["cpu_load"])
     with pytest.raises(DataFormatError, match=r"\(it has .* too\)"):
         datasets.TrialWriter(tmp_path, cols[:-1])

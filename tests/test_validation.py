@@ -68,12 +68,31 @@ def test_a_stop_of_the_router_cpu_that_may_outlast_its_queue_disturbs_a_lossy_tr
     assert v.disturbed(stopped(4.009, 3.952, 219, 253_057))
     # a lossless trial passed in spite of the stop
     assert not v.disturbed(stopped(30.0, 2.0, lost=0))
-    # 8.2 ms at 200 kpps offered 1,640 packets: a larger loss is the router's, not the stop's
+    # 8.0 ms at 200 kpps offered 1,600 packets: a larger loss is the router's, not the stop's
     assert v.disturbed(stopped(6.0, 5.5, lost=1600)) and not v.disturbed(stopped(6.0, 5.5, lost=1601))
     # a reading of one period or less is not held against a trial, however short the queue
     assert not v.disturbed(stopped(2.0, 1.3)) and v.disturbed(stopped(2.1, 1.3))
     assert v.why_disturbed(stopped(6.2, 5.5, steal=0.05)) == ("steal 5.0% > 2.0%; router CPU stopped 6.2-8.2 ms "
                                                              "(the queue lasts 5.5 ms) and 100 packets were lost")
+
+
+def test_a_row_read_back_from_a_csv_is_judged_alike():
+    """search_trials.csv has ``load`` for the rate; a CSV reader gives flags as strings."""
+    v = TrialValidation()
+    row = stopped(1.0, 5.5, gen_late_ms=7.0)
+    assert v.disturbed(row)
+    searched = {**{k: val for k, val in row.items() if k != "offered_pps"}, "load": 200_000}
+    assert v.disturbed(searched) and not v.disturbed({**searched, "lost": 1401})
+    assert not v.disturbed({**row, "generator_limited": "True"}) and v.disturbed({**row, "generator_limited": "False"})
+    assert v.disturbed({**row, "generator_limited": float("nan")})
+    assert v.why_disturbed({**row, "lost": 0, "steal": "0.03"}) == "steal 3.0% > 2.0%"
+
+
+@pytest.mark.parametrize("missing", [None, "", float("nan")])
+def test_an_unknown_loss_holds_no_stop_and_an_unknown_rate_holds_any(missing):
+    v = TrialValidation()
+    assert not v.disturbed(stopped(12.0, 2.0, lost=missing))
+    assert v.disturbed(stopped(12.0, 2.0, lost=10**6, load=missing)) and v.disturbed(stopped(12.0, 2.0, lost=10**6, load=0))
 
 
 def test_steal_disturbs_even_a_lossless_trial():

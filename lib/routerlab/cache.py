@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -15,7 +16,10 @@ from .errors import RouterlabError
 
 def folder(kind: str) -> Path:
     """The cache's folder for one kind of build (``bin``, ``bpf``, ``p4``, ...), made if absent."""
-    d = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "routerlab" / kind
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    # the XDG spec: an empty or relative XDG_CACHE_HOME is to be ignored
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    d = root / "routerlab" / kind
     d.mkdir(parents=True, exist_ok=True)
     return d
 
@@ -24,19 +28,24 @@ def built(kind: str, name: str, source: bytes, command: Callable[[Path, Path], l
           key: bytes = b"", suffix: str = "") -> Path:
     """Path of the C file ``source`` built by ``command(src, out)`` (an argv) into the
     cache, named by a hash of the source and ``key`` (anything else the build depends on),
-    so an unchanged program is never rebuilt. Built at first use; the result appears at
-    once and whole, so two runs building together never read a half-written file."""
+    so an unchanged program is never rebuilt. Built at first use, each build from its own
+    copy of the source into its own file, which then takes the final name at once: runs
+    building together never read a half-written file."""
     d = folder(kind)
     tag = hashlib.sha256(source + key).hexdigest()[:12]
     out = d / f"{name}-{tag}{suffix}"
     if out.is_file():
         return out
-    src = d / f"{name}-{tag}.c"
-    src.write_bytes(source)
-    tmp = d / f"{name}-{tag}.{os.getpid()}.tmp"
-    p = subprocess.run(command(src, tmp), capture_output=True, text=True)
-    if p.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise RouterlabError(f"building {name}.c failed:\n{p.stderr}")
-    os.replace(tmp, out)
+    with tempfile.TemporaryDirectory(dir=d, prefix=f".{name}-") as tmp:
+        src, obj = Path(tmp) / f"{name}.c", Path(tmp) / f"{name}{suffix}"
+        src.write_bytes(source)
+        argv = command(src, obj)
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True)
+        except OSError as e:
+            raise RouterlabError(f"building {name}.c: cannot run {argv[0]}: {e}") from e
+        if p.returncode != 0:
+            raise RouterlabError(f"building {name}.c failed ({' '.join(argv)}, exit {p.returncode}):\n"
+                                 f"{p.stderr or p.stdout}")
+        os.replace(obj, out)
     return out

@@ -326,10 +326,11 @@ class TrialWriter:
             if header != self.columns:
                 missing = [c for c in self.columns if c not in header]
                 extra = [c for c in header if c not in self.columns]
-                diff = "; ".join(x for x in (f"it lacks {', '.join(missing)}" if missing else "",
-                                             f"it has {', '.join(extra)} too" if extra else "") if x) or "in another order"
-                raise DataFormatError(self.path, 1, f"its columns are not this version's ({diff}), so a run cannot be "
-                                                    "resumed into it: measure into another --out, or move this file away")
+                diff = [f"it lacks {', '.join(missing)}"] if missing else []
+                diff += [f"it has {', '.join(extra)} too"] if extra else []
+                raise DataFormatError(self.path, 1, f"its columns are not this version's "
+                                                    f"({'; '.join(diff) or 'in another order'}), so a run cannot be "
+                                                    "resumed into it: write to another folder, or move this file away")
         self._fh = open(self.path, "a", newline="")
         self._w = csv.DictWriter(self._fh, fieldnames=self.columns)
         if fresh:

@@ -76,11 +76,10 @@ def report() -> list[Check]:
     try:
         from . import traffic
 
-        stop = traffic.stop_probe_binary().name.split("-", 1)[1]
-        checks.append(Check("generator", "rlstop", True, f"rlstop {stop} (the CPU-stop probe of trial validation, "
-                                                         "built from lib/routerlab/csrc)"))
+        checks.append(Check("probe", "rlstop", True, f"{traffic.program_version('rlstop')} (the CPU-stop probe of "
+                                                     "trial validation, built from lib/routerlab/csrc)"))
     except RouterlabError as err:
-        checks.append(Check("generator", "rlstop", False, str(err)))
+        checks.append(Check("probe", "rlstop", False, str(err)))
     for tool, pkg in (("trafgen", "netsniff-ng"), ("tcpreplay", "tcpreplay"), ("iperf3", "iperf3")):
         path = shutil.which(tool)
         checks.append(Check("generator", tool, bool(path), (_version([tool, "--version"]) or path) if path

@@ -220,7 +220,12 @@ def testbed_measure(tb: Testbed, spec: traffic.TrafficSpec, validation: TrialVal
 
     def measure(load, duration):
         nonlocal calls
-        for row, kept in validation.attempts(lambda: traffic.run_trial(tb, load, duration, spec, drops=counter).row()):
+
+        def trial():
+            return traffic.run_trial(tb, load, duration, spec, drops=counter,
+                                     probe_period_ms=validation.probe_period_ms).row()
+
+        for row, kept in validation.attempts(trial):
             if attempts is not None:
                 attempts.append({"probe": calls, "kept": kept, **row})
         calls += 1
@@ -283,6 +288,8 @@ def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts
                              "limited_by_generator": r.limited_by_generator, "generator_ceiling_pps": round(ceiling),
                              "router_queue_packets": queue, **(validation.facts() if validation else {}),
                              "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())} for r in results])
+    if "router_queue_packets" in summary:
+        summary["router_queue_packets"] = summary["router_queue_packets"].astype("Int64")
     for name, df in (("search_trials.csv", probes), ("search_results.csv", summary),
                      (SUPERSEDED_SEARCH_TRIALS, superseded)):
         path = out / name

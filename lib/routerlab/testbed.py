@@ -125,10 +125,11 @@ class Testbed:
     prefix : str, optional
         Name prefix (``rl`` + 6 hex digits); random by default.
     router_queue : int, optional
-        Packets the router holds while its CPU is stopped before it drops, set by the
-        engine running on it (:meth:`routerlab.engines.Engine.queue_packets`): a trial
-        whose router CPU stopped longer than this queue lasts at the offered load is
-        disturbed (:class:`routerlab.validation.TrialValidation`).
+        Packets the router holds while its CPU is stopped before it drops, set when the
+        engine starts on it (:meth:`routerlab.engines.Engine.bring_up`): a trial that lost
+        packets while its router CPU stopped longer than this queue lasts at the offered
+        load, no more than were offered meanwhile, is disturbed
+        (:class:`routerlab.validation.TrialValidation`).
     """
 
     mtu: int = 1500

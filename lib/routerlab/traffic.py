@@ -136,9 +136,15 @@ def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
             tb.procs.remove(p)
 
 
+def program_version(name: str) -> str:
+    """A version string of one of our C programs (``rlgen``, ``rlstop``): its name and the
+    hash of its source, building it if needed."""
+    return f"{name} " + _compiled(name).name.split("-", 1)[1]
+
+
 def generator_version() -> str:
     """A version string: the generator's name and the hash of its source."""
-    return "rlgen " + generator_binary().name.split("-", 1)[1]
+    return program_version("rlgen")
 
 
 @dataclass
@@ -216,15 +222,15 @@ class TrialResult:
 
 
 def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec,
-              batch: int = 32, drops=None, probe_stops: bool = True) -> TrialResult:
+              batch: int = 32, drops=None, probe_period_ms: float | None = STOP_PROBE_PERIOD_MS) -> TrialResult:
     """Send ``rate_pps`` for ``duration_s`` through the testbed and count what arrives.
 
     ``rate_pps = 0`` sends as fast as the generator can (ceiling measurement).
     ``drops``: a :class:`routerlab.drops.DropCounter` attached to ``tb``, whose counters
     are read before and after the trial to attribute its loss; None (benchmarks of the
-    generator) skips it. ``probe_stops``: run the CPU-stop probe on the router's CPU
-    (:func:`cpu_stops`) for the trial; False leaves ``cpu_stop_ms`` None (to measure the
-    probe's own cost).
+    generator) skips it. ``probe_period_ms``: the period of the CPU-stop probe run on the
+    router's CPU for the trial (:func:`cpu_stops`); None runs none and leaves
+    ``cpu_stop_ms`` None (to measure the probe's own cost).
     """
     if rate_pps < 0:
         raise ParameterError("rate", f"must be >= 0 pps, got {rate_pps}")
@@ -240,12 +246,12 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         args += ["--dst-count", "254", "--random-ports"]
     if spec.drop_share:
         args += ["--drop-share", str(spec.drop_share), "--drop-dport", str(TrafficSpec.DROP_PORT)]
-    if probe_stops:
+    if probe_period_ms is not None:
         stop_probe_binary()  # built (first use only) before the CPU times start
     d0 = drops.read() if drops is not None else None
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), cpu_times()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    with cpu_stops(tb, tb.router_cpu) if probe_stops else nullcontext({}) as stops:
+    with cpu_stops(tb, tb.router_cpu, probe_period_ms) if probe_period_ms is not None else nullcontext({}) as stops:
         p = tb.spawn(tb.ns_tg, *args, cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             out, err = p.communicate(timeout=duration_s * 3 + 10)

@@ -9,7 +9,9 @@
  * engine processes among them), it asks to wake every PERIOD and records how late each
  * wake-up was. A late wake-up means nothing ran it: the CPU was stopped, or in interrupt
  * and softirq work, or (on a kernel without preemption) in another task's kernel code: up
- * to about a jiffy (4 ms at HZ=250), which is why routerlab ignores readings under 5 ms.
+ * to about a jiffy (4 ms at HZ=250). That work drains the router's queue rather than
+ * filling it, which is why routerlab holds a reading only against a loss it can account
+ * for (routerlab.validation).
  *
  * Usage: rlstop --cpu N [--period-ms P] [--max-seconds S]. Prints "ready" once it runs
  * on its CPU at its priority, then on SIGTERM or SIGINT (or after S seconds, default 600)
