@@ -97,6 +97,21 @@ def test_one_environment_record_written_and_read_by_one_pair(tmp_path):
         datasets.read_experiments(tmp_path / "absent")
 
 
+def test_every_committed_superseded_attempt_reads_and_points_at_its_trial():
+    root = datasets.datasets_dir()
+    for f in root.glob("*/superseded_search_trials.csv"):
+        sup = datasets.read_kind(f.parent, f.name)
+        probes = datasets.read_kind(f.parent, "search_trials.csv")
+        for r in sup.itertuples():
+            mine = probes[probes["experiment"] == r.experiment].reset_index(drop=True)
+            assert mine.loc[r.probe, "load"] == r.offered_pps and mine.loc[r.probe, "attempt"] > r.attempt, (f, r)
+    for f in root.glob("*/superseded_trials.csv"):
+        sup = datasets.read_kind(f.parent, f.name)
+        kept = datasets.read(f.parent).trials.set_index(["experiment", "offered_pps", "trial"])
+        for r in sup.itertuples():
+            assert kept.loc[(r.experiment, r.offered_pps, r.trial), "attempt"] > r.attempt, (f, r)
+
+
 def test_every_committed_dataset_has_the_one_environment_record():
     root = datasets.datasets_dir()
     folders = sorted(p.parent.name for p in root.glob("*/experiments.csv"))

@@ -372,7 +372,7 @@ KINDS = {
     "search_trials.csv": ("experiment", "engine", "scenario", "kind", "method", "load", "generator_limited"),
     "cells.csv": ("engine", "scenario", "runnable", "reason"),
     "superseded_trials.csv": ("experiment", "offered_pps", "trial", "attempt", "steal"),
-    "superseded_search_trials.csv": ("experiment", "kind", "method", "load", "attempt", "steal"),
+    "superseded_search_trials.csv": ("experiment", "probe", "offered_pps", "attempt", "steal"),
     "drops.csv": ("experiment", "offered_pps", "trial", "place", "source", "reason", "packets", "counted_as"),
     "samples.csv": ("variant", "run", "t", "throughput_bps", "rtt_ms", "cpu_busy"),
     "runs.csv": ("variant", "run", "fail_s", "converge_s", "looped_destinations", "ping_sent", "ping_received"),
