@@ -103,3 +103,13 @@ def veth():
     ceiling = datasets.read_experiments(D / VETH)["generator_ceiling_pps"].unique()
     assert len(ceiling) == 1
     return t, datasets.read_drops([D / VETH]), a, float(ceiling[0])
+
+
+def previous_files(name: str, folder, files=("trials.csv", "experiments.csv", "search_results.csv",
+                                              "search_trials.csv", "drops.csv")):
+    """The files of ``datasets/<name>`` that the re-measurement replaced (commit
+    ``PREVIOUS``), written into ``folder`` so the readers of ``routerlab.datasets`` take
+    them; returns ``folder``."""
+    for f in files:
+        (folder / f).write_text(committed(f"datasets/{name}/{f}", PREVIOUS))
+    return folder

@@ -6,7 +6,7 @@ import pytest
 from routerlab import datasets, stats
 from routerlab.engines import bmv2 as bmv2_engine
 from routerlab.validation import TrialValidation
-from readme_checks import (BMV2, CODE, D, PREVIOUS, VETH_CODE, committed, pct, per_load, pps, says, sig2, span,
+from readme_checks import (BMV2, CODE, D, PREVIOUS, VETH_CODE, pct, per_load, pps, previous_files, says, sig2, span,
                            trials, when_range)
 
 
@@ -266,9 +266,7 @@ def test_bmv2_route_tables():
 @pytest.fixture
 def previous(tmp_path):
     """The files this data replaced (commit PREVIOUS), in a folder of their own."""
-    for f in ("trials.csv", "experiments.csv", "search_results.csv", "search_trials.csv", "drops.csv"):
-        (tmp_path / f).write_text(committed(f"datasets/{BMV2}/{f}", PREVIOUS))
-    return tmp_path
+    return previous_files(BMV2, tmp_path)
 
 
 def test_bmv2_against_the_previous_measurement(previous):

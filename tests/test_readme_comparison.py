@@ -9,7 +9,8 @@ import pytest
 
 from routerlab import comparison, datasets, drops, plots
 from routerlab.validation import TrialValidation
-from readme_checks import BMV2, CODE, D, PREVIOUS, VETH, VETH_CODE, committed, pct, pps, says, sig2, span, trials, veth
+from readme_checks import (BMV2, CODE, D, PREVIOUS, VETH, VETH_CODE, committed, pct, pps, previous_files, says, sig2,
+                           span, trials, veth)
 
 NAME = "comparison"
 SHORT = {"single_flow_50fw": "single flow", "gre_multiflow_50fw": "GRE", "routes_900k_multiflow_50fw": "900k routes",
@@ -27,10 +28,8 @@ def ours():
 @pytest.fixture(scope="module")
 def previous(tmp_path_factory):
     """The files this data replaced (commit PREVIOUS), in a folder of their own."""
-    folder = tmp_path_factory.mktemp("previous")
-    for f in ("trials.csv", "experiments.csv", "drops.csv", "cells.csv"):
-        (folder / f).write_text(committed(f"datasets/{NAME}/{f}", PREVIOUS))
-    return folder
+    return previous_files(NAME, tmp_path_factory.mktemp("previous"),
+                          ("trials.csv", "experiments.csv", "drops.csv", "cells.csv"))
 
 
 def notes(e) -> dict:

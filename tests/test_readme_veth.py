@@ -9,8 +9,8 @@ import pytest
 
 from routerlab import datasets, stats, traffic
 from routerlab.validation import TrialValidation
-from readme_checks import (CODE, D, KERNEL_PATHS, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE, committed, pct, pps, says,
-                           sig2, span, veth, when_range)
+from readme_checks import (CODE, D, KERNEL_PATHS, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE, committed, pct, pps,
+                           previous_files, says, sig2, span, veth, when_range)
 
 
 VETH_NAMES = {"linux-single-flow": "linux", "nft-single-flow-fw0": "nft, empty chain",
@@ -173,9 +173,7 @@ def test_veth_files():
 @pytest.fixture
 def previous(tmp_path):
     """The files this data replaced (commit PREVIOUS), in a folder of their own."""
-    for f in ("trials.csv", "experiments.csv", "search_results.csv", "search_trials.csv", "drops.csv"):
-        (tmp_path / f).write_text(committed(f"datasets/{VETH}/{f}", PREVIOUS))
-    return tmp_path
+    return previous_files(VETH, tmp_path)
 
 
 def test_veth_cpu1_was_not_the_routers_alone(previous):
