@@ -105,6 +105,25 @@ def veth():
     return t, datasets.read_drops([D / VETH]), a, float(ceiling[0])
 
 
+def loss_rows(name: str) -> pd.DataFrame:
+    """The counters of ``datasets/<name>/drops.csv`` that count lost packets (not those
+    counted as design or context)."""
+    d = datasets.read_drops([D / name])
+    return d[d["counted_as"] == "loss"]
+
+
+def check_superseded_searches(kept: pd.DataFrame, superseded: pd.DataFrame):
+    """A search's attempts measured again point at their kept row: ``probe`` is the row in
+    ``search_trials.csv`` within its experiment (``kept`` carries it as a column), whose
+    ``attempt`` counts the ones before it, at the same load."""
+    k = kept.set_index(["experiment", "probe"])
+    made = superseded.groupby(["experiment", "probe"]).size()
+    assert (k.loc[made.index, "attempt"] == made + 1).all()
+    assert (k.drop(made.index)["attempt"] == 1).all()
+    o = superseded.set_index(["experiment", "probe"])
+    assert (o["offered_pps"] - k.loc[o.index, "load"]).abs().max() < 1e-6
+
+
 def previous_files(name: str, folder, files=("trials.csv", "experiments.csv", "search_results.csv",
                                               "search_trials.csv", "drops.csv")):
     """The files of ``datasets/<name>`` that the re-measurement replaced (commit

@@ -6,8 +6,8 @@ import pytest
 from routerlab import datasets, stats
 from routerlab.engines import bmv2 as bmv2_engine
 from routerlab.validation import TrialValidation
-from readme_checks import (BMV2, CODE, D, PREVIOUS, VETH_CODE, pct, per_load, pps, previous_files, says, sig2, span,
-                           trials, when_range)
+from readme_checks import (BMV2, CODE, D, PREVIOUS, VETH_CODE, check_superseded_searches, loss_rows, pct, per_load,
+                           pps, previous_files, says, sig2, span, trials, when_range)
 
 
 def notes(e) -> dict:
@@ -83,12 +83,7 @@ def test_bmv2_files():
     # superseded search attempts: probe is the row in search_trials.csv, within its experiment
     old = superseded()
     says(BMV2, f"the {len(old)} search attempts that were measured again")
-    kept = s.set_index(["experiment", "probe"])
-    made = old.groupby(["experiment", "probe"]).size()
-    assert (kept.loc[made.index, "attempt"] == made + 1).all()
-    assert (kept.drop(made.index)["attempt"] == 1).all()
-    o = old.set_index(["experiment", "probe"])
-    assert (o["offered_pps"] - kept.loc[o.index, "load"]).abs().max() < 1e-6
+    check_superseded_searches(s, old)
     assert not (D / BMV2 / "superseded_trials.csv").exists() and (t["attempt"] == 1).all()
     says(BMV2, "There is no `superseded_trials.csv`: no sweep trial was measured again.")
 
@@ -229,9 +224,7 @@ def test_bmv2_validation_of_the_searches():
 
 
 def test_bmv2_where_the_loss_went():
-    t = trials(BMV2)
-    d = datasets.read_drops([D / BMV2])
-    loss = d[d["counted_as"] == "loss"]
+    t, loss = trials(BMV2), loss_rows(BMV2)
     assert set(loss["reason"]) == {"d0.capture_drops", "egress_queue_drops"} and set(loss["source"]) == {"engine"}
     assert (t["lost_unexplained"] == 0).all() and loss["packets"].sum() == t["lost"].sum()
     cap, egr = loss[loss["reason"] == "d0.capture_drops"], loss[loss["reason"] == "egress_queue_drops"]

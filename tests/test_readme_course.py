@@ -6,7 +6,8 @@ import pandas as pd
 
 from routerlab import datasets, stats
 from routerlab.validation import TrialValidation
-from readme_checks import CODE, D, PREVIOUS, VETH_CODE, committed, pct, per_load, pps, says, sig2, span, when_range
+from readme_checks import (CODE, D, PREVIOUS, VETH_CODE, committed, loss_rows, pct, per_load, pps, says, sig2, span,
+                           when_range)
 
 
 COURSE = "click-course"
@@ -220,9 +221,7 @@ def test_course_linux_kernel():
 
 def test_course_where_the_loss_went():
     t, _ = course()
-    d = datasets.read_drops([D / COURSE])
-    loss_rows = d[d["counted_as"] == "loss"]
-    by = loss_rows.groupby(["experiment", "reason"])["packets"].sum()
+    by = loss_rows(COURSE).groupby(["experiment", "reason"])["packets"].sum()
     lost = t.groupby("experiment")["lost"].sum()
     assert (t["lost_unexplained"] == 0).all() and (by.groupby(level=0).sum() == lost).all()
     says(COURSE, f"(`drops.csv`, all {len(t)} trials, generator-limited ones included)")

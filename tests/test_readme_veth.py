@@ -9,8 +9,8 @@ import pytest
 
 from routerlab import datasets, stats, traffic
 from routerlab.validation import TrialValidation
-from readme_checks import (CODE, D, KERNEL_PATHS, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE, committed, pct, pps,
-                           previous_files, says, sig2, span, veth, when_range)
+from readme_checks import (CODE, D, KERNEL_PATHS, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE, check_superseded_searches,
+                           committed, pct, pps, previous_files, says, sig2, span, veth, when_range)
 
 
 VETH_NAMES = {"linux-single-flow": "linux", "nft-single-flow-fw0": "nft, empty chain",
@@ -142,12 +142,7 @@ def test_veth_files():
     assert "probe" in ssup.columns and "trial" not in ssup.columns
     # probe is the row in search_trials.csv within its experiment: the kept row counts the attempts before it
     s = search_trials()
-    kept = s.set_index(["experiment", "probe"])
-    made = ssup.groupby(["experiment", "probe"]).size()
-    assert (kept.loc[made.index, "attempt"] == made + 1).all()
-    assert (kept.drop(made.index)["attempt"] == 1).all()
-    o = ssup.set_index(["experiment", "probe"])
-    assert (o["offered_pps"] - kept.loc[o.index, "load"]).abs().max() < 1e-6
+    check_superseded_searches(s, ssup)
     g = pd.read_csv(D / VETH / "generators.csv")
     says(VETH, f"{len(g)} trials of {g['generator'].nunique()} generators")
     # not re-measured: the file is the one the previous measurement committed

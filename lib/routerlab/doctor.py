@@ -67,19 +67,13 @@ def report() -> list[Check]:
             checks.append(Check("engine", name, True, builds.describe(name, path)))
         except RouterlabError as err:
             checks.append(Check("engine", name, False, _missing(err, builds.how_to_get(name))))
-    try:
-        from . import traffic
+    from . import traffic
 
-        checks.append(Check("generator", "rlgen", True, f"{traffic.generator_version()} (built from lib/routerlab/csrc)"))
-    except RouterlabError as err:
-        checks.append(Check("generator", "rlgen", False, str(err)))
-    try:
-        from . import traffic
-
-        checks.append(Check("probe", "rlstop", True, f"{traffic.program_version('rlstop')} (the CPU-stop probe of "
-                                                     "trial validation, built from lib/routerlab/csrc)"))
-    except RouterlabError as err:
-        checks.append(Check("probe", "rlstop", False, str(err)))
+    for group, name, what in (("generator", "rlgen", ""), ("probe", "rlstop", "the CPU-stop probe of trial validation, ")):
+        try:
+            checks.append(Check(group, name, True, f"{traffic.program_version(name)} ({what}built from lib/routerlab/csrc)"))
+        except RouterlabError as err:
+            checks.append(Check(group, name, False, str(err)))
     for tool, pkg in (("trafgen", "netsniff-ng"), ("tcpreplay", "tcpreplay"), ("iperf3", "iperf3")):
         path = shutil.which(tool)
         checks.append(Check("generator", tool, bool(path), (_version([tool, "--version"]) or path) if path

@@ -33,8 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cache as cache_mod
-from . import datasets, engines, scenarios
+from . import cache, datasets, engines, scenarios
 from .engines import click as click_engine
 from .errors import EngineNotFound, RouterlabError
 
@@ -129,11 +128,11 @@ def build_package(binary: str | None = None) -> Path:
     h = hashlib.sha256(str(bindir).encode())
     for f in srcs:
         h.update(f.read_bytes())
-    cache = cache_mod.folder("click-package")
-    out = cache / h.hexdigest()[:12]
+    packages = cache.folder("click-package")
+    out = packages / h.hexdigest()[:12]
     if (out / "routerlab.uo").is_file():
         return out
-    with tempfile.TemporaryDirectory(dir=cache.parent if cache.parent.exists() else None) as tmp:
+    with tempfile.TemporaryDirectory(dir=packages.parent) as tmp:
         tmp = Path(tmp)
         for f in srcs:
             shutil.copy(f, tmp / f.name)

@@ -161,7 +161,8 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
             for o, k in todo:
                 def trial():
                     f0 = eng.forwarded(tb)
-                    r = traffic.run_trial(tb, o, plan.duration, spec, drops=dc, probe_period_ms=validation.probe_period_ms)
+                    r = traffic.run_trial(tb, o, plan.duration, spec, drops=dc,
+                                          probe_period_ms=validation.probe_period_ms)
                     f1 = eng.forwarded(tb)
                     return {"experiment": plan.experiment, "engine": plan.engine, "scenario": plan.scenario.name,
                             "trial": k, "engine_forwarded": (f1 - f0) if f0 is not None else "", **r.row(),

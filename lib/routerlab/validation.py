@@ -18,9 +18,8 @@ only when the reading is longer than the probe's period: a chosen minimum, since
 readings are common in trials that lost nothing. A busy router's own softirq work holds
 the probe back too, by up to a jiffy (4 ms), but drains the queue while it does: the loss
 bound is what keeps those readings from repeating a saturated router's trials.
-docs/testbed.md
-("Disturbed trials are measured again", "Known behaviour of this machine") has the
-measurements behind it.
+docs/testbed.md ("Disturbed trials are measured again", "Known behaviour of this
+machine") has the measurements behind it.
 
 A disturbed trial is repeated, at most ``max_repeats`` times (so at
 most ``1 + max_repeats`` attempts), and every attempt is kept:
@@ -47,6 +46,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping
 
 from . import defaults, traffic
+from .stats import flag
 from .errors import ParameterError
 
 #: Name of the file of superseded sweep attempts, beside ``trials.csv``.
@@ -125,7 +125,7 @@ class TrialValidation:
             if accounts(longest):
                 why.append(f"router CPU stopped {stop:.1f}-{longest:.1f} ms ({lasts}) and {lost:.0f} packets were lost")
         lag = _number(trial.get("gen_late_ms"))
-        if lag is not None and lag > self.probe_period_ms and not _flag(trial.get("generator_limited")) \
+        if lag is not None and lag > self.probe_period_ms and not flag([trial.get("generator_limited")])[0] \
                 and accounts(lag):
             why.append(f"generator fell behind {lag:.1f} ms ({lasts}) and {lost:.0f} packets were lost")
         return "; ".join(why)
@@ -163,14 +163,8 @@ class TrialValidation:
 
     def facts(self) -> dict:
         """The thresholds, the probe's period and the limit, for an environment record."""
-        return {"steal_threshold": self.steal_threshold, "probe_period_ms": self.probe_period_ms, "max_repeats": self.max_repeats}
-
-
-def _flag(x) -> bool:
-    """A recorded flag: True, or "True"/"true"/1 as a CSV reader gives it back; missing is False."""
-    if isinstance(x, str):
-        return x.strip().lower() in ("true", "1")
-    return x is not None and not (isinstance(x, float) and math.isnan(x)) and bool(x)
+        return {"steal_threshold": self.steal_threshold, "probe_period_ms": self.probe_period_ms,
+                "max_repeats": self.max_repeats}
 
 
 def _number(x) -> float | None:

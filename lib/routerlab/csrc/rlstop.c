@@ -19,9 +19,9 @@
  *   RESULT-max_stop_ms=<longest lateness of a wake-up, milliseconds>
  *   RESULT-wakeups=<count>
  * A stop of d ms reads as d - P to d: the period P (default 1 ms; routerlab asks for 2)
- * trades that precision against the probe's own CPU time. Exits 2 when it cannot pin itself or take its
- * priority (it needs CAP_SYS_NICE): a probe at ordinary priority would count the
- * router's own work as stops.
+ * trades that precision against the probe's own CPU time. Exits 2 when it cannot pin
+ * itself or take its priority (it needs CAP_SYS_NICE): a probe at ordinary priority would
+ * count the router's own work as stops.
  *
  * Built by routerlab at first use with: gcc -O2 -o rlstop rlstop.c
  */

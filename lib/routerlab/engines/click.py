@@ -323,7 +323,6 @@ class FastClickDpdkEngine(FastClickEngine):
                 "--", str(folder / self.config), f"BATCH={FASTCLICK_BATCH}",
                 *[f"{k}={v}" for k, v in defines.items()]]
 
-
     def queue_packets(self, tb):
         """The AF_XDP socket's receive ring: XDP redirects into it on the sending CPU, so
         a stopped router CPU leaves it, not the backlog, to fill. Its size is DPDK
