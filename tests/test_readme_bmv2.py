@@ -106,7 +106,8 @@ def test_bmv2_searches():
 
 def bmv2_row(s, lo, hi):
     g = s.loc[lo:hi]
-    carried = "= offered" if (g["rx_pps"] >= g.index * 0.99).all() else span(g["rx_pps"], pps)
+    # "= offered" only where the median trial carried every packet offered
+    carried = "= offered" if (g["rx_pps"].round() >= g.index).all() else span(g["rx_pps"], pps)
     loss, worst = span(g["loss"], sig2), span(g["worst"], sig2)
     pc = "" if loss == "0" else "%"
     loads = f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
