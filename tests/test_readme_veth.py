@@ -218,12 +218,14 @@ def test_veth_validation_of_the_sweeps():
     dist = t[t["disturbed"]]
     assert (dist["attempt"] == 4).all() and set(dist["experiment"]) == {"ebpf-single-flow"}
     why = pd.Series([TrialValidation().why_disturbed(r) for r in dist.to_dict("records")])
-    assert sorted(w.split(" ")[0] for w in why) == ["generator", "router", "steal"]
+    # each trial's reasons, by the first word of each: one trial has two
+    kinds = sorted(tuple(sorted(part.split(" ")[0] for part in w.split("; "))) for w in why)
+    assert kinds == [("generator",), ("generator", "router"), ("steal",)], kinds
     loads = sorted(dist["offered_pps"].unique())
     says(VETH, f"{len(dist)} kept trials are still `disturbed` after 3 repeats, all of ebpf with no rules, at "
                f"{' and '.join(pps(x) for x in loads)} pps: one for steal "
-               f"({100 * dist[why.str.startswith('steal').values]['steal'].iloc[0]:.1f}%), one for a stop of the "
-               f"router's CPU, one for a lag of the generator")
+               f"({100 * dist[why.str.startswith('steal').values]['steal'].iloc[0]:.1f}%), one for a lag of the "
+               f"generator, one for both a stop of the router's CPU and a lag of the generator")
     says(VETH, f"the largest of a kept trial was {100 * t['steal'].max():.1f}%, and the mean per sweep "
                f"{span(t.groupby('experiment')['steal'].mean(), pct(2))}%")
 
@@ -247,7 +249,7 @@ def test_veth_validation_of_the_searches():
     one = lambda x: f"{x:.1f}"  # noqa: E731
     says(VETH, f"In ebpf's final search trials, at {pps(f['load'].min())}-{pps(f['load'].max())} pps, its ring lasts "
                f"{span(f['queue_ms'], one)} ms, and in {len(longer)} of those {len(f)} trials the generator's worst "
-               f"lag was longer (a median of {f['gen_late_ms'].median():.1f} ms)")
+               f"lag was longer (a median of {longer['gen_late_ms'].median():.1f} ms in those)")
     dist = s[s["disturbed"]]
     assert set(dist["engine"]) == {"ebpf"} and (dist["attempt"] == 4).all()
     says(VETH, f"{len(dist)} kept search trials are still `disturbed`, all ebpf's; {int(dist['passed'].sum())} of "
@@ -529,7 +531,8 @@ def test_veth_click(previous):
     kept = c[~c["generator_limited"].astype(bool)]
     s = a["click-single-flow"].summary.set_index("offered_pps")
     cpu = kept.groupby("offered_pps")["cpu_load"].mean()
-    worst = (c["lost"] / c["tx"]).groupby(c["offered_pps"]).max()
+    loss = c["lost"] / c["tx"]
+    worst = loss.groupby(c["offered_pps"]).max()
     zero = s[s["plr"] == 0].index
     assert (zero == s.index[:len(zero)]).all()
     first = s.index[len(zero)]
@@ -538,11 +541,14 @@ def test_veth_click(previous):
     pdr = a["click-single-flow"].pdr.load
     assert pdr == first
     nxt = s.index[s.index.get_loc(pdr) + 1]
+    at = loss[c["offered_pps"] == nxt]
+    n = (at.map(sig2) == sig2(worst.loc[nxt])).sum()
+    n_worst = "one trial" if n == 1 else f"{n} trials"
     says(VETH,
          f"**Click** ({when_range(c['started_at'])} UTC) forwards with no loss up to {pps(zero.max())} pps, and "
          f"{sig2(s.loc[first, 'plr'])}% at {pps(first)} pps ({lossy['lost'].iloc[0]} packets, all in one trial, which "
          f"the validation did not repeat): its PDR@0.5% on this grid is {pps(pdr)} pps",
-         f"{sig2(s.loc[nxt, 'plr'])}% at {pps(nxt)} pps (one trial lost {sig2(worst.loc[nxt])}%)")
+         f"{sig2(s.loc[nxt, 'plr'])}% at {pps(nxt)} pps ({n_worst} lost {sig2(worst.loc[nxt])}%)")
     after = s.loc[nxt:].iloc[1:]
     assert after["throughput_pps"].max() < s.loc[nxt, "throughput_pps"]
     says(VETH, f"throughput (offered × (1 - mean loss)) falls from {pps(s.loc[nxt, 'throughput_pps'])} pps there to "
@@ -588,7 +594,7 @@ def test_veth_searches():
         says(VETH, f"| {name} | {x.loc['pdr', 'answer']} | {x.loc['ndr', 'answer']} |")
     found = r[r["upper_pps"].notna() & ~r["generator_bound"]]
     mine = found[found["method"] == "routerlab"]
-    says(VETH, f"Precision (upper/lower - 1) is {span(mine['precision'], pct(1))}% for every answer it found")
+    says(VETH, f"Precision (1 - lower/upper) is {span(mine['precision'], pct(1))}% for every answer it found")
     assert not ours["generator_bound"].any() and (ours["upper_pps"] < ceiling).all()
     says(VETH, f"None of these answers is a lower bound: every search failed a load below the generator's "
                f"{pps(ceiling)} pps ceiling")
