@@ -113,3 +113,19 @@ def test_the_command_line_defaults_are_the_benchmarks():
     assert cli["loads_frac"] == lib["loads_frac"].default == "0.1,0.2,0.3,0.4,0.5"
     assert cli["runs"] == lib["runs"].default == 5
     assert cli["duration"] == lib["duration"].default == 1.0
+
+
+def test_both_sweeps_offer_the_same_loads_when_the_ceiling_is_measured(monkeypatch):
+    """The first sweep measures the ceiling and experiments.csv records it in whole pps; the
+    second sweep (and a resumed run) reads that record. Measured as 478,605.4 pps and used
+    unrounded, 0.1 and 0.5 of it gave 47,861 and 239,303 pps in the first sweep against
+    47,860 and 239,302 in the second (bench repeat of 2026-11-25), so no load was compared."""
+    from routerlab import measuring, sweep
+
+    monkeypatch.setattr(measuring, "require_root", lambda: None)
+    monkeypatch.setattr(measuring.traffic, "ceiling", lambda spec=None: 478605.4)
+    measured = measuring.generator_ceiling()
+    recorded = float(round(measured))  # as sweep.py writes generator_ceiling_pps
+    frac = repeat.LOADS_FRAC
+    assert sweep.parse_loads(None, frac, measured) == sweep.parse_loads(None, frac, recorded)
+    assert measured == 478605

@@ -46,11 +46,13 @@ def resolve(engine: str, scenario: str | Scenario, config=None, **overrides) -> 
 
 def generator_ceiling(sc: Scenario | None = None, announce: Callable[[str], None] | None = None) -> float:
     """The generator's ceiling in pps for the scenario's traffic (generator straight into the
-    sink). Needs root."""
+    sink), in whole pps. Needs root."""
     announce = announce or (lambda msg: None)
     require_root()
     announce("measuring the generator's ceiling (generator straight into the sink)...")
-    ceiling = traffic.ceiling(spec=traffic.TrafficSpec.for_scenario(sc) if sc else None)
+    # whole pps, as experiments.csv records it: a run resumed with the recorded ceiling (or
+    # bench repeat's second sweep) then offers the same loads to the pps
+    ceiling = float(round(traffic.ceiling(spec=traffic.TrafficSpec.for_scenario(sc) if sc else None)))
     announce(f"generator ceiling: {ceiling:.0f} pps")
     return ceiling
 
