@@ -84,8 +84,15 @@ def committed(path: str, commit: str) -> str:
 
 VETH = "testbed-veth"
 BMV2 = "testbed-bmv2"
-#: The commit the re-measurement of 2026-11-25 ran with (every testbed dataset).
+#: The commit the re-measurement of 2026-11-25 09:03-10:31 UTC ran with (every testbed
+#: dataset; testbed-veth has since been measured again, alone: VETH_CODE_ALONE).
 CODE = "9f2de3149a712a707da917d84e020042fd2354a3"
+#: The commit testbed-veth's measurement alone on the machine (2026-11-25, from 18:47 UTC)
+#: ran with (``scripts/remeasure-testbed.sh OUT testbed-veth``).
+VETH_CODE_ALONE = "c509560faebc96f3d2a21e22967c252ae75eafae"
+#: The commit that holds the testbed-veth that measurement replaced: the run of 09:19 UTC
+#: with CODE, beside other work on the router's CPU.
+VETH_SHARED = "d05b257cc5648cf25625587407f96181c3e3e3bd"
 #: The commit that holds the testbed datasets that re-measurement replaced (measured on
 #: 2026-11-23 from 22:48 UTC with code cf089af): what a README compares with.
 PREVIOUS = "556b704a510e75eaea75c3d87d1e9ecad4149c65"
@@ -125,10 +132,10 @@ def check_superseded_searches(kept: pd.DataFrame, superseded: pd.DataFrame):
 
 
 def previous_files(name: str, folder, files=("trials.csv", "experiments.csv", "search_results.csv",
-                                              "search_trials.csv", "drops.csv")):
-    """The files of ``datasets/<name>`` that the re-measurement replaced (commit
-    ``PREVIOUS``), written into ``folder`` so the readers of ``routerlab.datasets`` take
-    them; returns ``folder``."""
+                                              "search_trials.csv", "drops.csv"), commit: str = PREVIOUS):
+    """The files of ``datasets/<name>`` that a re-measurement replaced (as they were at
+    ``commit``, by default ``PREVIOUS``), written into ``folder`` so the readers of
+    ``routerlab.datasets`` take them; returns ``folder``."""
     for f in files:
-        (folder / f).write_text(committed(f"datasets/{name}/{f}", PREVIOUS))
+        (folder / f).write_text(committed(f"datasets/{name}/{f}", commit))
     return folder
