@@ -1,13 +1,15 @@
 """Every number the README of testbed-bmv2 states, recomputed from its files (see readme_checks)."""
 
+import io
+
 import pandas as pd
 import pytest
 
 from routerlab import datasets, stats
 from routerlab.engines import bmv2 as bmv2_engine
 from routerlab.validation import TrialValidation
-from readme_checks import (BMV2, CODE, D, PREVIOUS, VETH_CODE, check_superseded_searches, loss_rows, pct, per_load,
-                           pps, previous_files, says, sig2, span, trials, when_range)
+from readme_checks import (BMV2, CODE, D, PREVIOUS, VETH, VETH_CODE, VETH_SHARED, check_superseded_searches, committed,
+                           loss_rows, pct, per_load, pps, previous_files, says, sig2, span, trials, when_range)
 
 
 def notes(e) -> dict:
@@ -296,3 +298,23 @@ def test_bmv2_against_the_previous_measurement(previous):
     assert nt["lost_unexplained"].sum() == 0
     says(BMV2, f"Then {pps(ot['lost_unexplained'].sum())} lost packets were unexplained: the egress queue counter did "
                "not exist yet. Now none.")
+
+
+def test_bmv2_points_at_the_other_work_on_the_machine():
+    """The pointer at docs/testbed.md's account of the other work in this run, seen in the testbed-veth measured
+    right after this dataset (as commit VETH_SHARED holds it: the current one is a later measurement, alone)."""
+    doc_path = D.parent / "docs" / "testbed.md"
+    if not doc_path.exists():
+        pytest.skip("docs/ is not installed with the package: only a checkout has it")
+    doc = " ".join(doc_path.read_text().split())
+    section = "Other work on the machine spoils a run unseen"
+    assert f"- **{section}.** " in doc and f"`datasets/testbed-veth` (since replaced" in doc
+    then = pd.read_csv(io.StringIO(committed(f"datasets/{VETH}/trials.csv", VETH_SHARED)))
+    began = pd.to_datetime(then["started_at"]).min()
+    done = max(pd.to_datetime(trials(BMV2)["started_at"]).max(),
+               pd.to_datetime(datasets.read_searches([D / BMV2])["when"]).max())
+    assert done <= began < done + pd.Timedelta(minutes=1)  # right after
+    assert pd.to_datetime(trials(VETH)["started_at"]).min() > began + pd.Timedelta(hours=6)
+    says(BMV2, f"`docs/testbed.md` (\"{section}\") says what that did to the router's CPU in the same run's "
+               f"`testbed-veth`, measured right after this dataset (from {began:%H:%M} UTC; those files have since "
+               f"been replaced by a measurement alone, and are in git at commit {VETH_SHARED[:7]})")

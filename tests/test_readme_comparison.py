@@ -9,8 +9,8 @@ import pytest
 
 from routerlab import comparison, datasets, drops, plots
 from routerlab.validation import TrialValidation
-from readme_checks import (BMV2, CODE, D, PREVIOUS, VETH, VETH_CODE, committed, pct, pps, previous_files, says, sig2,
-                           span, trials, veth)
+from readme_checks import (BMV2, CODE, D, KERNEL_PATHS, PREVIOUS, VETH, VETH_CODE, VETH_SHARED, committed, pct, pps,
+                           previous_files, says, sig2, span, trials)
 
 NAME = "comparison"
 SHORT = {"single_flow_50fw": "single flow", "gre_multiflow_50fw": "GRE", "routes_900k_multiflow_50fw": "900k routes",
@@ -30,6 +30,14 @@ def previous(tmp_path_factory):
     """The files this data replaced (commit PREVIOUS), in a folder of their own."""
     return previous_files(NAME, tmp_path_factory.mktemp("previous"),
                           ("trials.csv", "experiments.csv", "drops.csv", "cells.csv"))
+
+
+@pytest.fixture(scope="module")
+def veth_of_the_run(tmp_path_factory):
+    """testbed-veth as the run that measured this data left it (commit VETH_SHARED): it has since been measured
+    again, alone on the machine."""
+    return previous_files(VETH, tmp_path_factory.mktemp("veth-shared"), ("trials.csv", "experiments.csv",
+                                                                         "search_results.csv"), commit=VETH_SHARED)
 
 
 def notes(e) -> dict:
@@ -82,7 +90,7 @@ def at_rate(cpu: pd.DataFrame, exp: str, rate: float) -> float:
     return float(np.interp(rate, row.index, row.to_numpy()))
 
 
-def test_comparison_cells_runs_and_intervals(ours):
+def test_comparison_cells_runs_and_intervals(ours, veth_of_the_run):
     t = trials(NAME)
     measured = ours[ours["offered"].notna()]
     with_trials = measured[measured["reason"] == ""]
@@ -100,7 +108,8 @@ def test_comparison_cells_runs_and_intervals(ours):
          f"{((with_trials['runs'] < 5)).sum()} hold fewer than 5, and {(with_trials['runs'] == 1).sum()} hold one",
          f"the start of that run, before the other datasets: {pps(ceiling)} pps",
          f"--ceiling {ceiling:.0f}")
-    assert e["generator_ceiling_pps"].nunique() == 1 and ceiling == veth()[3]
+    assert e["generator_ceiling_pps"].nunique() == 1
+    assert ceiling == datasets.read_experiments(veth_of_the_run)["generator_ceiling_pps"].unique().item()
     for col in ("kernel", "cpu", "pinning"):
         assert e[col].nunique() == 1
     cpus = int(re.fullmatch(r".* x(\d+)", e["cpu"].iloc[0]).group(1))
@@ -125,20 +134,25 @@ def test_comparison_cells_runs_and_intervals(ours):
          f"It also holds only {int(b['routes_loaded']):,} of the 900k routes")
 
 
-def test_comparison_when():
+def test_comparison_when(veth_of_the_run):
     t = trials(NAME)
     at = pd.to_datetime(t["started_at"])
     assert at.dt.strftime("%Y-%m-%d").nunique() == 1
     says(NAME, f"**When:** {at.min():%Y-%m-%d %H:%M} to {at.max():%H:%M} UTC (first and last trial start)",
          f"with the code of commit {CODE[:7]}")
     # the last part of the run: after every other testbed dataset it re-measured
-    for other in ("testbed-click", "click-course", BMV2, VETH):
-        o = pd.to_datetime(datasets.read(D / other).trials["started_at"])
+    run = {"testbed-click": D / "testbed-click", "click-course": D / "click-course", BMV2: D / BMV2,
+           VETH: veth_of_the_run}
+    for other, folder in run.items():
+        o = pd.to_datetime(datasets.read(folder).trials["started_at"])
         assert o.max() < at.min(), other
     for other in ("testbed-click", VETH):
-        r = datasets.read_searches([D / other])
+        r = datasets.read_searches([run[other]])
         assert pd.to_datetime(r["when"]).max() <= at.min(), other
-    says(NAME, "(`testbed-click`, `click-course`, `testbed-bmv2`, `testbed-veth`, then this one)")
+    # the testbed-veth here now is a later measurement, alone
+    assert pd.to_datetime(datasets.read(D / VETH).trials["started_at"]).min() > at.max()
+    says(NAME, "(`testbed-click`, `click-course`, `testbed-bmv2`, `testbed-veth`, then this one)",
+         f"that run's `testbed-veth` has since been measured again (above), and is in git at commit {VETH_SHARED[:7]}")
     committed("README.md", CODE)  # skips outside a checkout; fails when the commit is unknown there
     e = experiments()
     assert all("probe_period_ms" in notes(x) for _, x in e.iterrows())  # measured by the code of the stop probe
@@ -211,7 +225,7 @@ def test_comparison_grey_cells(ours):
                + ", ".join(f"{k} {v}" for k, v in by.items()))
 
 
-def test_comparison_cpu1_was_not_the_routers_alone(previous):
+def test_comparison_cpu1_was_not_the_routers_alone(previous, veth_of_the_run):
     new, old = cpu_by_load(D / NAME), cpu_by_load(previous)
     lo = sorted(new.columns)[:2]
     assert [pps(x) for x in lo] == ["49,511", "99,022"]
@@ -253,13 +267,15 @@ def test_comparison_cpu1_was_not_the_routers_alone(previous):
     day, since = m.groups()
     at = pd.to_datetime(trials(NAME)["started_at"])
     assert f"{at.min():%Y-%m-%d}" == day and f"{at.min():%H:%M}" > since
-    says(NAME, f"(from about {since} UTC; `datasets/testbed-veth`, \"CPU 1 was not the router's alone\")")
+    section = "Other work on the machine spoils a run unseen"
+    assert f"- **{section}.** " in doc
+    says(NAME, f"(from about {since} UTC; `docs/testbed.md`, \"{section}\")")
     m = re.search(r"Measured alone at (\d\d:\d\d), right after, nft with an empty chain at ([\d,]+) pps \((\d+) trials "
                   r"of (\d+) s\) kept CPU 1 ([\d.]+)% busy \(at most ([\d.]+)%\) and lost nothing; in the run, the "
                   r"same load had read (\d+)% \((\d+)-(\d+)%\)", doc)
     assert m, "docs/testbed.md no longer states the measurement alone after the run"
     hhmm, rate, runs, secs, mean, most, *_ = m.groups()
-    v = trials(VETH)
+    v = datasets.read(veth_of_the_run).trials
     fw0 = v[v["experiment"] == "nft-single-flow-fw0"]
     low = fw0[fw0["offered_pps"] == fw0["offered_pps"].min()]
     assert pps(low["offered_pps"].iloc[0]) == rate
@@ -268,6 +284,22 @@ def test_comparison_cpu1_was_not_the_routers_alone(previous):
     says(NAME, f"Measured alone right after the run ({day} {hhmm} UTC), nft with an empty chain at {rate} pps "
                f"({runs} trials of {secs} s) kept CPU 1 {mean}% busy (at most {most}%) and lost nothing. The run's "
                f"sweep of the same load in `testbed-veth` had read {ran}")
+    # those files replaced by the measurement alone, whose lowest loads docs/testbed.md sets against them
+    now = trials(VETH)
+    began = pd.to_datetime(now["started_at"]).min()
+    assert f"{began:%Y-%m-%d}" == day and began > at.max()
+    assert f"measured again with the machine to itself ({day} from {began:%H:%M} UTC" in doc
+    low = now[now["experiment"].isin(KERNEL_PATHS)]
+    low = low[low["offered_pps"] == low.groupby("experiment")["offered_pps"].transform("min")]
+    cpu = low[~low["generator_limited"].astype(bool)].groupby("experiment")["cpu_load"].mean()
+    alone = span(cpu, busy)
+    assert len(cpu) == len(KERNEL_PATHS)
+    assert f"At the lowest load of each kernel-path sweep (0.05 of the ceiling, {pps(low['offered_pps'].min())} " \
+           f"pps), CPU 1's mean busy share was {alone}%" in doc
+    says(NAME, f"those `testbed-veth` files have since been replaced by a measurement alone on the machine ({day} from "
+               f"{began:%H:%M} UTC), and are in git at commit {VETH_SHARED[:7]}. `docs/testbed.md` (\"{section}\") "
+               f"gives both, and what the measurement alone read: CPU 1 {alone}% busy at the lowest load of each "
+               "kernel-path sweep")
 
 
 def test_comparison_validation():
@@ -315,7 +347,8 @@ def test_comparison_validation():
     # "They count in the tables like every kept trial": comparison.ours keeps them
     o = comparison.ours(D / NAME).set_index(["router", "scenario", "offered"])
     for (eng, load), g in dist.groupby(["engine", "offered_pps"]):
-        assert o.loc[(eng, "ddos_drop_50pct", round(load / veth()[3], 2)), "runs"] == 5
+        ceiling = experiments()["generator_ceiling_pps"].iloc[0]
+        assert o.loc[(eng, "ddos_drop_50pct", round(load / ceiling, 2)), "runs"] == 5
 
 
 def test_comparison_intervals(ours):

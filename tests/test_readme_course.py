@@ -1,13 +1,15 @@
 """Every number the README of click-course states, recomputed from its files (see readme_checks)."""
 
 import io
+import re
 
 import pandas as pd
+import pytest
 
 from routerlab import datasets, stats
 from routerlab.validation import TrialValidation
-from readme_checks import (CODE, D, PREVIOUS, VETH_CODE, committed, loss_rows, pct, per_load, pps, says, sig2, span,
-                           when_range)
+from readme_checks import (CODE, D, PREVIOUS, VETH, VETH_CODE, committed, loss_rows, pct, per_load, pps, says, sig2,
+                           span, when_range)
 
 
 COURSE = "click-course"
@@ -350,3 +352,33 @@ def test_course_against_the_data_it_replaces():
                  f"{100 * nc.iloc[n]:.0f}% at {pps(nc.index[n])} pps now.")
     assert (olds["steal"] > 0.02).all()
     says(COURSE, f"Then {len(olds)} attempts were measured again, all for steal; now {len(superseded())}.")
+
+
+def test_course_points_at_the_other_work_on_the_machine():
+    """The pointer at docs/testbed.md's account of the other work in this run, which began after this dataset, and
+    the kernel measured alone that evening at the load nearest to where it reads 99-100% busy here."""
+    doc_path = D.parent / "docs" / "testbed.md"
+    if not doc_path.exists():
+        pytest.skip("docs/ is not installed with the package: only a checkout has it")
+    doc = " ".join(doc_path.read_text().split())
+    section = "Other work on the machine spoils a run unseen"
+    assert f"- **{section}.** " in doc
+    m = re.search(r"In the re-measurement of (\d{4}-\d\d-\d\d) \(\d\d:\d\d-\d\d:\d\d UTC\), CPU 1 read [\d-]+% busy "
+                  r"at the lowest loads of most sweeps from about (\d\d:\d\d)", doc)
+    assert m, "docs/testbed.md no longer says when CPU 1 was busy"
+    t, _ = course()
+    at = pd.to_datetime(t["started_at"])
+    assert f"{at.min():%Y-%m-%d}" == m[1] and f"{at.max():%H:%M}" < m[2]  # "later in the same run"
+    says(COURSE, f"`docs/testbed.md` (\"{section}\") shows kept the router's CPU busy later in the same run, from "
+                 f"about {m[2]}")
+    k = per_load(COURSE).loc["linux-kernel"]
+    busy = k[(k["cpu"] > 0.9) & (k["loss"] == 0)]
+    v = datasets.read(D / VETH).trials
+    v = v[(v["experiment"] == "linux-single-flow") & ~v["generator_limited"].astype(bool)]
+    assert pd.to_datetime(v["started_at"]).min() > at.max() + pd.Timedelta(hours=6)  # "that evening", alone
+    cpu = v.groupby("offered_pps")["cpu_load"].mean()
+    near = cpu.index[abs(cpu.index - busy.index.min()).argmin()]
+    phrase = f"read CPU 1 {100 * cpu[near]:.0f}% busy at {pps(near)} pps"
+    assert phrase in doc
+    says(COURSE, f"Measured alone on the machine that evening, the kernel's sweep in `datasets/testbed-veth` {phrase} "
+                 "(the same section)")
