@@ -570,6 +570,13 @@ def per_trial_counters() -> pd.DataFrame:
         index=keys, columns="w", values="packets", aggfunc="sum").fillna(0)
 
 
+def lossy_at_backlog(band):
+    """The trials of ``band`` that lost packets; each lost them at the DUT's backlog only."""
+    lossy = band[band["lost"] > 0]
+    assert lossy["drops"].str.fullmatch(r"dut:CPU_BACKLOG=\d+").all()
+    return lossy
+
+
 def morning_band(previous):
     """The morning run's kept trials of linux and nft with 0 and 5 rules at 0.4-0.6 of its ceiling, where they
     lost packets at low loads; this run's kept trials of the same paths at the loads that bracket those in pps."""
@@ -607,15 +614,13 @@ def test_veth_where_kernel_path_loss_went(previous):
     says(VETH, "none of its counters moved except its counting drop")
     # low loads, then and now, in pps
     ob, nb, _ = morning_band(previous)
-    olossy = ob[ob["lost"] > 0]
-    assert olossy["drops"].str.fullmatch(r"dut:CPU_BACKLOG=\d+").all()
+    olossy = lossy_at_backlog(ob)
     says(VETH, f"In the morning's run, linux and nft with 0 and 5 rules lost packets at "
                f"{pps(ob['offered_pps'].min())}-{pps(ob['offered_pps'].max())} pps (0.4-0.6 of its ceiling) in "
                f"{len(olossy)} of their {len(ob)} trials there, {sig2(ob['lost'].sum() / ob['tx'].sum())}% of the "
                f"packets offered, each lossy trial with CPU 1 {span(olossy['cpu_load'], pct())}% busy")
     lo, hi = nb["offered_pps"].min(), nb["offered_pps"].max()
-    lossy = nb[nb["lost"] > 0]
-    assert lossy["drops"].str.fullmatch(r"dut:CPU_BACKLOG=\d+").all()
+    lossy = lossy_at_backlog(nb)
     says(VETH, f"In this run, at {pps(lo)}-{pps(hi)} pps ({lo / ceiling:.1f}-{hi / ceiling:.1f} of its ceiling, "
                f"around those loads), they lost packets in {len(lossy)} of {len(nb)} trials, "
                f"{sig2(nb['lost'].sum() / nb['tx'].sum())}% of the packets offered, with CPU 1 "
