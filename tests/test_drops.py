@@ -221,12 +221,21 @@ def test_only_the_testbeds_own_namespaces_are_counted():
     with testbed.Testbed() as a, testbed.Testbed() as b, drops.DropCounter(a) as dc:
         engines.get("linux").start(a, scenarios.load("single-flow"))
         dropping_testbed(b, every=2)  # b drops, a does not
-        s0 = dc.snapshot()
-        traffic.run_trial(b, 5_000, 0.3, traffic.TrafficSpec())
-        ra = traffic.run_trial(a, 5_000, 0.3, traffic.TrafficSpec())
-        s1 = dc.snapshot()
-    moved = {k: v - s0.get(k, 0) for k, v in s1.items() if v != s0.get(k, 0)}
-    assert moved == {("sink", "NETFILTER_DROP"): ra.rx}
+        # the tracer's blind spot can hide a batch of a's sink drops (untouched_trial):
+        # the exact count needs a pair of trials it left alone
+        seen = []
+        for _ in range(ATTEMPTS):
+            s0 = dc.snapshot()
+            traffic.run_trial(b, 5_000, 0.3, traffic.TrafficSpec())
+            ra = traffic.run_trial(a, 5_000, 0.3, traffic.TrafficSpec())
+            s1 = dc.snapshot()
+            moved = {k: v - s0.get(k, 0) for k, v in s1.items() if v != s0.get(k, 0)}
+            assert set(moved) == {("sink", "NETFILTER_DROP")}  # nothing of b's, nothing else of a's
+            if moved[("sink", "NETFILTER_DROP")] == ra.rx:
+                return
+            seen.append((moved[("sink", "NETFILTER_DROP")], ra.rx))
+    pytest.fail(f"the tracer's count of a's sink drops was short in each of {ATTEMPTS} tries (counted, received): "
+                f"{seen}")
 
 
 @root
