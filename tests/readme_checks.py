@@ -102,14 +102,20 @@ VETH_BEFORE = "c31633184400de83e91442d3e6362e7390f7332f"
 VETH_CODE = "cf089af1998346533d848a4514f8f4488217b754"
 
 
+def assessed(folder):
+    """A sweep folder's trials, per-sweep assessments (by experiment) and its one ceiling."""
+    t = datasets.read(folder).trials
+    a = {x.experiment: x for x in stats.assess(t)}
+    ceiling = datasets.read_experiments(folder)["generator_ceiling_pps"].unique()
+    assert len(ceiling) == 1
+    return t, a, float(ceiling[0])
+
+
 @functools.lru_cache(maxsize=None)
 def veth():
     """The dataset's trials, drops, per-sweep assessments (by experiment) and ceiling."""
-    t = datasets.read(D / VETH).trials
-    a = {x.experiment: x for x in stats.assess(t)}
-    ceiling = datasets.read_experiments(D / VETH)["generator_ceiling_pps"].unique()
-    assert len(ceiling) == 1
-    return t, datasets.read_drops([D / VETH]), a, float(ceiling[0])
+    t, a, ceiling = assessed(D / VETH)
+    return t, datasets.read_drops([D / VETH]), a, ceiling
 
 
 def loss_rows(name: str) -> pd.DataFrame:

@@ -9,8 +9,8 @@ import pytest
 from routerlab import datasets, search, stats, testbed, traffic
 from routerlab.validation import TrialValidation
 from readme_checks import (CODE, D, KERNEL_PATHS, VETH, VETH_BEFORE, VETH_CODE_ALONE, VETH_SHARED,
-                           check_superseded_searches, committed, pct, pps, previous_files, says, sig2, span, veth,
-                           when_range)
+                           assessed, check_superseded_searches, committed, pct, pps, previous_files, says, sig2, span,
+                           veth, when_range)
 
 
 VETH_NAMES = {"linux-single-flow": "linux", "nft-single-flow-fw0": "nft, empty chain",
@@ -81,10 +81,7 @@ def previous(tmp_path):
 
 def morning(previous):
     """The replaced run's trials, assessments (by experiment) and ceiling."""
-    old = datasets.read(previous).trials
-    c = datasets.read_experiments(previous)["generator_ceiling_pps"].unique()
-    assert len(c) == 1
-    return old, {x.experiment: x for x in stats.assess(old)}, float(c[0])
+    return assessed(previous)
 
 
 def test_veth_what_where_when_how():

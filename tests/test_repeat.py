@@ -119,7 +119,7 @@ def test_both_sweeps_offer_the_same_loads_when_the_ceiling_is_measured(monkeypat
     """The first sweep measures the ceiling and experiments.csv records it in whole pps; the
     second sweep (and a resumed run) reads that record. Measured as 478,605.4 pps and used
     unrounded, 0.1 and 0.5 of it gave 47,861 and 239,303 pps in the first sweep against
-    47,860 and 239,302 in the second (bench repeat of 2026-11-25), so no load was compared."""
+    47,860 and 239,302 in the second (bench repeat of 2026-11-25), so those two loads were not compared."""
     from routerlab import measuring, sweep
 
     monkeypatch.setattr(measuring, "require_root", lambda: None)
