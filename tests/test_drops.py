@@ -427,4 +427,9 @@ def test_bmv2s_full_egress_queue_is_counted():
             eng.stop(tb)
     # 0.5 s at 1,000 pps, plus the 64 packets the queue holds, reach the sink
     assert r.rx == pytest.approx(564, abs=60), r
-    assert r.drops == f"dut:egress_queue_drops={r.lost}", r.drops
+    # every lost packet is counted, at the queue; a busy machine (the CI's) may also
+    # overflow bmv2's capture on d0 by a batch or two, which bmv2's capture counter counts
+    counted = drops.parse_summary(r.drops)
+    assert sum(counted.values()) == r.lost, r.drops
+    assert set(counted) <= {"dut:egress_queue_drops", "dut:d0.capture_drops"}, r.drops
+    assert counted.get("dut:d0.capture_drops", 0) <= 64, r.drops
