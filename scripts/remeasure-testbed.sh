@@ -1,7 +1,8 @@
 #!/bin/bash
 # Re-measure every testbed dataset (testbed-click, click-course, testbed-bmv2, testbed-veth,
-# comparison) in one run, as their READMEs say they were made: about 90 minutes on 2 cores
-# (testbed-veth alone about 31, comparison 41). Name some datasets after OUT to measure only
+# comparison) in one run: about two hours on 2 cores with the machine to itself (on
+# 2026-11-25: testbed-veth 46 minutes, the other four 75, of which the comparison 52).
+# Name some datasets after OUT to measure only
 # those: scripts/remeasure-testbed.sh runs/remeasure testbed-veth (it needs Click only).
 # Needs root and the engines built (make engines). Writes to OUT (default runs/remeasure),
 # never to datasets/: copy each folder there unchanged, then rewrite its README and

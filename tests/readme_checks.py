@@ -85,11 +85,20 @@ def committed(path: str, commit: str) -> str:
 VETH = "testbed-veth"
 BMV2 = "testbed-bmv2"
 #: The commit the re-measurement of 2026-11-25 09:03-10:31 UTC ran with (every testbed
-#: dataset; testbed-veth has since been measured again, alone: VETH_CODE_ALONE).
+#: dataset, beside other work; each has since been measured again, alone: VETH_CODE_ALONE
+#: for testbed-veth, CODE_ALONE for the other four).
 CODE = "9f2de3149a712a707da917d84e020042fd2354a3"
 #: The commit testbed-veth's measurement alone on the machine (2026-11-25, from 18:47 UTC)
 #: ran with (``scripts/remeasure-testbed.sh OUT testbed-veth``).
 VETH_CODE_ALONE = "c509560faebc96f3d2a21e22967c252ae75eafae"
+#: The commit the measurement of testbed-click, click-course, testbed-bmv2 and comparison
+#: alone on the machine (2026-11-25, from 21:39 UTC) ran with
+#: (``scripts/remeasure-testbed.sh OUT testbed-click click-course testbed-bmv2 comparison``).
+CODE_ALONE = "0d06652e570507452cd15ccc150d695bad7d7ac8"
+#: The commit that holds the four datasets that measurement replaced: the morning's run
+#: (2026-11-25 09:03-10:31 UTC, code CODE, beside other work on the router's CPU). The
+#: same commit as CODE_ALONE: the run started from it, before its files were copied in.
+MORNING = "0d06652e570507452cd15ccc150d695bad7d7ac8"
 #: The commit that holds the testbed-veth that measurement replaced: the run of 09:19 UTC
 #: with CODE, beside other work on the router's CPU.
 VETH_SHARED = "d05b257cc5648cf25625587407f96181c3e3e3bd"

@@ -8,8 +8,8 @@ import pytest
 
 from routerlab import datasets
 from routerlab.benchmarks import forwarding
-from readme_checks import (D, KERNEL_PATHS, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE_ALONE, VETH_SHARED, committed, pct,
-                           pps, previous_files, says, sig2, span, trials)
+from readme_checks import (CODE_ALONE, D, KERNEL_PATHS, MORNING, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE_ALONE,
+                           VETH_SHARED, committed, pct, pps, previous_files, says, sig2, span, trials, when_range)
 
 
 def test_microbench_testbed_rows_give_no_ratio_to_a_limited_pdr():
@@ -17,30 +17,38 @@ def test_microbench_testbed_rows_give_no_ratio_to_a_limited_pdr():
     pdr = datasets.search_pdr(searches)
     table, _, _ = forwarding.summary(datasets.read_microbench(D / "microbench", "forwarding"), pdr)
     tb = table[table["where"] == "testbed (PDR@0.5%)"].set_index("engine")
-    names = {"ebpf": "ebpf, testbed (PDR@0.5%)", "fastclick-dpdk": "fastclick-dpdk, testbed", "click": "click, testbed",
+    known = tb[~tb["at_least"]].sort_values("ratio_to_fastest", ascending=False)
+    fastest = known.index[0]
+    assert fastest == "linux" and known.loc[fastest, "ratio_to_fastest"] == 1
+    names = {"ebpf": "ebpf, testbed", "fastclick-dpdk": "fastclick-dpdk, testbed", "click": "click, testbed",
              "linux": "linux, testbed", "fastclick": "fastclick (AF_PACKET), testbed"}
-    for engine, name in names.items():
-        r = tb.loc[engine]
-        if r["at_least"]:
-            says("microbench", f"| {name} | at least {r['mpps']:.3f} ({r['bound']}) | none: a lower bound | |")
-        else:
-            says("microbench", f"| {name} | {r['mpps']:.3f} | {r['ratio_to_fastest']:.2f} | |")
+    names[fastest] += " (PDR@0.5%)"  # the first testbed row, the one the ratios are to
+    rows = []
+    for engine, r in known.iterrows():
+        rows.append(f"| {names[engine]} | {r['mpps']:.3f} | {r['ratio_to_fastest']:.2f} | |")
+    for engine, r in tb[tb["at_least"]].iterrows():
+        rows.append(f"| {names[engine]} | at least {r['mpps']:.3f} ({r['bound']}) | none: a lower bound | |")
+    says("microbench", *rows)
+    text = (D / "microbench" / "README.md").read_text()
+    assert [text.index(x) for x in rows] == sorted(text.index(x) for x in rows)  # fastest first, bounds last
     ceiling = searches["generator_ceiling_pps"].unique()
     assert len(ceiling) == 1
     day = pd.to_datetime(searches["when"]).min()
     says("microbench", f"(one run, {day:%Y-%m-%d}, generator ceiling {ceiling[0] / 1e3:.0f} kpps)")
     limited = tb[tb["at_least"]]
-    assert set(limited.index) == {"linux", "fastclick-dpdk"} and (limited["bound"] == "limited by the generator").all()
-    says("microbench", f"their PDRs are at least {tb.loc['linux', 'mpps'] * 1e3:.0f} and "
-                       f"{tb.loc['fastclick-dpdk', 'mpps'] * 1e3:.0f} kpps, so they have no ratio")
-    known = tb[~tb["at_least"]]
-    assert known["ratio_to_fastest"].idxmax() == "ebpf"
-    says("microbench", f"the fastest whose PDR is the router's own ({known.loc['ebpf', 'mpps'] * 1e3:.0f} kpps)")
+    assert list(limited.index) == ["fastclick-dpdk"] and (limited["bound"] == "limited by the generator").all()
+    says("microbench", "the generator, not the router, bounded the search of FastClick on DPDK's af_xdp driver: its "
+                       f"PDR is at least {tb.loc['fastclick-dpdk', 'mpps'] * 1e3:.0f} kpps, so it has no ratio")
+    says("microbench", f"the testbed's ratios are to {fastest}, the fastest whose PDR is the router's own "
+                       f"({known.loc[fastest, 'mpps'] * 1e3:.0f} kpps)")
+    f = datasets.read_microbench(D / "microbench", "forwarding").groupby("engine")["mpps"].median()
     says("microbench", f"FastClick on AF_PACKET carries {known.loc['fastclick', 'mpps'] / known.loc['click', 'mpps']:.2f} "
-                       "times what Click carries, one search step apart")
-    # one step: fastclick's failing load is click's answer
+                       "times what Click carries (its PDR is above the load Click failed): little of its "
+                       f"{f['fastclick'] / f['click']:.2f}× lead in memory is left")
+    # above the load Click failed: not one search step apart
     r = searches[(searches["kind"] == "pdr") & (searches["method"] == "routerlab")].set_index("engine")
-    assert r.loc["fastclick", "upper_pps"] == r.loc["click", "lower_pps"]
+    assert r.loc["fastclick", "lower_pps"] > r.loc["click", "upper_pps"]
+    assert 1 < known.loc["fastclick", "mpps"] / known.loc["click", "mpps"] < (f["fastclick"] / f["click"]) / 1.3
 
 
 def test_microbench_in_memory_and_batch_tables():
@@ -146,6 +154,37 @@ def previous_run(tmp_path_factory):
     return previous_files(VETH, tmp_path_factory.mktemp("veth-previous"), ("trials.csv", "experiments.csv"))
 
 
+#: The four datasets the morning's run made besides testbed-veth, measured again alone from 21:39 UTC (CODE_ALONE),
+#: and the files each had at commit MORNING (the morning's run).
+FOUR = {"testbed-click": ("trials.csv", "experiments.csv", "search_results.csv", "search_trials.csv", "drops.csv",
+                          "superseded_trials.csv", "superseded_search_trials.csv"),
+        "click-course": ("trials.csv", "experiments.csv", "drops.csv", "superseded_trials.csv"),
+        "testbed-bmv2": ("trials.csv", "experiments.csv", "search_results.csv", "search_trials.csv", "drops.csv",
+                         "superseded_search_trials.csv"),
+        "comparison": ("trials.csv", "experiments.csv", "drops.csv", "superseded_trials.csv", "cells.csv")}
+
+
+@pytest.fixture(scope="module")
+def morning_four(tmp_path_factory):
+    """The four datasets as the morning's run left them (commit MORNING), each in a folder of its own."""
+    return {name: previous_files(name, tmp_path_factory.mktemp(name), files, commit=MORNING)
+            for name, files in FOUR.items()}
+
+
+def attempts(folder) -> pd.DataFrame:
+    """A dataset's sweep attempts: the kept trials and the ones measured again."""
+    t = datasets.read(folder).trials
+    s = folder / "superseded_trials.csv"
+    return pd.concat([t, pd.read_csv(s)]) if s.exists() else t
+
+
+def the_run_began(first: pd.Timestamp, doc_time: str) -> bool:
+    """A run's start as the text gives it (HH:MM, the script's own log) against its first record (a search's end or
+    a trial's start): a few minutes before it, at most."""
+    began = pd.Timestamp(f"{first:%Y-%m-%d} {doc_time}", tz="UTC")
+    return first - pd.Timedelta(minutes=5) < began <= first
+
+
 def delivered(folder) -> pd.DataFrame:
     """A testbed-veth's sweep trials the generator delivered, with their loss and load as a fraction of the ceiling."""
     t = datasets.read(folder).trials
@@ -171,7 +210,7 @@ def lowest_cpu(t: pd.DataFrame) -> pd.Series:
     return low.groupby("experiment", sort=False)["cpu_load"].mean()
 
 
-def test_the_testbed_doc_states_the_largest_steal_of_a_trial(shared):
+def test_the_testbed_doc_states_the_largest_steal_of_a_trial(shared, morning_four):
     doc = the_testbed_doc()
     old = pd.read_csv(io.StringIO(committed("datasets/testbed-click/trials.csv", VETH_BEFORE)))
     assert f"({100 * old['steal'].max():.0f}% in one trial of `datasets/testbed-click` as measured on " \
@@ -185,7 +224,7 @@ def test_the_testbed_doc_states_the_largest_steal_of_a_trial(shared):
            f"of `datasets/testbed-veth`'s {len(old)} sweep trials had more than 2% and were measured again (one " \
            f"attempt had {100 * olds['steal'].max():.0f}%), {len(oldd)} still had more after 3 repeats (at most " \
            f"{100 * oldd['steal'].max():.1f}%)" in doc
-    click = trials("testbed-click")
+    click = datasets.read(morning_four["testbed-click"]).trials  # testbed-click as the morning's run left it
     morning = datasets.read(shared).trials
     every = before = pd.concat([morning, pd.read_csv(shared / "superseded_trials.csv")])
     kept = morning[morning["steal"] > 0.02]
@@ -195,9 +234,9 @@ def test_the_testbed_doc_states_the_largest_steal_of_a_trial(shared):
     assert f"In the re-measurement of {at.min():%Y-%m-%d %H:%M} UTC, " \
            f"{(every['steal'] > 0.02).sum()} of its {len(every)} sweep attempts had more than 2% (at most " \
            f"{100 * every['steal'].max():.1f}%), {len(kept)} kept trial still had " \
-           f"({100 * kept['steal'].max():.1f}%), and no kept trial of `datasets/testbed-click` (measured in the " \
-           f"same run) has more than {100 * click['steal'].max():.1f}%; those testbed-veth files have since been " \
-           f"replaced, and are in git at commit {VETH_SHARED[:7]}" in doc
+           f"({100 * kept['steal'].max():.1f}%), and no kept trial of that run's `datasets/testbed-click` had more " \
+           f"than {100 * click['steal'].max():.1f}%; those files have since been replaced, testbed-veth's in git at " \
+           f"commit {VETH_SHARED[:7]}, testbed-click's at commit {MORNING[:7]}" in doc
     alone = trials(VETH)
     every = pd.concat([alone, pd.read_csv(D / VETH / "superseded_trials.csv")])
     kept = alone[alone["steal"] > 0.02]
@@ -211,6 +250,20 @@ def test_the_testbed_doc_states_the_largest_steal_of_a_trial(shared):
            f"{(every['steal'] > 0.02).sum()} of its {pps(len(every))} sweep attempts had more than 2% (at most " \
            f"{100 * every['steal'].max():.1f}%), and {len(kept)} kept trials, in every one of its {sweeps} sweeps, " \
            f"still had more after 3 repeats (at most {100 * kept['steal'].max():.1f}%)" in doc
+    # the four others', measured alone later that evening, against their morning's run
+    four = {"now": {n: D / n for n in FOUR}, "then": morning_four}
+    a = {k: pd.concat([attempts(f) for f in x.values()]) for k, x in four.items()}
+    kept = {n: datasets.read(D / n).trials for n in FOUR}
+    kept = pd.concat([t[t["steal"] > 0.02].assign(name=n) for n, t in kept.items()])
+    assert (kept["attempt"] == 4).all() and kept["disturbed"].all()
+    assert kept["name"].nunique() == len(FOUR)  # "in each of the four"
+    first = min(first_record(D / n) for n in FOUR)
+    assert f"{first:%Y-%m-%d}" == f"{at.min():%Y-%m-%d}" and the_run_began(first, "21:39")
+    assert f"in the measurement alone of testbed-click, click-course, testbed-bmv2 and comparison from 21:39 UTC (the " \
+           f"current files), {(a['now']['steal'] > 0.02).sum()} of their {pps(len(a['now']))} sweep attempts had more " \
+           f"than 2% (at most {100 * a['now']['steal'].max():.1f}%; {(a['then']['steal'] > 0.02).sum()} of " \
+           f"{pps(len(a['then']))} in their morning run), and {len(kept)} kept trials, in each of the four, still had " \
+           f"more after 3 repeats (at most {100 * kept['steal'].max():.1f}%)" in doc
 
 
 def tracer_misses(t: pd.DataFrame) -> str:
@@ -236,15 +289,16 @@ def test_the_testbed_doc_states_how_often_the_tracer_missed(shared):
            f"{pd.to_datetime(alone['started_at']).min():%H:%M} UTC the same day (the current files)" in doc
 
 
-def test_the_testbed_doc_states_what_other_work_did_to_the_run(shared, previous_run):
+def test_the_testbed_doc_states_what_other_work_did_to_the_run(shared, previous_run, morning_four):
     doc = the_testbed_doc()
     morning = datasets.read(shared).trials
     at = pd.to_datetime(morning["started_at"])
     day = f"{at.min():%Y-%m-%d}"
-    # the run: testbed-click, click-course, testbed-bmv2, testbed-veth (as VETH_SHARED holds it), comparison
-    starts = [pd.to_datetime(datasets.read(D / x).trials["started_at"]) for x in ("testbed-click", "click-course",
-                                                                                   "testbed-bmv2", "comparison")]
-    starts += [at, pd.to_datetime(datasets.read_searches([D / "testbed-click", shared])["when"])]
+    # the run: testbed-click, click-course, testbed-bmv2 (as MORNING holds them), testbed-veth (as VETH_SHARED holds
+    # it), comparison (as MORNING holds it)
+    starts = [pd.to_datetime(datasets.read(morning_four[x]).trials["started_at"])
+              for x in ("testbed-click", "click-course", "testbed-bmv2", "comparison")]
+    starts += [at, pd.to_datetime(datasets.read_searches([morning_four["testbed-click"], shared])["when"])]
     first, last = min(s.min() for s in starts), max(s.max() for s in starts)
     assert last == starts[3].max()  # the comparison came last
     m = re.search(r"In the re-measurement of (\d{4}-\d\d-\d\d) \((\d\d:\d\d)-(\d\d:\d\d) UTC\), CPU 1 read ([\d-]+)% "
@@ -377,18 +431,234 @@ def ebpf_at_two_tenths(folder) -> pd.Series:
     return t.groupby("experiment")["loss"].mean()
 
 
-def test_the_testbed_doc_states_ebpfs_loss_at_low_loads(tmp_path):
+def test_the_testbed_doc_states_ebpfs_loss_at_low_loads(tmp_path, morning_four):
     doc = the_testbed_doc()
     then = previous_files("comparison", tmp_path, ("trials.csv", "experiments.csv", "drops.csv"))
-    runs = [ebpf_at_two_tenths(x) for x in (then, D / "comparison", D / VETH)]
-    days = [f"{pd.to_datetime(datasets.read(x).trials['started_at']).min():%Y-%m-%d}" for x in (then, D / "comparison")]
-    alone = delivered(D / VETH)
-    at = alone[(alone["engine"] == "ebpf") & (alone["frac"] == 0.2)]["offered_pps"].iloc[0]
-    cmp_at = delivered(D / "comparison")
-    cmp_at = cmp_at[(cmp_at["engine"] == "ebpf") & (cmp_at["frac"] == 0.2)]["offered_pps"].iloc[0]
-    phrase = (f"({span(runs[0], sig2)}% at 0.2 of the ceiling in the comparison of {days[0]}; "
-              f"{span(runs[1], sig2)}% at 0.2 in that of {days[1]}, which ran beside other work: see "
-              f"\"Other work on the machine spoils a run unseen\"; {span(runs[2], sig2)}% at 0.2 ({pps(at)} pps, "
-              f"against the comparison's {pps(cmp_at)}) in `datasets/testbed-veth`, measured alone that evening) is "
-              "that ring refusing packets")
+    # 2026-11-23 (PREVIOUS), the morning's beside other work (MORNING), the comparison alone, testbed-veth alone
+    folders = (then, morning_four["comparison"], D / "comparison", D / VETH)
+    runs = [ebpf_at_two_tenths(x) for x in folders]
+    at = []
+    for x in folders:
+        t = delivered(x)
+        at.append(t[(t["engine"] == "ebpf") & (t["frac"] == 0.2)]["offered_pps"].iloc[0])
+    begun = [pd.to_datetime(datasets.read(x).trials["started_at"]).min() for x in folders]
+    assert f"{begun[1]:%Y-%m-%d}" == f"{begun[2]:%Y-%m-%d}" == f"{begun[3]:%Y-%m-%d}"
+    phrase = (f"({span(runs[0], sig2)}% at 0.2 of the ceiling in the comparison of {begun[0]:%Y-%m-%d}; "
+              f"{span(runs[1], sig2)}% at 0.2 ({pps(at[1])} pps) in that of {begun[1]:%Y-%m-%d %H:%M} UTC, which ran "
+              f"beside other work, in git at commit {MORNING[:7]}: see \"Other work on the machine spoils a run "
+              f"unseen\"; {span(runs[2], sig2)}% at 0.2 ({pps(at[2])} pps) in its measurement alone from "
+              f"{begun[2]:%H:%M} UTC, the current files; {span(runs[3], sig2)}% at 0.2 ({pps(at[3])} pps) in "
+              f"`datasets/testbed-veth`, measured alone from {begun[3]:%H:%M} UTC) is that ring refusing packets")
     assert " ".join(phrase.split()) in doc, phrase
+
+
+# docs/testbed.md on the four other datasets of the morning's run (commit MORNING) and their measurement alone (the
+# current files)
+
+ENGINES = ("nft", "ebpf", "click", "fastclick", "fastclick-dpdk", "bmv2")
+POLLS = "fastclick-dpdk"  # polls: CPU 1 reads 100% busy at every load
+
+
+def first_record(folder) -> pd.Timestamp:
+    """A dataset's first record: its first trial's start, or its first search's end."""
+    at = [pd.to_datetime(datasets.read(folder).trials["started_at"]).min()]
+    if (folder / "search_results.csv").exists():
+        at.append(pd.to_datetime(datasets.read_searches([folder])["when"]).min())
+    return min(at)
+
+
+def low_loss(t: pd.DataFrame) -> pd.DataFrame:
+    """The trials at 0.2 of the ceiling or less that lost packets."""
+    return t[(t["frac"] <= 0.2) & (t["lost"] > 0)]
+
+
+def four_against_morning(then: dict) -> tuple:
+    """docs/testbed.md's phrases on what the measurement alone of the four showed against the morning's run, with
+    the comparison table's cells by engine and the comparison's delivered trials (morning, alone)."""
+    now = {name: D / name for name in FOUR}
+    # the run alone: its start (the script's log, a few minutes before its first record), its code, its ceiling
+    first = min(first_record(x) for x in now.values())
+    assert first_record(now["testbed-click"]) == first
+    committed("scripts/remeasure-testbed.sh", CODE_ALONE)  # the commit that measured it, in this clone
+    assert the_run_began(first, "21:39")
+    frac_sets = ("testbed-click", "click-course", "comparison")  # sweeps at fractions of the ceiling
+    c_then, c_now = ({datasets.read_experiments(x[n])["generator_ceiling_pps"].iloc[0] for n in frac_sets}
+                     for x in (then, now))
+    assert len(c_then) == len(c_now) == 1
+    c_then, c_now = c_then.pop(), c_now.pop()
+    veth_then = pd.to_datetime(pd.read_csv(io.StringIO(committed(f"datasets/{VETH}/trials.csv", VETH_SHARED)))
+                               ["started_at"]).min()
+    phrases = [f"The run's four other datasets (`testbed-click`, `click-course`, `testbed-bmv2` and `comparison`; the "
+               f"morning's files are in git at commit {MORNING[:7]}) were measured again alone too, from 21:39 UTC (code "
+               f"{CODE_ALONE[:7]}: the current files), with a ceiling of {pps(c_now)} pps against the morning's "
+               f"{pps(c_then)} for the sweeps at fractions of it, so each fraction was {1 - c_now / c_then:.0%} fewer pps "
+               "(testbed-bmv2's sweep runs at fixed loads)"]
+    # the three that came first in the morning, before CPU 1 was seen busy
+    three = ("testbed-click", "click-course", "testbed-bmv2")
+    t3 = {k: pd.concat([delivered(x[n]) for n in three]) for k, x in (("then", then), ("now", now))}
+    at = pd.to_datetime(t3["then"]["started_at"])
+    assert at.max() < veth_then  # before testbed-veth's, whose sweeps show CPU 1 busy from its start
+    cpu = {k: lowest_cpu(v) for k, v in t3.items()}
+    pol = {k: v.loc[[e for e in v.index if e.startswith(POLLS)]] for k, v in cpu.items()}
+    rest = {k: v.drop(pol[k].index) for k, v in cpu.items()}
+    assert (pol["then"] == 1).all() and (pol["now"] == 1).all()
+    lossy = {k: low_loss(v[v["experiment"].isin(v[v["engine"] != "bmv2"]["experiment"])]) for k, v in t3.items()}
+    phrases.append(f"In the morning testbed-click, click-course and testbed-bmv2 came first (sweeps {when_range(at)} UTC), "
+                   f"before CPU 1 was seen busy: at each sweep's lowest load it read {span(rest['then'], busy)}% then "
+                   f"and {span(rest['now'], busy)}% alone (fastclick-dpdk, which polls, 100% in both), and up to 0.2 "
+                   f"of the ceiling they lost packets in {len(lossy['then'])} trials then and {len(lossy['now'])} "
+                   "alone")
+    # the comparison, last in the morning
+    ct = {"then": delivered(then["comparison"]), "now": delivered(now["comparison"])}
+    at = pd.to_datetime(ct["then"]["started_at"])
+    assert at.min() > veth_then
+    low = {k: v[v["frac"] == v["frac"].min()] for k, v in ct.items()}
+    assert all(v["frac"].iloc[0] == 0.1 for v in low.values())
+    phrases.append(f"The comparison came last ({when_range(at)} UTC). Per engine, CPU 1's mean at each sweep's lowest "
+                   f"load (0.1 of the ceiling: {pps(low['then']['offered_pps'].iloc[0])} pps in the morning, "
+                   f"{pps(low['now']['offered_pps'].iloc[0])} alone), and the trials that lost packets at 0.1 and 0.2 "
+                   "of the ceiling (of them kept `disturbed`):")
+    phrases.append("| comparison sweeps | CPU 1 at the lowest load, morning | alone | trials with loss at 0.1-0.2, "
+                   "morning | alone |")
+    rows = {}
+    for eng in ENGINES:
+        cells = []
+        for k in ("then", "now"):
+            t = ct[k][ct[k]["engine"] == eng]
+            c = lowest_cpu(t)
+            lo = t[t["frac"] <= 0.2]
+            ll = low_loss(t)
+            cells.append((c, len(lo), len(ll), int(ll["disturbed"].sum())))
+        n = cells[0][0].size
+        assert cells[1][0].size == n
+        rows[eng] = cells
+        phrases.append(f"| {eng} ({n}) | {span(cells[0][0], busy)}% | {span(cells[1][0], busy)}% | "
+                       f"{cells[0][2]} of {cells[0][1]} ({cells[0][3]}) | {cells[1][2]} of {cells[1][1]} "
+                       f"({cells[1][3]}) |")
+    # nft: CPU 1 busy at the lowest load in two of three sweeps in the morning, the third (the last) not
+    nft = lowest_cpu(ct["then"][ct["then"]["engine"] == "nft"]).sort_values()
+    calm = nft.index[0]
+    assert nft.iloc[0] < 0.1 < 0.5 < nft.iloc[1]
+    calm_at = pd.to_datetime(ct["then"][ct["then"]["experiment"] == calm]["started_at"]).min()
+    phrases.append(f"In the morning two of the three nft sweeps read CPU 1 {busy(nft.iloc[1])}% and "
+                   f"{busy(nft.iloc[2])}% busy at their lowest load (the third, from {calm_at:%H:%M} UTC, "
+                   f"{busy(nft.iloc[0])}%); alone, at most {busy(rows['nft'][1][0].max())}%")
+    eb, ck, fc = rows["ebpf"], rows["click"], rows["fastclick"]
+    assert eb[1][2] == eb[1][3]  # each of ebpf's kept disturbed
+    assert fc[0][2] == 0
+    phrases.append(f"ebpf lost packets at 0.1-0.2 in {eb[0][2]} trials in the morning and in {eb[1][2]} alone")
+    lossy = {k: low_loss(v[v["engine"] != "bmv2"]) for k, v in ct.items()}
+    d = lossy["now"][lossy["now"]["disturbed"]]
+    assert (d["steal"] > 0.02).all()
+    phrases.append(f"But loss at these loads did not go: alone, Click lost packets there in {ck[1][2]} trials and "
+                   f"FastClick, which had lost none, in {fc[1][2]}; {len(d)} of the {len(lossy['now'])} lossy trials "
+                   f"(bmv2 aside) were kept `disturbed`, each with steal above 2%, against "
+                   f"{int(lossy['then']['disturbed'].sum())} of {len(lossy['then'])} in the morning")
+    bm = {k: v[v["engine"] == "bmv2"] for k, v in ct.items()}
+    assert all(rows["bmv2"][i][1] == rows["bmv2"][i][2] for i in (0, 1))  # every trial there lost packets
+    at10 = pd.concat([v[v["frac"] == 0.1].groupby("experiment")["loss"].mean() for v in bm.values()])
+    phrases.append(f"bmv2 lost packets in every trial there in both runs: at 0.1 of the ceiling it already lost a "
+                   f"mean of {span(at10, sig2)}%")
+    share = []
+    for x in (now, then):
+        a = pd.concat([attempts(x[n]) for n in FOUR])
+        share.append((a["steal"] > 0.02).mean())
+    phrases.append("These files do not separate what the other work cost the morning's routers from what the lower "
+                   f"loads and the evening's steal changed: 0.1 of the ceiling was {pps(low['then']['offered_pps'].iloc[0])} "
+                   f"pps in the morning and {pps(low['now']['offered_pps'].iloc[0])} alone, and alone "
+                   f"{busy(share[0])}% of the four datasets' sweep attempts had steal above 2%, against "
+                   f"{busy(share[1])}% in the morning (\"Steal time\", above)")
+    return phrases, rows, ct
+
+
+def test_the_testbed_doc_states_what_the_four_showed_alone(morning_four):
+    doc = the_testbed_doc()
+    phrases, _, _ = four_against_morning(morning_four)
+    for phrase in phrases:
+        assert " ".join(phrase.split()) in doc, phrase
+
+
+def test_the_testbed_doc_names_fastclick_dpdks_generator_limited_trials():
+    """"CPU placement": fastclick-dpdk's generator-limited trials are in testbed-click and the comparison, and its
+    search answer there is a lower bound."""
+    doc = the_testbed_doc()
+    assert "So fastclick-dpdk's generator-limited trials (`datasets/testbed-click`, `datasets/comparison`) are the " \
+           "router's receive taking the generator's CPU, and its search answer is a lower bound" in doc
+    for name in ("testbed-click", "comparison"):
+        t = trials(name)
+        t = t[t["engine"] == "fastclick-dpdk"]
+        assert t["limited"].any() and t.groupby("experiment")["limited"].any().all(), name
+    r = datasets.read_searches([D / "testbed-click"]).set_index("engine")
+    assert r.loc["fastclick-dpdk", "generator_bound"]
+
+
+def readme() -> str:
+    path = D.parent / "README.md"
+    if not path.exists():
+        pytest.skip("the README is not installed with the package: only a checkout has it")
+    return " ".join(path.read_text().split())
+
+
+def test_the_readme_on_fastclick_dpdk_and_bmv2():
+    text = readme()
+    # fastclick-dpdk: the fastest user-space engine, by its lower bound against the others' PDRs
+    pdr = datasets.read_searches([D / "testbed-click", D / "testbed-bmv2"])
+    pdr = pdr[(pdr["kind"] == "pdr") & (pdr["method"] == "routerlab")].set_index("engine")["lower_pps"]
+    user = ["click", "fastclick", "bmv2"]
+    assert (pdr[user] < pdr["fastclick-dpdk"]).all()
+    assert "This is FastClick's intended fast path: the fastest user-space engine here (`datasets/testbed-click/`)" \
+           in text
+    assert f"It is a reference model: a PDR@0.5% of about {pdr['bmv2'] / 1e3:.0f} kpps here " \
+           "(`datasets/testbed-bmv2/`)" in text
+
+
+def test_the_comparison_notebook_states_how_long_the_comparison_takes():
+    import json
+
+    path = D.parent / "notebooks" / "router-comparison.ipynb"
+    if not path.exists():
+        pytest.skip("notebooks/ is not installed with the package: only a checkout has it")
+    md = " ".join(" ".join("".join(c["source"]).split()) for c in json.loads(path.read_text())["cells"]
+                  if c["cell_type"] == "markdown")
+    at = pd.to_datetime(datasets.read(D / "comparison").trials["started_at"])
+    minutes = (at.max() - at.min()).total_seconds() / 60
+    assert f"(root; about {round(minutes, -1):.0f} minutes with every engine)" in md
+
+
+def the_two_runs() -> dict:
+    """The runs the current testbed files come from: testbed-veth's and the other four's, each its first and last
+    record (a trial's start, a search's end)."""
+    runs = {}
+    for key, names in (("veth", [VETH]), ("four", list(FOUR))):
+        at = []
+        for n in names:
+            at.append(pd.to_datetime(datasets.read(D / n).trials["started_at"]))
+            if (D / n / "search_results.csv").exists():
+                at.append(pd.to_datetime(datasets.read_searches([D / n])["when"]))
+        runs[key] = (min(x.min() for x in at), max(x.max() for x in at))
+    return runs
+
+
+def test_the_datasets_readme_and_the_script_state_the_two_runs():
+    runs = the_two_runs()
+    (v0, v1), (f0, f1) = runs["veth"], runs["four"]
+    assert f"{v0:%Y-%m-%d}" == f"{f0:%Y-%m-%d}" and v1 < f0
+    assert the_run_began(f0, "21:39")
+    text = " ".join((D / "README.md").read_text().split())
+    assert f"The current files come from two runs on {v0:%Y-%m-%d}, each alone on the machine: testbed-veth's from " \
+           f"{v0:%H:%M} to {v1:%H:%M} UTC, the other four's from 21:39 to {f1:%H:%M} UTC." in text
+    script = D.parent / "scripts" / "remeasure-testbed.sh"
+    if not script.exists():
+        pytest.skip("scripts/ is not installed with the package: only a checkout has it")
+    head = " ".join(x.lstrip("# ") for x in script.read_text().splitlines()[1:6])
+    m = re.search(r"about two hours on 2 cores with the machine to itself \(on (\S+): testbed-veth (\d+) minutes, the "
+                  r"other four (\d+), of which the comparison (\d+)\)", head)
+    assert m, head
+    assert m[1] == f"{v0:%Y-%m-%d}"
+    # the files, from their first record to their last (the four's run from its start, 21:39), within a minute
+    veth, four = int(m[2]), int(m[3])
+    assert abs(veth - (v1 - v0).total_seconds() / 60) < 1
+    assert abs(four - (f1 - pd.Timestamp(f"{f0:%Y-%m-%d} 21:39", tz="UTC")).total_seconds() / 60) < 1
+    c = pd.to_datetime(datasets.read(D / "comparison").trials["started_at"])
+    assert abs(int(m[4]) - (c.max() - c.min()).total_seconds() / 60) < 1
+    assert 1.75 <= (veth + four) / 60 <= 2.25  # about two hours

@@ -116,10 +116,11 @@ def test_veth_what_where_when_how():
     script = committed("scripts/remeasure-testbed.sh", VETH_CODE_ALONE)
     assert "Name some datasets after OUT to measure only" in script and "if want testbed-veth; then" in script
     says(VETH, "`scripts/remeasure-testbed.sh OUT testbed-veth` measured this dataset and no other")
-    # the other testbed datasets are older: none of their trials is of this run
-    first = pd.to_datetime(t["started_at"]).min()
-    for other in ("testbed-click", "click-course", "testbed-bmv2"):
-        assert pd.to_datetime(datasets.read(D / other).trials["started_at"]).max() < first, other
+    # the other testbed datasets were measured in other runs: none of their trials falls within this one
+    first, last = pd.to_datetime(t["started_at"]).min(), pd.to_datetime(r["when"]).max()
+    for other in ("testbed-click", "click-course", "testbed-bmv2", "comparison"):
+        at = pd.to_datetime(datasets.read(D / other).trials["started_at"])
+        assert (at.max() < first) or (at.min() > last), other
     # no break: the longest gap between successive trials of a sweep
     gaps = t.assign(at=pd.to_datetime(t["started_at"])).sort_values("at").groupby("experiment")["at"].diff()
     longest = gaps.dt.total_seconds().max()

@@ -436,8 +436,9 @@ def search_pdr(searches: pd.DataFrame) -> pd.DataFrame:
     ``pdr_pps``, ``generator_bound``, ``at_least`` and ``bound``. ``at_least``: the router's
     PDR is only known to be at least ``pdr_pps``, a lower bound never to be set against
     another engine as a ratio; ``bound`` says why ("limited by the generator": a trial at
-    the failing load was generator-limited; "nothing failed up to the ceiling": no load
-    failed at all), empty for an answer that is the router's own."""
+    the failing load was generator-limited; "passed at the ceiling": the search ended on the
+    ceiling, passed, so no failing load bounds it, though a shorter trial there may have
+    failed on the way), empty for an answer that is the router's own."""
     # our own search's answers (MLRsearch's stand beside them in bench search's rows)
     pdr = searches[(searches["kind"] == "pdr") & (searches.get("method", "routerlab") == "routerlab")]
     if "generator_bound" not in pdr:
@@ -446,7 +447,7 @@ def search_pdr(searches: pd.DataFrame) -> pd.DataFrame:
     unbounded = pdr["upper_pps"].isna().to_numpy()
     gen = out["generator_bound"].astype(bool).to_numpy()
     out["at_least"] = gen | unbounded
-    out["bound"] = np.where(gen, "limited by the generator", np.where(unbounded, "nothing failed up to the ceiling", ""))
+    out["bound"] = np.where(gen, "limited by the generator", np.where(unbounded, "passed at the ceiling", ""))
     return out
 
 

@@ -419,7 +419,7 @@ def search_answer(lower, upper, bounded: bool) -> str:
     """A search's answer in words, as every table, figure and command shows it: ``X pps``;
     ``at least X pps (limited by the generator)`` when the generator bounded it (see
     :func:`generator_bound`), which is never to be set against another engine as a ratio;
-    ``at least X pps (nothing failed up to the ceiling)``; or ``below the search range``.
+    ``at least X pps (passed at the ceiling)`` when no failing load bounds it; or ``below the search range``.
 
     Parameters
     ----------
@@ -433,7 +433,7 @@ def search_answer(lower, upper, bounded: bool) -> str:
     if bounded:
         return f"at least {lower:,.0f} pps (limited by the generator)"
     if upper is None or np.isnan(upper):
-        return f"at least {lower:,.0f} pps (nothing failed up to the ceiling)"
+        return f"at least {lower:,.0f} pps (passed at the ceiling)"
     return f"{lower:,.0f} pps"
 
 

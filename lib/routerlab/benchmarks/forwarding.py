@@ -39,7 +39,7 @@ def summary(raw, testbed_pdr=None):
                                 bound=testbed_pdr.get("bound", "limited by the generator"))
         tb["bound"] = tb["bound"].where(tb["at_least"].astype(bool), "")
         ours = pd.concat([ours, tb[["engine", "where", "mpps", "at_least", "bound"]]], ignore_index=True)
-    # a PDR that is only a lower bound (the generator bounded it, or nothing failed up to the
+    # a PDR that is only a lower bound (the generator bounded it, or it passed at the
     # ceiling) gets no ratio, and the others are ratios to the fastest whose PDR was the router's own
     ours["at_least"] = ours["at_least"].astype(bool)
     known = ours["mpps"].where(~ours["at_least"])
