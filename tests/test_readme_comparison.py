@@ -97,10 +97,19 @@ def cpu_by_load(folder) -> pd.DataFrame:
 
 
 def at_rate(cpu: pd.DataFrame, exp: str, rate: float) -> float:
-    """An experiment's CPU share at a rate, read between its two nearest loads (the rate inside them)."""
+    """An experiment's CPU share at a rate, interpolated linearly between its two nearest loads (the rate inside
+    them)."""
     row = cpu.loc[exp].dropna()
     assert row.index.min() <= rate <= row.index.max()
     return float(np.interp(rate, row.index, row.to_numpy()))
+
+
+def around(cpu: pd.DataFrame, rows: list, rate: float) -> tuple:
+    """The two loads of ``cpu`` a rate lies between, each measured in every one of ``rows`` (so ``at_rate``
+    interpolates between these two for each)."""
+    below, above = max(x for x in cpu.columns if x <= rate), min(x for x in cpu.columns if x > rate)
+    assert cpu.loc[rows, [below, above]].notna().all().all()
+    return below, above
 
 
 def loss_places(folder=D / NAME) -> pd.Series:
@@ -115,6 +124,8 @@ def test_comparison_what_and_where(ours):
     t = trials(NAME)
     measured = ours[ours["offered"].notna()]
     with_trials = measured[measured["reason"] == ""]
+    few = with_trials[with_trials["runs"] < 5]  # the cells that kept some of their 5 trials, not all
+    assert (few["runs"] >= 1).all()
     e = experiments()
     ceiling = ceiling_of()
     assert (t.groupby(["experiment", "offered_pps"]).size() == 5).all() and t["offered_pps"].nunique() == 8
@@ -126,7 +137,8 @@ def test_comparison_what_and_where(ours):
                f"{pps(t['offered_pps'].max())} pps). Each cell measured K = 5 trials of T = 2 s, with 64-byte frames",
          f"are left out ({t['limited'].sum()} of the {len(t)}), so {(measured['reason'] != '').sum()} of the "
          f"{len(measured)} measured cells hold no trial (grey, \"generator-limited\"), "
-         f"{((with_trials['runs'] < 5)).sum()} hold fewer than 5, and {(with_trials['runs'] == 1).sum()} hold one",
+         f"{len(few)} hold {span(few['runs'], lambda x: f'{x:.0f}')} trials ({(few['runs'] == 1).sum()} of them only "
+         "one, which has no interval: \"n=1\" in the tables)",
          f"the start of that run, before the other datasets: {pps(ceiling)} pps",
          f"--ceiling {ceiling:.0f}")
     for col in ("kernel", "cpu", "pinning"):
@@ -138,6 +150,10 @@ def test_comparison_what_and_where(ours):
     assert not (e["command"].str.contains("--out datasets/comparison ")).any()  # written to a scratch folder
     # the same builds as in testbed-veth, testbed-click and testbed-bmv2 (each as datasets/ holds it now)
     built = e.drop_duplicates("engine").set_index("engine")["engine_version"]
+    # the versions are in engine_version; the versions column is empty in every row
+    assert (e["versions"].fillna("") == "").all() and (e["engine_version"].fillna("") != "").all()
+    says(NAME, "builds them (`engine_version` in `experiments.csv`, the same builds as in `testbed-veth`, "
+               "`testbed-click` and `testbed-bmv2`)", "holds each cell's record: the engine's version,")
     for other, engines in ((VETH, ["click"]), ("testbed-click", ["fastclick", "fastclick-dpdk"]), (BMV2, ["bmv2"])):
         there = experiments(D / other).drop_duplicates("engine").set_index("engine")["engine_version"]
         for eng in engines:
@@ -261,18 +277,28 @@ def test_comparison_cpu1(morning):
     def rows(*engines):
         return [x for x in new.index if e[x] in engines]
 
-    says(NAME, "`cpu_load` is CPU 1's busy share in `/proc/stat` (steal counts as busy), whatever ran there",
-         f"at the morning's lowest load, {pps(lo[0])} pps (read here between this run's two nearest loads)")
     nft, one, nine = rows("nft"), "nft-single-flow-fw50", "nft-routes900k-multiflow-fw50"
+    (a0, b0), (a1, b1) = around(new, list(new.index), lo[0]), around(new, list(new.index), lo[1])
+    assert a0 == min(new.columns) and b0 == a1  # this run's lowest load, below the morning's
+    says(NAME, "`cpu_load` is CPU 1's busy share in `/proc/stat` (steal counts as busy), whatever ran there",
+         f"at the morning's lowest load, {pps(lo[0])} pps, interpolated linearly between this run's {pps(a0)} and "
+         f"{pps(b0)} pps (at {pps(a0)} pps itself nft read {span(new.loc[nft, a0], busy)}%):")
     says(NAME, f"nft read {span(at[lo[0]][nft], busy)}%, against {span(then[lo[0]][nft], busy)}% in the morning "
                f"({busy(then[lo[0]][one])}% with one flow and {busy(then[lo[0]][nine])}% with 900k routes). At "
-               f"{pps(lo[1])} pps it read {span(at[lo[1]][nft], busy)}%, against {span(then[lo[1]][nft], busy)}%")
+               f"{pps(lo[1])} pps (interpolated between {pps(a1)} and {pps(b1)} pps) it read "
+               f"{span(at[lo[1]][nft], busy)}%, against {span(then[lo[1]][nft], busy)}%")
     eb = rows("ebpf")
     says(NAME, f"ebpf read {span(at[lo[0]][eb], busy)}%, against {span(then[lo[0]][eb], busy)}%")
     assert (then[lo[0]][eb] > at[lo[0]][eb]).all() and (then[lo[1]][nft] > 5 * at[lo[1]][nft]).all()
     cl = rows("click", "fastclick")
+    up = [x for x in cl if at[lo[1]][x] > then[lo[1]][x]]
+    down = [x for x in cl if x not in up]
+    sc = kept().drop_duplicates("experiment").set_index("experiment")["scenario"]
+    # lower now only in the drop scenario, for both engines
+    assert set(sc[down]) == {"ddos-drop50"} and {e[x] for x in down} == {"click", "fastclick"}
     says(NAME, f"click and fastclick read {span(at[lo[0]][cl], busy)}%, against {span(then[lo[0]][cl], busy)}%; at "
-               f"{pps(lo[1])} pps {span(at[lo[1]][cl], busy)}%, against {span(then[lo[1]][cl], busy)}%")
+               f"{pps(lo[1])} pps {span(at[lo[1]][cl], busy)}%, against {span(then[lo[1]][cl], busy)}% (higher now in "
+               f"{len(up)} of the {len(cl)} rows: all but the drop scenario's)")
     dp, bm = rows("fastclick-dpdk"), rows("bmv2")
     for folder in (D / NAME, morning):  # every trial, delivered or not
         every = datasets.read(folder).trials
@@ -400,9 +426,11 @@ def test_comparison_intervals(ours):
     ry = u[(u["colour"] == "red") & (u["colour_low"] == "yellow")]
     rg = u[(u["colour"] == "red") & (u["colour_low"] == "green")]
     assert len(yg) + len(yr) + len(ry) + len(rg) == len(u) and (yr["colour_high"] == "red").all()
+    # "yellow only": the red cells of ry reach no lower; those of rg, apart from them, pass through yellow too
+    assert ry.index.intersection(rg.index).empty
     says(NAME, f"{len(yg)} yellow cells reach green ({len(both)} of them reach red as well; the figure hatches those "
                f"green), {len(yr)} yellow cell{'s' if len(yr) != 1 else ''} reaches red, {len(ry)} red cells reach "
-               f"yellow and {len(rg)} red cells reach green")
+               f"yellow only and {len(rg)} more reach green")
 
 
 def test_comparison_verdicts(ours):
