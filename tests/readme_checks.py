@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from routerlab import datasets, stats
+from routerlab.validation import TrialValidation
 
 D = datasets.datasets_dir()
 KERNEL_PATHS = ["linux-single-flow", "nft-single-flow-fw0", "nft-single-flow-fw5", "nft-single-flow-fw50",
@@ -154,3 +155,18 @@ def previous_files(name: str, folder, files=("trials.csv", "experiments.csv", "s
     for f in files:
         (folder / f).write_text(committed(f"datasets/{name}/{f}", commit))
     return folder
+
+
+def why(rows: pd.DataFrame) -> pd.Series:
+    """The validation's reasons for each row (a trial or an attempt), ``; ``-separated."""
+    return pd.Series([TrialValidation().why_disturbed(r) for r in rows.to_dict("records")], index=rows.index,
+                     dtype=object)
+
+
+def superseded(name: str, file: str) -> pd.DataFrame:
+    """``datasets/<name>``'s replaced attempts of the sweeps (``superseded_trials.csv``) or of
+    the searches (``superseded_search_trials.csv``), each with the validation's reason. Read
+    with pandas: the search attempts have the columns of trials.csv and ``probe``, not those
+    of search_trials.csv that ``datasets.read_kind`` expects."""
+    s = pd.read_csv(D / name / file)
+    return s.assign(why=why(s))

@@ -9,7 +9,7 @@ import pytest
 from routerlab import datasets, stats, testbed
 from routerlab.engines import bmv2 as bmv2_engine
 from routerlab.validation import TrialValidation
-from readme_checks import (BMV2, CODE, CODE_ALONE, D, MORNING, VETH, check_superseded_searches, committed, loss_rows,
+from readme_checks import (superseded, why, BMV2, CODE, CODE_ALONE, D, MORNING, VETH, check_superseded_searches, committed, loss_rows,
                            pct, per_load, pps, previous_files, says, sig2, span, trials, when_range)
 
 SWEEP = "bmv2-single-flow"
@@ -23,21 +23,6 @@ def notes(e) -> dict:
 def one(x) -> str:
     """Milliseconds (or a percentage) with one decimal."""
     return f"{x:.1f}"
-
-
-def why(rows: pd.DataFrame) -> pd.Series:
-    """The validation's reasons for each row (a trial or an attempt), ``; ``-separated."""
-    return pd.Series([TrialValidation().why_disturbed(r) for r in rows.to_dict("records")], index=rows.index,
-                     dtype=object)
-
-
-def superseded(name: str) -> pd.DataFrame:
-    """The replaced attempts of the sweep (``superseded_trials.csv``) or of the searches
-    (``superseded_search_trials.csv``), each with the validation's reason. Read with pandas:
-    the search attempts have the columns of trials.csv and ``probe``, not those of
-    search_trials.csv that ``datasets.read_kind`` expects."""
-    s = pd.read_csv(D / BMV2 / name)
-    return s.assign(why=why(s))
 
 
 def search_trials() -> pd.DataFrame:
@@ -130,7 +115,7 @@ def test_bmv2_files():
     e = datasets.read_experiments(D / BMV2).iloc[0]
     assert {"p4_program", "entries", "entries_load_s", "steal_threshold", "probe_period_ms"} <= set(notes(e))
     # the sweep's attempts measured again: same columns; each kept trial's attempt counts them
-    sup = superseded("superseded_trials.csv")
+    sup = superseded(BMV2, "superseded_trials.csv")
     assert list(sup.columns[:-1]) == list(pd.read_csv(D / BMV2 / "trials.csv").columns)
     says(BMV2, f"the {len(sup)} sweep attempts that were measured again (same columns)")
     made = sup.groupby(["offered_pps", "trial"]).size()
@@ -148,7 +133,7 @@ def test_bmv2_files():
         if not pd.isna(x["upper_pps"]):
             assert f[np.isclose(f["load"], x["upper_pps"])].tail(3)["passed"].sum() < 2
     # superseded search attempts: probe is the row in search_trials.csv, within its experiment
-    old = superseded("superseded_search_trials.csv")
+    old = superseded(BMV2, "superseded_search_trials.csv")
     says(BMV2, f"the {len(old)} search attempts that were measured again")
     check_superseded_searches(s, old)
     # (check_superseded_searches matched each attempt's probe to the row of that index, counted from 0)
@@ -274,7 +259,7 @@ def test_bmv2_validation_of_the_sweep():
     t = trials(BMV2)
     e = datasets.read_experiments(D / BMV2).iloc[0]
     v = TrialValidation()
-    sup = superseded("superseded_trials.csv")
+    sup = superseded(BMV2, "superseded_trials.csv")
     again = t[t["attempt"] > 1]
     assert sup.groupby(["offered_pps", "trial"]).ngroups == len(again)
     assert sup["why"].str.fullmatch(r"steal \S+ > 2\.0%").all()
@@ -317,7 +302,7 @@ def test_bmv2_validation_of_the_sweep():
 
 
 def test_bmv2_validation_of_the_searches():
-    old = superseded("superseded_search_trials.csv")
+    old = superseded(BMV2, "superseded_search_trials.csv")
     assert (old["why"] != "").all() and old["disturbed"].all()
     says(BMV2, f"**The searches: {len(old)} attempts measured again.**")
     s = search_trials()

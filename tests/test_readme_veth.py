@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 
 from routerlab import datasets, search, stats, testbed, traffic
-from routerlab.validation import TrialValidation
-from readme_checks import (CODE, D, KERNEL_PATHS, VETH, VETH_BEFORE, VETH_CODE_ALONE, VETH_SHARED,
+from readme_checks import (superseded, why, CODE, D, KERNEL_PATHS, VETH, VETH_BEFORE, VETH_CODE_ALONE, VETH_SHARED,
                            assessed, check_superseded_searches, committed, pct, pps, previous_files, says, sig2, span,
                            veth, when_range)
 
@@ -64,11 +63,6 @@ def lowest(t: pd.DataFrame) -> pd.DataFrame:
 
 def with_frac(t: pd.DataFrame, ceiling: float) -> pd.DataFrame:
     return t.assign(frac=(t["offered_pps"] / ceiling).round(2))
-
-
-def why(rows: pd.DataFrame) -> pd.Series:
-    """The validation's reasons for each row (a trial or an attempt), ``; ``-separated."""
-    return pd.Series([TrialValidation().why_disturbed(r) for r in rows.to_dict("records")], index=rows.index)
 
 
 @pytest.fixture
@@ -186,23 +180,14 @@ def search_trials() -> pd.DataFrame:
                     **{c: s[c].astype(str).str.lower() == "true" for c in ("passed", "generator_limited", "disturbed")})
 
 
-def superseded(name: str) -> pd.DataFrame:
-    """The replaced attempts of the sweeps (``superseded_trials.csv``) or of the searches
-    (``superseded_search_trials.csv``), each with the validation's reason. Read with pandas:
-    the search attempts have the columns of trials.csv and ``probe``, not those of
-    search_trials.csv that ``datasets.read_kind`` expects."""
-    s = pd.read_csv(D / VETH / name)
-    return s.assign(why=why(s))
-
-
 def test_veth_files():
     t, d, _, _ = veth()
     says(VETH, f"`drops.csv` | {len(d):,} rows")
     assert set(d["experiment"]) == set(t["experiment"])  # sweeps only: searches carry a `drops` column
     assert set(d["place"].str.replace(r"\d+$", "N", regex=True)) == {"tg", "dut", "sink", "cpuN", "nodev"}
     assert set(d["counted_as"]) == {"loss", "design", "context"}
-    sup = superseded("superseded_trials.csv")
-    ssup = superseded("superseded_search_trials.csv")
+    sup = superseded(VETH, "superseded_trials.csv")
+    ssup = superseded(VETH, "superseded_search_trials.csv")
     says(VETH, f"the {len(sup)} sweep attempts that were measured again (same columns)",
          f"the {len(ssup)} search attempts measured again (with `probe`")
     assert list(sup.columns[:-1]) == list(pd.read_csv(D / VETH / "trials.csv").columns)
@@ -308,7 +293,7 @@ def test_veth_steal(previous):
 
 def test_veth_validation_of_the_sweeps():
     t = veth()[0]
-    sup = superseded("superseded_trials.csv")
+    sup = superseded(VETH, "superseded_trials.csv")
     assert (sup["why"] != "").all() and sup["disturbed"].all()
     again = t[t["attempt"] > 1]
     assert len(sup) == (again["attempt"] - 1).sum()
@@ -350,7 +335,7 @@ def test_veth_validation_of_the_sweeps():
 
 def test_veth_validation_of_the_searches():
     s = search_trials()
-    ss = superseded("superseded_search_trials.csv")
+    ss = superseded(VETH, "superseded_search_trials.csv")
     assert (ss["why"] != "").all() and ss["disturbed"].all()
     n = {k: ss["why"].str.contains(p).sum() for k, p in
          (("lag", "generator fell behind"), ("stop", "router CPU stopped"), ("steal", "steal"))}
