@@ -170,3 +170,11 @@ def superseded(name: str, file: str) -> pd.DataFrame:
     of search_trials.csv that ``datasets.read_kind`` expects."""
     s = pd.read_csv(D / name / file)
     return s.assign(why=why(s))
+
+
+def the_testbed_doc() -> str:
+    """docs/testbed.md, whitespace folded; skips where docs/ is absent (an installed package)."""
+    path = D.parent / "docs" / "testbed.md"
+    if not path.exists():
+        pytest.skip("docs/ is not installed with the package: only a checkout has it")
+    return " ".join(path.read_text().split())

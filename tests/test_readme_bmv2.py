@@ -9,7 +9,7 @@ import pytest
 from routerlab import datasets, stats, testbed
 from routerlab.engines import bmv2 as bmv2_engine
 from routerlab.validation import TrialValidation
-from readme_checks import (superseded, why, BMV2, CODE, CODE_ALONE, D, MORNING, VETH, check_superseded_searches, committed, loss_rows,
+from readme_checks import (the_testbed_doc, superseded, why, BMV2, CODE, CODE_ALONE, D, MORNING, VETH, check_superseded_searches, committed, loss_rows,
                            pct, per_load, pps, previous_files, says, sig2, span, trials, when_range)
 
 SWEEP = "bmv2-single-flow"
@@ -383,10 +383,7 @@ def test_bmv2_route_tables():
 
 
 def test_bmv2_points_at_the_testbed_doc():
-    doc_path = D.parent / "docs" / "testbed.md"
-    if not doc_path.exists():
-        pytest.skip("docs/ is not installed with the package: only a checkout has it")
-    doc = " ".join(doc_path.read_text().split())
+    doc = the_testbed_doc()
     for section in ("Where each lost packet went", "Disturbed trials are measured again",
                     "Other work on the machine spoils a run unseen"):
         assert section in doc, section

@@ -8,7 +8,7 @@ import pytest
 
 from routerlab import datasets, stats, testbed
 from routerlab.validation import TrialValidation
-from readme_checks import (CODE, CODE_ALONE, D, MORNING, assessed, committed, loss_rows, pct, pps, previous_files,
+from readme_checks import (the_testbed_doc, CODE, CODE_ALONE, D, MORNING, assessed, committed, loss_rows, pct, pps, previous_files,
                            says, sig2, span, when_range)
 
 
@@ -574,10 +574,7 @@ def loss_rows_of(folder) -> pd.Series:
 def test_course_points_at_the_other_work_on_the_machine():
     """The pointer at docs/testbed.md's section on other work on the machine (its text is another README's
     to keep; this checks only that the section the README names is there)."""
-    doc_path = D.parent / "docs" / "testbed.md"
-    if not doc_path.exists():
-        pytest.skip("docs/ is not installed with the package: only a checkout has it")
-    doc = " ".join(doc_path.read_text().split())
+    doc = the_testbed_doc()
     for section in ("Other work on the machine spoils a run unseen", "Disturbed trials are measured again",
                     "Where each lost packet went"):
         assert f"**{section}.**" in doc or f"## {section}" in doc or section in doc, section

@@ -8,7 +8,7 @@ import pytest
 
 from routerlab import datasets
 from routerlab.benchmarks import forwarding
-from readme_checks import (CODE_ALONE, D, KERNEL_PATHS, MORNING, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE_ALONE,
+from readme_checks import (the_testbed_doc, CODE_ALONE, D, KERNEL_PATHS, MORNING, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE_ALONE,
                            VETH_SHARED, committed, pct, pps, previous_files, says, sig2, span, trials, when_range)
 
 
@@ -157,13 +157,6 @@ def test_fast_reroute_table():
 VETH_NAMES = {"linux-single-flow": "linux", "nft-single-flow-fw0": "nft, empty chain",
               "nft-single-flow-fw5": "nft, 5 rules", "nft-single-flow-fw50": "nft, 50 rules",
               "ebpf-single-flow": "ebpf, no rules", "ebpf-single-flow-fw50": "ebpf, 50 rules"}
-
-
-def the_testbed_doc() -> str:
-    path = D.parent / "docs" / "testbed.md"
-    if not path.exists():
-        pytest.skip("docs/ is not installed with the package: only a checkout has it")
-    return " ".join(path.read_text().split())
 
 
 @pytest.fixture(scope="module")
