@@ -91,10 +91,43 @@ def test_one_environment_record_written_and_read_by_one_pair(tmp_path):
     rec = datasets.read_experiments(tmp_path).set_index("experiment")
     assert rec.loc["a", "engine"] == "nft" and rec.loc["b", "when"] == "2026-11-22T11:58:21Z"
     assert rec.loc["b", "where"] == f"{host['node']} ({host['virt']})"
+    # every record names the routerlab that made it first, then the other software given
+    assert rec.loc["a", "versions"] == f"routerlab: {datasets.code_version()}"
+    assert rec.loc["b", "versions"] == f"routerlab: {datasets.code_version()}; python: 3.11.7"
     with pytest.raises(ValueError, match="benchmark"):
         datasets.record_environment(tmp_path, "c", "x", benchmark="forwarding")
     with pytest.raises(DataFormatError, match="no such file"):
         datasets.read_experiments(tmp_path / "absent")
+
+
+def test_the_code_version_names_the_commit_and_uncommitted_changes(tmp_path):
+    import shutil
+    import subprocess
+
+    from routerlab import __version__
+
+    assert datasets.code_version(tmp_path) == __version__  # not a checkout: the version alone
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "m.py").write_text("x = 1\n")
+    (tmp_path / "README.md").write_text("a\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    head = git("rev-parse", "--short=7", "HEAD")
+    assert datasets.code_version(tmp_path) == f"{__version__} (git {head})"
+    (tmp_path / "README.md").write_text("b\n")  # text, not code: still the commit's code
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "trials.csv").write_text("new data\n")
+    assert datasets.code_version(tmp_path) == f"{__version__} (git {head})"
+    (tmp_path / "lib" / "m.py").write_text("x = 2\n")
+    assert datasets.code_version(tmp_path) == f"{__version__} (git {head} + uncommitted changes)"
 
 
 def test_every_committed_superseded_attempt_reads_and_points_at_its_trial():

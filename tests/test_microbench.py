@@ -114,7 +114,8 @@ def test_save_writes_the_runs_and_the_one_environment_record(tmp_path):
     pd.testing.assert_frame_equal(datasets.read_microbench(tmp_path, "forwarding"), rows)
     rec = datasets.read_experiments(tmp_path).set_index("experiment").loc["forwarding"]
     assert rec["engine"] == "click; fastclick" and rec["engine_version"].count("; ") == 1
-    assert rec["versions"].startswith("valgrind: ") and "; python: 3." in rec["versions"]
+    assert rec["versions"].startswith("routerlab: ") and "; valgrind: " in rec["versions"]
+    assert "; python: 3." in rec["versions"]
     assert rec["command"] == "routerlab bench forwarding" and rec["source"].startswith("routerlab microbenchmark")
 
 

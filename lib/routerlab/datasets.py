@@ -80,7 +80,8 @@ EXPERIMENT_COLUMNS = {
     "frame_size": "frame size on the wire, bytes",
     "scenario": "scenario preset and its parameters",
     "notes": "anything else a reader needs",
-    "versions": "other software that took part, 'name: version' separated by '; '",
+    "versions": "routerlab's own version (and commit, from a checkout), then other software that took part, "
+                "'name: version' separated by '; '",
     "command": "the command line that ran the experiment",
 }
 
@@ -256,7 +257,8 @@ def record_environment(folder, experiment: str, source: str, *, setting: str = "
         When it was measured (ISO 8601 UTC); default now.
     facts
         The other columns of :data:`EXPERIMENT_COLUMNS` (engine, generator, versions,
-        command, notes, ...); any other name is refused.
+        command, notes, ...); any other name is refused. ``versions`` is written after
+        routerlab's own (:func:`code_version`), which every record names first.
     """
     import time
 
@@ -269,6 +271,7 @@ def record_environment(folder, experiment: str, source: str, *, setting: str = "
                where=f"{h['node']} ({setting + '; ' if setting else ''}{h['virt']})",
                when=when or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), kernel=h["kernel"], cpu=h["cpu"])
     rec.update({k: "" if v is None else v for k, v in facts.items()})
+    rec["versions"] = "; ".join(x for x in (f"routerlab: {code_version()}", rec["versions"]) if x)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     old = _read_records(folder) if (folder / "experiments.csv").is_file() else pd.DataFrame()
@@ -474,6 +477,31 @@ def invocation() -> str:
     if prog == "routerlab":
         return shlex.join(["routerlab", *sys.argv[1:]])
     return f"{prog} (through the routerlab library)"
+
+
+def code_version(checkout: Path | None = None) -> str:
+    """The routerlab that is running, for every environment record: its version, and in a
+    git checkout the commit (``0.1.0 (git 22b989d)``), marked ``+ uncommitted changes`` when
+    the code that measures (``lib``, ``routers``, ``p4``) differs from it, so that a dataset
+    names the code that made it. ``checkout``: the clone to read (default: the one this
+    package runs from; an installed package has none, and gives its version alone)."""
+    import shutil
+    import subprocess
+
+    from . import __version__
+
+    root = Path(checkout) if checkout is not None else Path(__file__).resolve().parents[2]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        return __version__
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+
+    head = git("rev-parse", "--short=7", "HEAD")
+    if head.returncode:
+        return __version__
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "lib", "routers", "p4").stdout.strip()
+    return f"{__version__} (git {head.stdout.strip()}{' + uncommitted changes' if dirty else ''})"
 
 
 def host() -> dict:
