@@ -27,18 +27,19 @@ def says(name: str, *phrases: str):
         assert " ".join(phrase.split()) in text, f"datasets/{name}/README.md does not say: {phrase}"
 
 
-def trials(name: str) -> pd.DataFrame:
-    """A dataset's trials with their loss, CPU and steal; generator-limited ones marked."""
-    t = datasets.read(D / name).trials
+def trials(data) -> pd.DataFrame:
+    """A dataset's trials (``data``: its name, or a trials table as ``datasets.read`` gives
+    it) with their loss, CPU and steal; generator-limited ones marked."""
+    t = datasets.read(D / data).trials if isinstance(data, str) else data
     return t.assign(loss=1 - t["rx"] / t["tx"], limited=t["generator_limited"].astype(bool),
                     rx_pps=t["rx"] / t["duration_s"])
 
 
-def per_load(name: str) -> pd.DataFrame:
+def per_load(data) -> pd.DataFrame:
     """Per experiment and load, the trials the generator delivered (as the statistics
     count them): n, mean and worst loss, median throughput (pps), mean CPU, mean and
-    largest steal."""
-    t = trials(name)
+    largest steal. ``data``: a dataset's name or its trials table."""
+    t = trials(data)
     return (t[~t["limited"]].groupby(["experiment", "offered_pps"])
             .agg(n=("loss", "size"), loss=("loss", "mean"), worst=("loss", "max"), rx_pps=("rx_pps", "median"),
                  cpu=("cpu_load", "mean"), steal=("steal", "mean"), steal_max=("steal", "max")))
@@ -155,6 +156,13 @@ def previous_files(name: str, folder, files=("trials.csv", "experiments.csv", "s
     for f in files:
         (folder / f).write_text(committed(f"datasets/{name}/{f}", commit))
     return folder
+
+
+def veth_as_shared(folder):
+    """testbed-veth as the run of 2026-11-25 09:19 UTC, beside other work, left it (commit
+    ``VETH_SHARED``), every file of it written into ``folder``; returns ``folder``."""
+    return previous_files(VETH, folder, ("trials.csv", "experiments.csv", "search_results.csv", "search_trials.csv",
+                                         "drops.csv", "superseded_trials.csv"), commit=VETH_SHARED)
 
 
 def why(rows: pd.DataFrame) -> pd.Series:

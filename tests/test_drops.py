@@ -168,6 +168,20 @@ def nft_dropped(tb) -> int:
 ATTEMPTS = 6
 
 
+def first_untouched(attempt, what: str):
+    """What the first of ``ATTEMPTS`` calls of ``attempt()`` the tracer's blind spot left
+    alone gives. ``attempt()`` returns ``(untouched, value)``; ``value`` of a touched call
+    is what it saw, named in the failure: ``what`` it is."""
+    seen = []
+    for _ in range(ATTEMPTS):
+        untouched, value = attempt()
+        if untouched:
+            return value
+        seen.append(value)
+    pytest.fail(f"the tracer's blind spot struck each of {ATTEMPTS} tries ({what}: {seen}): "
+                "the comparison would not be exact")
+
+
 def untouched_trial(tb, dc, count=lambda: 0):
     """A trial (10,000 pps, 0.3 s) whose sink drops the tracer all saw, and what ``count``
     (a counter of the testbed's) counted during it.
@@ -175,15 +189,11 @@ def untouched_trial(tb, dc, count=lambda: 0):
     The tracer's blind spot (drops.py's docstring) strikes a trial at random, on this
     machine one 0.5-s trial in 4 to 10: the sink measures it (``trace_missed``), but a
     DUT drop it hides is not known, so an exact comparison needs a trial it left alone."""
-    missed = []
-    for _ in range(ATTEMPTS):
+    def attempt():
         c0 = count()
         r = traffic.run_trial(tb, 10_000, 0.3, traffic.TrafficSpec(), drops=dc)
-        if r.trace_missed == 0:
-            return r, count() - c0
-        missed.append(r.trace_missed)
-    pytest.fail(f"the tracer missed sink drops in each of {ATTEMPTS} trials ({missed} packets): "
-                "the comparison would not be exact")
+        return (True, (r, count() - c0)) if r.trace_missed == 0 else (False, r.trace_missed)
+    return first_untouched(attempt, "sink drops missed")
 
 
 @root
@@ -221,21 +231,18 @@ def test_only_the_testbeds_own_namespaces_are_counted():
     with testbed.Testbed() as a, testbed.Testbed() as b, drops.DropCounter(a) as dc:
         engines.get("linux").start(a, scenarios.load("single-flow"))
         dropping_testbed(b, every=2)  # b drops, a does not
-        # the tracer's blind spot can hide a batch of a's sink drops (untouched_trial):
+        # the tracer's blind spot can hide a batch of a's sink drops (first_untouched):
         # the exact count needs a pair of trials it left alone
-        seen = []
-        for _ in range(ATTEMPTS):
+        def attempt():
             s0 = dc.snapshot()
             traffic.run_trial(b, 5_000, 0.3, traffic.TrafficSpec())
             ra = traffic.run_trial(a, 5_000, 0.3, traffic.TrafficSpec())
             s1 = dc.snapshot()
             moved = {k: v - s0.get(k, 0) for k, v in s1.items() if v != s0.get(k, 0)}
             assert set(moved) == {("sink", "NETFILTER_DROP")}  # nothing of b's, nothing else of a's
-            if moved[("sink", "NETFILTER_DROP")] == ra.rx:
-                return
-            seen.append((moved[("sink", "NETFILTER_DROP")], ra.rx))
-    pytest.fail(f"the tracer's count of a's sink drops was short in each of {ATTEMPTS} tries (counted, received): "
-                f"{seen}")
+            counted = moved[("sink", "NETFILTER_DROP")]
+            return counted == ra.rx, (counted, ra.rx)
+        first_untouched(attempt, "a's sink drops counted, packets a's sink received")
 
 
 @root

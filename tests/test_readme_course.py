@@ -8,8 +8,8 @@ import pytest
 
 from routerlab import datasets, stats, testbed
 from routerlab.validation import TrialValidation
-from readme_checks import (the_testbed_doc, CODE, CODE_ALONE, D, MORNING, assessed, committed, loss_rows, pct, pps, previous_files,
-                           says, sig2, span, when_range)
+from readme_checks import (the_testbed_doc, CODE, CODE_ALONE, D, MORNING, assessed, committed, loss_rows, pct, per_load,
+                           pps, previous_files, says, sig2, span, superseded, when_range, why)
 
 
 COURSE = "click-course"
@@ -36,27 +36,16 @@ def kept(t: pd.DataFrame) -> pd.DataFrame:
     return k.assign(loss=1 - k["rx"] / k["tx"])
 
 
-def per_load(t: pd.DataFrame) -> pd.DataFrame:
-    """Per experiment and load, over the delivered trials: n, mean loss, mean CPU 1, mean steal."""
-    return (kept(t).groupby(["experiment", "offered_pps"])
-            .agg(n=("loss", "size"), loss=("loss", "mean"), cpu=("cpu_load", "mean"), steal=("steal", "mean")))
-
-
-def why(rows: pd.DataFrame) -> pd.Series:
-    return pd.Series([TrialValidation().why_disturbed(r) for r in rows.to_dict("records")], index=rows.index)
-
-
 def cause(text: str) -> str:
     """The validation's reasons in short: steal, stop, lag, joined by " and "."""
     return " and ".join(k for k, w in (("steal", "steal "), ("stop", "router CPU stopped"),
                                         ("lag", "generator fell behind")) if w in text)
 
 
-def superseded() -> pd.DataFrame:
+def replaced() -> pd.DataFrame:
     """The attempts measured again, each with what disturbed it, in words and in short."""
-    sup = pd.read_csv(D / COURSE / "superseded_trials.csv")
-    w = why(sup)
-    return sup.assign(why=w, cause=w.map(cause))
+    sup = superseded(COURSE, "superseded_trials.csv")
+    return sup.assign(cause=sup["why"].map(cause))
 
 
 def cell(row) -> str:
@@ -138,7 +127,7 @@ def test_course_where_when_how():
     for col in ("cpu_stop_ms", "gen_late_ms", "queue_ms", "attempt", "disturbed", "lost", "lost_attributed",
                 "lost_unexplained", "trace_missed", "drops"):
         assert col in t.columns
-    says(COURSE, f"`superseded_trials.csv` | the {len(superseded())} attempts that trial validation measured again")
+    says(COURSE, f"`superseded_trials.csv` | the {len(replaced())} attempts that trial validation measured again")
 
 
 def test_course_code_commit_is_in_history():
@@ -238,7 +227,7 @@ def test_course_click_routers():
     lossy = y[y["lost"] > 0]
     assert len(lossy) == 1 and lossy["disturbed"].all() and (why(lossy).map(cause) == "steal").all()
     w = lossy.iloc[0]
-    sup = superseded()
+    sup = replaced()
     before = sup[(sup["experiment"] == "your-router") & (sup["offered_pps"] == nx) & (sup["trial"] == w["trial"])]
     assert len(before) == w["attempt"] - 1 and (before["lost"] > 0).all()
     # the mean passes because the others lost nothing; one more trial losing as much would fail it
@@ -371,7 +360,7 @@ def test_course_where_the_loss_went():
 
 def test_course_trial_validation():
     t, _ = course()
-    sup = superseded()
+    sup = replaced()
     assert (sup["why"] != "").all() and len(sup) == (t["attempt"] - 1).sum()
     n = sup.groupby("experiment").size().reindex(list(COURSE_NAMES), fill_value=0)
     tr = (t["attempt"] > 1).groupby(t["experiment"]).sum()
@@ -541,7 +530,7 @@ def test_course_against_the_morning(previous):
     says(COURSE, "Then the reference router's PDR was one load step above the student's router's; now they are equal.")
     # steal, validation
     osup = pd.read_csv(previous / "superseded_trials.csv")
-    sup = superseded()
+    sup = replaced()
     os_, ns_ = pd.concat([old["steal"], osup["steal"]]), pd.concat([t["steal"], sup["steal"]])
     says(COURSE, f"{(ns_ > 0.02).sum()} of the {len(ns_)} attempts had steal above 2% alone, {(os_ > 0.02).sum()} of the "
                  f"{len(os_)} in the morning. Trial validation measured {len(sup)} attempts again alone, {len(osup)} in "

@@ -8,8 +8,8 @@ import pytest
 
 from routerlab import datasets, search, stats, testbed, traffic
 from readme_checks import (superseded, why, CODE, D, KERNEL_PATHS, VETH, VETH_BEFORE, VETH_CODE_ALONE, VETH_SHARED,
-                           assessed, check_superseded_searches, committed, pct, pps, previous_files, says, sig2, span,
-                           veth, when_range)
+                           assessed, check_superseded_searches, committed, pct, pps, says, sig2, span,
+                           veth, veth_as_shared, when_range)
 
 
 VETH_NAMES = {"linux-single-flow": "linux", "nft-single-flow-fw0": "nft, empty chain",
@@ -68,9 +68,7 @@ def with_frac(t: pd.DataFrame, ceiling: float) -> pd.DataFrame:
 @pytest.fixture
 def previous(tmp_path):
     """The files this data replaced, the morning run's (commit VETH_SHARED), in a folder of their own."""
-    return previous_files(VETH, tmp_path, files=("trials.csv", "experiments.csv", "search_results.csv",
-                                                 "search_trials.csv", "drops.csv", "superseded_trials.csv"),
-                          commit=VETH_SHARED)
+    return veth_as_shared(tmp_path)
 
 
 def morning(previous):
@@ -788,7 +786,8 @@ def test_veth_searches():
         ("linux-single-flow", "pdr"), ("nft-single-flow-fw0", "pdr"), ("nft-single-flow-fw5", "pdr")]
     gb = bound[bound["generator_bound"]]
     assert list(zip(gb["experiment"], gb["kind"])) == [("linux-single-flow", "ndr")]
-    says(VETH, f"Of these answers, {len(bound)} are lower bounds: the PDR searches of linux and of nft with 0 and 5 rules failed "
+    says(VETH, f"Of these answers, {len(bound)} are lower bounds: the PDR searches of linux and of nft with 0 and 5 "
+               "rules failed "
                f"no load up to the generator's {pps(ceiling)}-pps ceiling, and neither did linux's NDR search, some of "
                f"whose trials were generator-limited")
     lim = ours[ours["limited_by_generator"].astype(str).str.lower() == "true"]
@@ -990,7 +989,8 @@ def test_veth_against_the_previous_measurement(previous):
     bl = below.groupby(["experiment", "offered_pps"]).apply(lambda g: (g["lost"] / g["tx"]).mean())
     first_then = min(first_loss(old, e) for e in KERNEL_PATHS[:3])
     assert bl[bl > 0].index.get_level_values(1).min() < first_then
-    says(VETH, f"Linux and nft with 0 and 5 rules also lost below the loads where the morning's loss began ({pps(first_then)} pps), a little: at "
+    says(VETH, f"Linux and nft with 0 and 5 rules also lost below the loads where the morning's loss began "
+               f"({pps(first_then)} pps), a little: at "
                f"most {sig2(bl.max())}% on average at a load below {pps(nb['offered_pps'].min())} pps")
     says(VETH, f"linux and nft with 0 and 5 rules lost far less around the loads where they lost in the morning "
                f"({sig2(lost_now)}% of the packets offered against {sig2(lost_then)}%, above), though this run had "
