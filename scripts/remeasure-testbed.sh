@@ -25,6 +25,7 @@ want() { [[ "$WANT" == *" $1 "* ]]; }
 mkdir -p "$O"
 echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?') start $(date -u +%FT%TZ) out $O datasets$WANT"
 C=$(.venv/bin/python -c "from routerlab import measuring; print(f'{measuring.generator_ceiling():.0f}')")
+[[ "$C" =~ ^[0-9]+$ ]] || { echo "the generator's ceiling could not be measured (got '$C')" >&2; exit 1; }
 echo "ceiling $C at $(date -u +%FT%TZ)"
 F=0.05,0.1,0.15,0.2,0.3,0.4,0.5,0.6,0.8,1.0
 if want testbed-click; then

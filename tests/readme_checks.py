@@ -28,9 +28,9 @@ def says(name: str, *phrases: str):
 
 
 def trials(data) -> pd.DataFrame:
-    """A dataset's trials (``data``: its name, or a trials table as ``datasets.read`` gives
-    it) with their loss, CPU and steal; generator-limited ones marked."""
-    t = datasets.read(D / data).trials if isinstance(data, str) else data
+    """A dataset's trials (``data``: its name or folder, or a trials table as
+    ``datasets.read`` gives it) with their loss, CPU and steal; generator-limited ones marked."""
+    t = data if isinstance(data, pd.DataFrame) else datasets.read(D / data).trials
     return t.assign(loss=1 - t["rx"] / t["tx"], limited=t["generator_limited"].astype(bool),
                     rx_pps=t["rx"] / t["duration_s"])
 
@@ -38,7 +38,7 @@ def trials(data) -> pd.DataFrame:
 def per_load(data) -> pd.DataFrame:
     """Per experiment and load, the trials the generator delivered (as the statistics
     count them): n, mean and worst loss, median throughput (pps), mean CPU, mean and
-    largest steal. ``data``: a dataset's name or its trials table."""
+    largest steal. ``data``: as for :func:`trials`."""
     t = trials(data)
     return (t[~t["limited"]].groupby(["experiment", "offered_pps"])
             .agg(n=("loss", "size"), loss=("loss", "mean"), worst=("loss", "max"), rx_pps=("rx_pps", "median"),

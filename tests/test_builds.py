@@ -220,8 +220,12 @@ def _install_in_subprocess(tmp_path, tiny, build_step, url=None) -> subprocess.P
     env = os.environ.copy()
     if url:
         env.pop(builds.SOURCES_VAR)
+    # The child stands for routerlab in a terminal, where Ctrl-C raises KeyboardInterrupt. A
+    # test run started in the background (`make test &`, nohup) hands its children SIGINT
+    # ignored, and Python then installs no KeyboardInterrupt: the child puts it back.
     code = textwrap.dedent(f"""
-        import sys
+        import signal, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from routerlab.engines import builds
         r = builds.Recipe(engine="click", source=builds.Source({src.repository!r}, {src.commit!r}, {src.sha256!r}),
                           extra={{}}, debian=(), binaries={{"click": "bin/click"}}, steps={tiny["click"].steps!r})

@@ -111,7 +111,8 @@ def test_the_code_version_names_the_commit_and_uncommitted_changes(tmp_path):
         pytest.skip("needs git")
 
     def git(*args):
-        return subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        return subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t",
+                               "-c", "commit.gpgsign=false", *args],
                               capture_output=True, text=True, check=True).stdout.strip()
 
     (tmp_path / "lib").mkdir()
@@ -126,8 +127,21 @@ def test_the_code_version_names_the_commit_and_uncommitted_changes(tmp_path):
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "trials.csv").write_text("new data\n")
     assert datasets.code_version(tmp_path) == f"{__version__} (git {head})"
+    (tmp_path / "routers").mkdir()
+    (tmp_path / "routers" / "new.click").write_text("// a router not yet committed\n")
+    assert datasets.code_version(tmp_path) == f"{__version__} (git {head} + uncommitted changes)"
+    (tmp_path / "routers" / "new.click").unlink()
     (tmp_path / "lib" / "m.py").write_text("x = 2\n")
     assert datasets.code_version(tmp_path) == f"{__version__} (git {head} + uncommitted changes)"
+    git("commit", "-qam", "two")
+    assert datasets.code_version(tmp_path) == f"{__version__} (git {git('rev-parse', '--short=7', 'HEAD')})"
+
+
+def test_the_running_code_version_is_read_once(tmp_path, monkeypatch):
+    # a record names the code the process imported: a commit made while it runs changes nothing
+    first = datasets.code_version()
+    monkeypatch.setattr(datasets, "repo_root", lambda: tmp_path)
+    assert datasets.code_version() == first
 
 
 def test_every_committed_superseded_attempt_reads_and_points_at_its_trial():

@@ -169,9 +169,9 @@ ATTEMPTS = 6
 
 
 def first_untouched(attempt, what: str):
-    """What the first of ``ATTEMPTS`` calls of ``attempt()`` the tracer's blind spot left
-    alone gives. ``attempt()`` returns ``(untouched, value)``; ``value`` of a touched call
-    is what it saw, named in the failure: ``what`` it is."""
+    """Call ``attempt()`` up to ``ATTEMPTS`` times and return the value of the first call
+    that reports itself untouched by the tracer's blind spot; otherwise fail, listing the
+    values seen. ``attempt()`` returns ``(untouched, value)``; ``what`` names the values."""
     seen = []
     for _ in range(ATTEMPTS):
         untouched, value = attempt()

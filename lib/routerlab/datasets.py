@@ -18,6 +18,7 @@ The format is documented in ``datasets/README.md``.
 from __future__ import annotations
 
 import csv
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -481,27 +482,53 @@ def invocation() -> str:
 
 def code_version(checkout: Path | None = None) -> str:
     """The routerlab that is running, for every environment record: its version, and in a
-    git checkout the commit (``0.1.0 (git 22b989d)``), marked ``+ uncommitted changes`` when
-    the code that measures (``lib``, ``routers``, ``p4``) differs from it, so that a dataset
-    names the code that made it. ``checkout``: the clone to read (default: the one this
-    package runs from; an installed package has none, and gives its version alone)."""
+    git checkout the commit (``0.1.0 (git 22b989d)``), marked ``+ uncommitted changes``
+    when a file of the code that measures (``lib``, ``routers``, ``p4``) differs from it or
+    is new, so that a dataset names the code that made it. Read once per process: the code
+    a run imported, not a commit made while it ran.
+
+    ``checkout``: the clone to read (default: the one this package is installed from,
+    :func:`repo_root`; a package installed from PyPI or a wheel has none and gives its
+    version alone). Where git cannot tell (missing, too slow, refusing the folder), it
+    says so rather than guess."""
+    if checkout is None:
+        return _running_code_version()
+    return _read_code_version(Path(checkout))
+
+
+@functools.cache
+def _running_code_version() -> str:
+    return _read_code_version(repo_root())
+
+
+def _read_code_version(root: Path | None) -> str:
     import shutil
     import subprocess
 
     from . import __version__
 
-    root = Path(checkout) if checkout is not None else Path(__file__).resolve().parents[2]
-    if shutil.which("git") is None or not (root / ".git").exists():
+    if root is None or not (root / ".git").exists():
         return __version__
+    if shutil.which("git") is None:
+        return f"{__version__} (a git checkout; no git to read its commit)"
 
-    def git(*args):
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+    def git(*args) -> str | None:
+        # safe.directory: root may read a checkout of another user's (git refuses it otherwise);
+        # --no-optional-locks: never take the index lock from under a user's own git command
+        try:
+            r = subprocess.run(["git", "--no-optional-locks", "-c", f"safe.directory={root}", "-C", str(root), *args],
+                               capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return r.stdout.strip() if r.returncode == 0 else None
 
     head = git("rev-parse", "--short=7", "HEAD")
-    if head.returncode:
-        return __version__
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "lib", "routers", "p4").stdout.strip()
-    return f"{__version__} (git {head.stdout.strip()}{' + uncommitted changes' if dirty else ''})"
+    if not head:
+        return f"{__version__} (a git checkout; its commit could not be read)"
+    changes = git("status", "--porcelain", "--untracked-files=all", "--", "lib", "routers", "p4")
+    if changes is None:
+        return f"{__version__} (git {head}; uncommitted changes unknown)"
+    return f"{__version__} (git {head}{' + uncommitted changes' if changes else ''})"
 
 
 def host() -> dict:
