@@ -1,6 +1,7 @@
 """Every notebook: layout rules, and execution under papermill (replay mode)."""
 
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -53,6 +54,29 @@ def test_missing_data_is_reported_as_skipped(tmp_path):
     assert r.status == "skipped" and "PASTRAMI data" in r.message and "\n" not in r.message
     executed = json.loads((tmp_path / "pastrami-experiments.ipynb").read_text())
     assert executed["cells"]  # the executed copy is still written, for the user to read
+
+
+def test_a_relative_data_dir_is_the_callers(tmp_path, monkeypatch):
+    """`routerlab figures -p data_dir=runs/x` means runs/x where the user typed it, though
+    the kernel starts in the notebook's own folder."""
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('data_dir: str = ""  # dataset folder\nconfig: str = ""  # a .click file')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell("from pathlib import Path\nprint(Path(data_dir).is_dir(), "
+                                                  "Path(config).is_file(), Path.cwd())")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    (tmp_path / "books").mkdir()
+    book = tmp_path / "books" / "book.ipynb"
+    nbformat.write(nb, book)
+    (tmp_path / "runs" / "x").mkdir(parents=True)
+    (tmp_path / "my.click").write_text("// mine\n")
+    monkeypatch.chdir(tmp_path)
+    r = notebooks.run(book, tmp_path / "out", {"data_dir": "runs/x", "config": "my.click"})
+    assert r.status == "ok", r.message
+    out = json.loads((tmp_path / "out" / "book.ipynb").read_text())["cells"][-1]["outputs"][0]["text"]
+    found, cfg, cwd = "".join(out).split(" ", 2)
+    assert (found, cfg) == ("True", "True"), out
+    assert Path(cwd.strip()) != tmp_path  # the kernel did start elsewhere
 
 
 def test_parallel_runs_leave_the_process_where_it_was(tmp_path):

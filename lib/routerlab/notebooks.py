@@ -106,6 +106,12 @@ def list_notebooks(folder: Path | None = None) -> list[Path]:
     return sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
 
 
+#: Parameters that name a file or folder. A relative one is taken from where the caller
+#: runs (``routerlab figures -p data_dir=runs/x`` in a shell), not from the folder the
+#: notebook's kernel starts in.
+PATH_PARAMETERS = ("data_dir", "config")
+
+
 def parameters_of(path: Path) -> dict:
     """The parameters a notebook declares: name -> {"default", "inferred_type_name", "help"}."""
     import papermill as pm
@@ -125,7 +131,8 @@ def run(path: Path, out_dir: Path, parameters: dict | None = None, *,
         Output folder: the executed notebook goes to ``out_dir/<name>.ipynb`` and its
         figures to ``out_dir/<name>/``.
     parameters : dict, optional
-        Values for parameters the notebook declares (others are ignored).
+        Values for parameters the notebook declares (others are ignored); a relative
+        path in one of :data:`PATH_PARAMETERS` is resolved from the current folder.
     """
     import papermill as pm
 
@@ -134,6 +141,10 @@ def run(path: Path, out_dir: Path, parameters: dict | None = None, *,
     out_dir.mkdir(parents=True, exist_ok=True)
     declared = parameters_of(path)
     params = {k: v for k, v in (parameters or {}).items() if k in declared}
+    for k in PATH_PARAMETERS:
+        # the caller's relative path, not one inside the folder the kernel starts in
+        if isinstance(params.get(k), str) and params[k]:
+            params[k] = str(Path(params[k]).expanduser().resolve())
     if "out_dir" in declared:
         params["out_dir"] = str((out_dir / name).resolve())
     output = out_dir / f"{name}.ipynb"
