@@ -23,7 +23,7 @@ for d in $WANT; do
 done
 want() { [[ "$WANT" == *" $1 "* ]]; }
 mkdir -p "$O"
-echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo '?') start $(date -u +%FT%TZ) out $O datasets$WANT"
+echo "routerlab $(.venv/bin/python -c 'from routerlab import datasets; print(datasets.code_version())') start $(date -u +%FT%TZ) out $O datasets$WANT"
 C=$(.venv/bin/python -c "from routerlab import measuring; print(f'{measuring.generator_ceiling():.0f}')")
 [[ "$C" =~ ^[0-9]+$ ]] || { echo "the generator's ceiling could not be measured (got '$C')" >&2; exit 1; }
 echo "ceiling $C at $(date -u +%FT%TZ)"

@@ -56,18 +56,27 @@ def test_missing_data_is_reported_as_skipped(tmp_path):
     assert executed["cells"]  # the executed copy is still written, for the user to read
 
 
+def _notebook(path, *cells: str, parameters: str = ""):
+    """A small notebook of code ``cells`` written to ``path`` (with a ``parameters`` cell
+    first when given), for the python3 kernel."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    if parameters:
+        params = nbformat.v4.new_code_cell(parameters)
+        params.metadata["tags"] = ["parameters"]
+        nb.cells.insert(0, params)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
 def test_a_relative_data_dir_is_the_callers(tmp_path, monkeypatch):
     """`routerlab figures -p data_dir=runs/x` means runs/x where the user typed it, though
     the kernel starts in the notebook's own folder."""
-    nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell('data_dir: str = ""  # dataset folder\nconfig: str = ""  # a .click file')
-    params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell("from pathlib import Path\nprint(Path(data_dir).is_dir(), "
-                                                  "Path(config).is_file(), Path.cwd())")]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    (tmp_path / "books").mkdir()
-    book = tmp_path / "books" / "book.ipynb"
-    nbformat.write(nb, book)
+    book = _notebook(tmp_path / "books" / "book.ipynb",
+                     "from pathlib import Path\nprint(Path(data_dir).is_dir(), Path(config).is_file(), Path.cwd())",
+                     parameters='data_dir: str = ""  # dataset folder\nconfig: str = ""  # a .click file')
     (tmp_path / "runs" / "x").mkdir(parents=True)
     (tmp_path / "my.click").write_text("// mine\n")
     monkeypatch.chdir(tmp_path)
@@ -86,14 +95,8 @@ def test_parallel_runs_leave_the_process_where_it_was(tmp_path):
     import os
     from concurrent.futures import ThreadPoolExecutor
 
-    books = []
-    for i in range(2):
-        nb = nbformat.v4.new_notebook()
-        nb.cells = [nbformat.v4.new_code_cell("import os, time\ntime.sleep(0.5 * %d)\nprint(os.getcwd())" % i)]
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-        path = tmp_path / f"book{i}.ipynb"
-        nbformat.write(nb, path)
-        books.append(path)
+    books = [_notebook(tmp_path / f"book{i}.ipynb", "import os, time\ntime.sleep(0.5 * %d)\nprint(os.getcwd())" % i)
+             for i in range(2)]
     here = os.getcwd()
     outs = [tmp_path / f"out{i}" for i in range(2)]
     with ThreadPoolExecutor(2) as pool:
