@@ -78,29 +78,49 @@ def test_forwarding_and_counters_add_up(engine, scenario):
             assert engines.guard_count(tb) == 0  # the kernel forwarded nothing for the engine
 
 
+#: Takes CPU argv[1] above the probe's priority for each of argv[2:] seconds, 0.2 s apart.
 HOG = textwrap.dedent("""
     import os, sys, time
     os.sched_setaffinity(0, {int(sys.argv[1])})
-    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(2))
-    end = time.monotonic() + float(sys.argv[2])
-    while time.monotonic() < end:
-        pass
+    for hold in sys.argv[2:]:
+        time.sleep(0.2)
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(2))
+        end = time.monotonic() + float(hold)
+        while time.monotonic() < end:
+            pass
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 """)
 
 
 def test_the_stop_probe_sees_the_router_cpu_taken_away():
-    """A task above the probe's priority that keeps the router's CPU for 30 ms is a stop the
-    probe must report; a quiet CPU gives a shorter one; the probe leaves nothing running."""
+    """A task above the probe's priority that keeps the router's CPU for 30 ms, then 20 ms,
+    makes two stops the probe must report, the longest and both added up; a quiet CPU gives
+    a shorter longest; the probe leaves nothing running."""
     with testbed.Testbed() as tb:
         with traffic.cpu_stops(tb, tb.router_cpu) as quiet:
             time.sleep(0.3)
         with traffic.cpu_stops(tb, tb.router_cpu) as taken:
-            time.sleep(0.1)
-            subprocess.run([sys.executable, "-c", HOG, str(tb.router_cpu), "0.03"], check=True)
+            subprocess.run([sys.executable, "-c", HOG, str(tb.router_cpu), "0.03", "0.02"], check=True)
             time.sleep(0.1)
         assert taken["max_stop_ms"] >= 25 and quiet["max_stop_ms"] < taken["max_stop_ms"], (quiet, taken)
+        # each stop reads up to one period (2 ms) short
+        assert taken["stops"] >= 2 and taken["stopped_ms"] >= taken["max_stop_ms"] + 15, taken
         assert tb.procs == []
     assert not subprocess.run(["pgrep", "-f", "rlstop-"], capture_output=True).stdout
+
+
+def test_the_generator_reports_its_lags_and_their_sum():
+    """The generator's CPU taken for 30 ms, then 20 ms, in a trial: it falls behind twice and
+    sends what it owes in bursts; its worst lag and the lags added up say so."""
+    with testbed.Testbed() as tb:
+        engines.get("linux").start(tb, scenarios.load("single-flow"))
+        hog = subprocess.Popen([sys.executable, "-c", HOG, str(tb.gen_cpu), "0.03", "0.02"])
+        try:
+            r = traffic.run_trial(tb, 20_000, 1.0, traffic.TrafficSpec())
+        finally:
+            hog.wait()
+        assert r.gen_late_ms >= 25 and r.gen_lagged_ms >= r.gen_late_ms + 15, r
+        assert r.cpu_stops >= 0 and r.cpu_stopped_ms >= 0
 
 
 def test_drop_scenario_counts_only_legit_traffic():

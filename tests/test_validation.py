@@ -51,10 +51,11 @@ def test_the_threshold_is_exclusive_and_defaults_to_the_steal_flag():
                          "max_repeats": 3}
 
 
-def stopped(stop_ms, queue_ms, lost=100, load=200_000, steal=0.0, gen_late_ms=None, limited=False):
-    """A trial's row as the CPU-stop probe, the generator and the router's queue left it."""
+def stopped(stop_ms, queue_ms, lost=100, load=200_000, steal=0.0, gen_late_ms=None, limited=False, **totals):
+    """A trial's row as the CPU-stop probe, the generator and the router's queue left it;
+    ``totals``: cpu_stops, cpu_stopped_ms, gen_lagged_ms (absent from older records)."""
     return {"steal": steal, "cpu_stop_ms": stop_ms, "gen_late_ms": gen_late_ms, "queue_ms": queue_ms,
-            "generator_limited": limited, "lost": lost, "offered_pps": load}
+            "generator_limited": limited, "lost": lost, "offered_pps": load, **totals}
 
 
 def test_a_stop_of_the_router_cpu_that_may_outlast_its_queue_disturbs_a_lossy_trial():
@@ -113,6 +114,36 @@ def test_a_lag_of_the_generator_counts_too():
     # a generator-limited trial lags by its nature and is left out of the statistics anyway
     assert not v.disturbed(stopped(1.0, 2.0, gen_late_ms=300.0, limited=True))
     assert v.disturbed(stopped(6.0, 2.0, gen_late_ms=300.0, limited=True))
+
+
+def test_the_stops_together_bound_the_loss_they_can_account_for():
+    """Run R of 2026-11-26 kept, as clean, a search trial at 209,299 pps that lost 2,937
+    packets at the router's backlog with its CPU stopped 10.6 ms (4.8-ms queue): one stop,
+    even read 2 ms short, offered 2,627 packets. Every stop over the probe's period counts,
+    each up to one period longer than read."""
+    v = TrialValidation(probe_period_ms=2)
+    one = stopped(10.55, 4.78, lost=2937, load=209_299)
+    assert not v.disturbed(one) and not v.disturbed({**one, "cpu_stops": 1, "cpu_stopped_ms": 10.55})
+    # a second stop of 2.5 ms: (10.55 + 2.5 + 2 x 2) ms at 209,299 pps offered 3,569 packets
+    two = {**one, "cpu_stops": 2, "cpu_stopped_ms": 13.05}
+    assert v.why_disturbed(two) == ("router CPU stopped 10.6-12.6 ms, 17.1 ms in all over 2 stops "
+                                    "(the queue lasts 4.8 ms) and 2937 packets were lost")
+    assert not v.disturbed({**two, "lost": 3570})
+    # the longest stop must still outlast the queue: stops that each fit in it lose nothing
+    assert not v.disturbed(stopped(4.0, 6.5, cpu_stops=10, cpu_stopped_ms=40.0))
+    # an unknown total (a record older than the column) leaves the longest stop alone
+    assert not v.disturbed({**two, "cpu_stopped_ms": float("nan")})
+
+
+def test_the_lags_together_bound_the_loss_they_can_account_for():
+    """Run R also kept a 2-s trial at 108,391 pps that lost 8,564 packets at the limiter
+    behind a 52.8-ms lag (9.2-ms bucket), which alone offered 5,720."""
+    v = TrialValidation()
+    one = stopped(1.0, 9.226, lost=8564, load=108_391, gen_late_ms=52.77)
+    assert not v.disturbed(one) and not v.disturbed({**one, "gen_lagged_ms": 52.77})
+    assert v.why_disturbed({**one, "gen_lagged_ms": 80.0}) == (
+        "generator fell behind 52.8 ms, 80.0 ms in all (the queue lasts 9.2 ms) and 8564 packets were lost")
+    assert not v.disturbed(stopped(1.0, 9.226, load=108_391, gen_late_ms=9.0, gen_lagged_ms=200.0))
 
 
 @pytest.mark.parametrize("missing", [None, "", float("nan")])

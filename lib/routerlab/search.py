@@ -276,7 +276,8 @@ def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts
     kept = [a for a in attempts if a["kept"]]
     if kept and len(kept) == len(probes):
         probes = probes.assign(**{c: [a[c] for a in kept] for c in ("attempt", "disturbed", "steal", "cpu_stop_ms",
-                                                                    "gen_late_ms", "queue_ms", "lost",
+                                                                    "cpu_stops", "cpu_stopped_ms", "gen_late_ms",
+                                                                    "gen_lagged_ms", "queue_ms", "lost",
                                                                     "lost_attributed", "lost_unexplained",
                                                                     "trace_missed", "drops")})
     superseded = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, **a}

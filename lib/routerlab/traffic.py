@@ -105,8 +105,9 @@ def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
     on it).
 
     Yields a dict that holds, after the block, ``max_stop_ms``: the longest any wake-up
-    waited for the CPU, milliseconds. The probe is one of the testbed's processes, so
-    the testbed's clean-up removes it if the run dies.
+    waited for the CPU, milliseconds; ``stops``: the wake-ups later than ``period_ms``;
+    ``stopped_ms``: their lateness added up, milliseconds. The probe is one of the
+    testbed's processes, so the testbed's clean-up removes it if the run dies.
     """
     p = tb.spawn(tb.ns_tg, str(stop_probe_binary()), "--cpu", str(cpu), "--period-ms", str(period_ms),
                  "--max-seconds", "3600",
@@ -127,7 +128,7 @@ def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
         res = _results(out)
         if "max_stop_ms" not in res:
             raise RouterlabError(f"the CPU-stop probe on CPU {cpu} gave no result ({p.returncode}): {err.strip()}")
-        found["max_stop_ms"] = res["max_stop_ms"]
+        found.update(max_stop_ms=res["max_stop_ms"], stops=int(res["stops"]), stopped_ms=res["stopped_ms"])
     finally:
         if p.poll() is None:
             p.kill()
@@ -183,8 +184,11 @@ class TrialResult:
     only traffic that should pass when part of it is meant to be dropped) and ``rx`` what
     reached the sink; ``lost = tx - rx``. ``cpu_stop_ms`` is the longest the router's CPU
     stopped during the trial (:func:`cpu_stops`, milliseconds; None when not probed),
-    ``gen_late_ms`` how far behind its schedule the generator fell at worst (milliseconds:
-    it then sends that much load at once, to catch up) and ``queue_ms`` how long the
+    ``cpu_stops`` how many stops longer than the probe's period it saw and
+    ``cpu_stopped_ms`` their lengths added up (milliseconds), ``gen_late_ms`` how far
+    behind its schedule the generator fell at worst (milliseconds: it then sends that much
+    load at once, to catch up), ``gen_lagged_ms`` the same added up over every time it fell
+    more than 1 ms behind (milliseconds of load sent in bursts) and ``queue_ms`` how long the
     router's queue (``Testbed.router_queue`` packets) lasts at the offered load
     (milliseconds; None when unknown): a stop or a lag longer than that loses packets
     whatever the router does (:class:`routerlab.validation.TrialValidation`). The loss
@@ -209,7 +213,10 @@ class TrialResult:
     started_at: str
     lost: int = 0
     cpu_stop_ms: float | None = None
+    cpu_stops: int | None = None
+    cpu_stopped_ms: float | None = None
     gen_late_ms: float | None = None
+    gen_lagged_ms: float | None = None
     queue_ms: float | None = None
     lost_attributed: int | None = None
     lost_unexplained: int | None = None
@@ -230,7 +237,8 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     are read before and after the trial to attribute its loss; None (benchmarks of the
     generator) skips it. ``probe_period_ms``: the period of the CPU-stop probe run on the
     router's CPU for the trial (:func:`cpu_stops`); None runs none and leaves
-    ``cpu_stop_ms`` None (to measure the probe's own cost).
+    ``cpu_stop_ms``, ``cpu_stops`` and ``cpu_stopped_ms`` None (to measure the probe's own
+    cost).
     """
     if rate_pps < 0:
         raise ParameterError("rate", f"must be >= 0 pps, got {rate_pps}")
@@ -280,7 +288,8 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         sent_pps=offered / res["elapsed"], refused=int(res["refused"]),
         generator_limited=bool(limited), cpu_load=round(busy, 4), steal=round(steal, 4),
         steal_flagged=steal > STEAL_FLAG, kernel_tx=int(kernel_tx), started_at=started,
-        lost=tx - (s1 - s0), cpu_stop_ms=stops.get("max_stop_ms"), gen_late_ms=res["max_late_ms"],
+        lost=tx - (s1 - s0), cpu_stop_ms=stops.get("max_stop_ms"), cpu_stops=stops.get("stops"),
+        cpu_stopped_ms=stops.get("stopped_ms"), gen_late_ms=res["max_late_ms"], gen_lagged_ms=res["lagged_ms"],
         queue_ms=round(tb.router_queue / rate_pps * 1e3, 3) if tb.router_queue and rate_pps > 0 else None, **found)
 
 

@@ -7,15 +7,21 @@ A trial is *disturbed* when the machine, not the router, may have lost its packe
 - it lost packets, the router's CPU stopped longer than the router's queue lasts at the
   offered load (``cpu_stop_ms`` + ``probe_period_ms`` > ``queue_ms``: the probe of
   :func:`routerlab.traffic.cpu_stops` reads a stop of d ms as d - P to d), and the loss
-  is no more than the packets offered during the stop (a stop can account for it); or
+  is no more than the packets offered during the trial's stops (the stops can account
+  for it); or
 - the same for the generator falling behind its schedule (``gen_late_ms``): it then sends
   what it owes at once, one burst at the router. A generator-limited trial, left out of
   the statistics anyway, is not judged on its lag.
 
 A stop or a lag is held only against a loss it can account for (a lossless trial passed
-in spite of it; a loss larger than the packets offered meanwhile is the router's), and
-only when the reading is longer than the probe's period: a chosen minimum, since shorter
-readings are common in trials that lost nothing. A busy router's own softirq work holds
+in spite of it; a loss larger than the packets offered during all the stops, or all the
+lags, is the router's), and only when the reading is longer than the probe's period: a
+chosen minimum, since shorter readings are common in trials that lost nothing. The
+stops are added up (``cpu_stops``, ``cpu_stopped_ms``; the lags in ``gen_lagged_ms``)
+because a router that runs at least as fast as its load loses packets only while
+something holds it up, so the packets offered meanwhile bound what a stop can cost, and
+one stop seldom comes alone. A trial recorded before those columns existed is held
+against its longest stop or lag alone. A busy router's own softirq work holds
 the probe back too, by up to a jiffy (4 ms), but drains the queue while it does: the loss
 bound is what keeps those readings from repeating a saturated router's trials.
 docs/testbed.md ("Disturbed trials are measured again", "Known behaviour of this
@@ -95,11 +101,11 @@ class TrialValidation:
         ``lost``, the offered rate (``offered_pps``, or ``load`` as in
         ``search_trials.csv``), ``cpu_stop_ms``, ``gen_late_ms``, ``queue_ms`` and
         ``generator_limited``, as :meth:`routerlab.traffic.TrialResult.row` gives it or a
-        CSV reader reads it back. A missing number counts as unknown: with ``lost``
-        unknown no stop is held against the trial; with the queue or the rate unknown, a
-        stop is held against any loss. The probe reports the longest stop only, so a loss
-        spread over several stops, each accounting for part of it, counts as the
-        router's.
+        CSV reader reads it back, and ``cpu_stops``, ``cpu_stopped_ms`` and
+        ``gen_lagged_ms`` where it has them. A missing number counts as unknown: with
+        ``lost`` unknown no stop is held against the trial; with the queue or the rate
+        unknown, a stop is held against any loss; without the totals, the longest stop
+        (or lag) alone is what can account for the loss.
         """
         why = []
         steal = _number(trial.get("steal"))
@@ -112,22 +118,33 @@ class TrialValidation:
         rate = _number(trial["offered_pps"] if "offered_pps" in trial else trial.get("load"))
         lasts = f"the queue lasts {queue:.1f} ms" if queue is not None else "queue unknown"
 
-        def accounts(ms):
-            """Whether a stop of ``ms`` outlasts the queue and the loss fits in it."""
-            return (queue is None or ms > queue) and (not rate or lost <= rate * ms / 1e3)
+        def accounts(longest, total):
+            """Whether the longest stop (ms) outlasts the queue and the loss fits in the
+            packets offered during all of them (``total`` ms)."""
+            return (queue is None or longest > queue) and (not rate or lost <= rate * max(longest, total) / 1e3)
+
+        def in_all(total, n=None):
+            """', total ms in all [over n stops]', said when the total is more than the longest."""
+            return f", {total:.1f} ms in all" + (f" over {n:.0f} stops" if n else "")
 
         # a reading of one probe period or less is not held against a trial: a chosen
         # minimum, as such readings are common in trials that lost nothing
         stop = _number(trial.get("cpu_stop_ms"))
         if stop is not None and stop > self.probe_period_ms:
-            # the probe reads a stop of d ms as d - P to d: the stop may have lasted P more
+            # the probe reads a stop of d ms as d - P to d: each stop may have lasted P more
             longest = stop + self.probe_period_ms
-            if accounts(longest):
-                why.append(f"router CPU stopped {stop:.1f}-{longest:.1f} ms ({lasts}) and {lost:.0f} packets were lost")
+            n, stopped = _number(trial.get("cpu_stops")), _number(trial.get("cpu_stopped_ms"))
+            total = stopped + n * self.probe_period_ms if n is not None and stopped is not None else longest
+            if accounts(longest, total):
+                why.append(f"router CPU stopped {stop:.1f}-{longest:.1f} ms" + (in_all(total, n) if total > longest else "")
+                           + f" ({lasts}) and {lost:.0f} packets were lost")
         lag = _number(trial.get("gen_late_ms"))
-        if lag is not None and lag > self.probe_period_ms and not flag([trial.get("generator_limited")])[0] \
-                and accounts(lag):
-            why.append(f"generator fell behind {lag:.1f} ms ({lasts}) and {lost:.0f} packets were lost")
+        if lag is not None and lag > self.probe_period_ms and not flag([trial.get("generator_limited")])[0]:
+            lagged = _number(trial.get("gen_lagged_ms"))
+            total = lag if lagged is None else lagged
+            if accounts(lag, total):
+                why.append(f"generator fell behind {lag:.1f} ms" + (in_all(total) if total > lag else "")
+                           + f" ({lasts}) and {lost:.0f} packets were lost")
         return "; ".join(why)
 
     def disturbed(self, trial: Mapping) -> bool:

@@ -11,6 +11,9 @@
  * Output: RESULT-<name>=<value> lines on stdout (one per metric). max_late_ms is how far
  * behind its schedule the generator fell at worst (milliseconds): what it then sends at
  * once, to catch up, reaches the router as one burst of that many milliseconds of load.
+ * lags counts the times it fell more than LAG_FLOOR_MS behind (one lag lasts until it is
+ * back within that of its schedule) and lagged_ms adds up how far behind each fell at
+ * worst: the load of all those bursts together, milliseconds.
  *
  * Built by routerlab at first use with: gcc -O2 -o rlgen rlgen.c
  */
@@ -36,6 +39,8 @@
 #define MAX_TEMPLATES 1024
 #define MAX_BATCH 256
 #define MAX_FRAME 1518
+/* a lag shorter than this is the scheduling of one batch, not a burst worth counting */
+#define LAG_FLOOR_MS 1.0
 
 struct opts {
     const char *ifname;
@@ -196,15 +201,24 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     unsigned long long sent = 0, refused = 0, blocked = 0, legit_sent = 0, legit_refused = 0;
     unsigned long long i = 0; /* index of the next packet in the schedule */
-    double t0 = now(), end = t0 + o.duration, max_late = 0;
+    double t0 = now(), end = t0 + o.duration, max_late = 0, lagged = 0, lag = 0;
+    unsigned long long lags = 0;
     while (!stop) {
         double t = now();
         if (t >= end) break;
         if (o.rate > 0) {
             double due = t0 + i / o.rate;
             if (due >= end) break;
+            double late = t - due;
+            if (late > max_late) max_late = late;
+            if (late > LAG_FLOOR_MS * 1e-3) {
+                if (late > lag) lag = late; /* the worst of this lag so far */
+            } else if (lag > 0) {
+                lags++;
+                lagged += lag;
+                lag = 0;
+            }
             if (due > t) wait_until(due);
-            else if (t - due > max_late) max_late = t - due;
         }
         int n = o.batch;
         for (int k = 0; k < n; k++) {
@@ -243,6 +257,10 @@ int main(int argc, char **argv)
         }
         i += n;
     }
+    if (lag > 0) {
+        lags++;
+        lagged += lag;
+    }
     double elapsed = now() - t0;
     double requested = o.rate > 0 ? o.rate * o.duration : 0;
     printf("RESULT-requested=%.0f\n", requested);
@@ -256,5 +274,7 @@ int main(int argc, char **argv)
     printf("RESULT-frame_len=%d\n", len);
     printf("RESULT-interrupted=%d\n", (int)stop);
     printf("RESULT-max_late_ms=%.3f\n", max_late * 1e3);
+    printf("RESULT-lags=%llu\n", lags);
+    printf("RESULT-lagged_ms=%.3f\n", lagged * 1e3);
     return 0;
 }

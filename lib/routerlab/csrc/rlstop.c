@@ -17,7 +17,11 @@
  * on its CPU at its priority, then on SIGTERM or SIGINT (or after S seconds, default 600)
  * prints
  *   RESULT-max_stop_ms=<longest lateness of a wake-up, milliseconds>
+ *   RESULT-stops=<wake-ups later than P>
+ *   RESULT-stopped_ms=<their lateness added up, milliseconds>
  *   RESULT-wakeups=<count>
+ * The longest stop says whether the router's queue could overflow; the total says how
+ * many packets all the stops together held back (several stops can each overflow it).
  * A stop of d ms reads as d - P to d: the period P (default 1 ms; routerlab asks for 2)
  * trades that precision against the probe's own CPU time. Exits 2 when it cannot pin
  * itself or take its priority (it needs CAP_SYS_NICE): a probe at ordinary priority would
@@ -80,8 +84,8 @@ int main(int argc, char **argv) {
 
     struct timespec due, now;
     clock_gettime(CLOCK_MONOTONIC, &due);
-    double start = seconds(&due), max_late = 0;
-    long wakeups = 0;
+    double start = seconds(&due), max_late = 0, stopped = 0;
+    long wakeups = 0, stops = 0;
     while (!stop) {
         due.tv_nsec += period_ns;
         while (due.tv_nsec >= 1000000000) {
@@ -94,10 +98,15 @@ int main(int argc, char **argv) {
         double late = seconds(&now) - seconds(&due);
         if (late > max_late) max_late = late;
         wakeups++;
-        /* after a stop, wake one period from now, not at every missed period at once */
-        if (late * 1e9 > period_ns) due = now;
+        if (late * 1e9 > period_ns) {
+            stops++;
+            stopped += late;
+            /* after a stop, wake one period from now, not at every missed period at once */
+            due = now;
+        }
         if (seconds(&now) - start > max_seconds) break;
     }
-    printf("RESULT-max_stop_ms=%.3f\nRESULT-wakeups=%ld\n", max_late * 1e3, wakeups);
+    printf("RESULT-max_stop_ms=%.3f\nRESULT-stops=%ld\nRESULT-stopped_ms=%.3f\nRESULT-wakeups=%ld\n",
+           max_late * 1e3, stops, stopped * 1e3, wakeups);
     return 0;
 }
