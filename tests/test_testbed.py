@@ -112,15 +112,15 @@ def test_the_stop_probe_sees_the_router_cpu_taken_away():
 def test_the_generator_reports_its_lags_and_their_sum():
     """The generator's CPU taken for 30 ms, then 20 ms, in a trial: it falls behind twice and
     sends what it owes in bursts; its worst lag and the lags added up say so."""
+    traffic.generator_binary(), traffic.stop_probe_binary()  # built before the clock starts
     with testbed.Testbed() as tb:
         engines.get("linux").start(tb, scenarios.load("single-flow"))
         hog = subprocess.Popen([sys.executable, "-c", HOG, str(tb.gen_cpu), "0.03", "0.02"])
         try:
-            r = traffic.run_trial(tb, 20_000, 1.0, traffic.TrafficSpec())
+            r = traffic.run_trial(tb, 20_000, 1.5, traffic.TrafficSpec())
         finally:
             hog.wait()
         assert r.gen_late_ms >= 25 and r.gen_lagged_ms >= r.gen_late_ms + 15, r
-        assert r.cpu_stops >= 0 and r.cpu_stopped_ms >= 0
 
 
 def test_drop_scenario_counts_only_legit_traffic():

@@ -117,26 +117,31 @@ def test_a_lag_of_the_generator_counts_too():
 
 
 def test_the_stops_together_bound_the_loss_they_can_account_for():
-    """Run R of 2026-11-26 kept, as clean, a search trial at 209,299 pps that lost 2,937
-    packets at the router's backlog with its CPU stopped 10.6 ms (4.8-ms queue): one stop,
-    even read 2 ms short, offered 2,627 packets. Every stop over the probe's period counts,
-    each up to one period longer than read."""
+    """The calibrate run at 7949a42 (2026-11-26) kept, as clean, a search trial at 209,299
+    pps that lost 2,937 packets at the router's backlog with its CPU stopped 10.6 ms
+    (4.8-ms queue): that stop, even read 2 ms short, offered 2,627 packets. Every stop
+    the probe added up counts, each up to one period longer than read."""
     v = TrialValidation(probe_period_ms=2)
     one = stopped(10.55, 4.78, lost=2937, load=209_299)
     assert not v.disturbed(one) and not v.disturbed({**one, "cpu_stops": 1, "cpu_stopped_ms": 10.55})
-    # a second stop of 2.5 ms: (10.55 + 2.5 + 2 x 2) ms at 209,299 pps offered 3,569 packets
-    two = {**one, "cpu_stops": 2, "cpu_stopped_ms": 13.05}
-    assert v.why_disturbed(two) == ("router CPU stopped 10.6-12.6 ms, 17.1 ms in all over 2 stops "
+    # had the probe read a second stop, of 5.5 ms: (10.55 + 5.5 + 2 x 2) ms at 209,299 pps
+    # offered 4,196 packets
+    two = {**one, "cpu_stops": 2, "cpu_stopped_ms": 16.05}
+    assert v.why_disturbed(two) == ("router CPU stopped 10.6-12.6 ms, 20.1 ms in all over 2 stops "
                                     "(the queue lasts 4.8 ms) and 2937 packets were lost")
-    assert not v.disturbed({**two, "lost": 3570})
+    assert v.disturbed({**two, "lost": 4196}) and not v.disturbed({**two, "lost": 4197})
+    # as a CSV reader gives them back
+    assert v.disturbed({**two, "cpu_stops": "2", "cpu_stopped_ms": "16.05"})
     # the longest stop must still outlast the queue: stops that each fit in it lose nothing
     assert not v.disturbed(stopped(4.0, 6.5, cpu_stops=10, cpu_stopped_ms=40.0))
-    # an unknown total (a record older than the column) leaves the longest stop alone
-    assert not v.disturbed({**two, "cpu_stopped_ms": float("nan")})
+    # an unknown total or count (a record older than the columns) leaves the longest stop alone
+    for unknown in (None, "", float("nan")):
+        assert not v.disturbed({**two, "cpu_stopped_ms": unknown})
+        assert not v.disturbed({**two, "cpu_stops": unknown})
 
 
 def test_the_lags_together_bound_the_loss_they_can_account_for():
-    """Run R also kept a 2-s trial at 108,391 pps that lost 8,564 packets at the limiter
+    """The same run kept a 2-s trial at 108,391 pps that lost 8,564 packets at the limiter
     behind a 52.8-ms lag (9.2-ms bucket), which alone offered 5,720."""
     v = TrialValidation()
     one = stopped(1.0, 9.226, lost=8564, load=108_391, gen_late_ms=52.77)
@@ -144,6 +149,8 @@ def test_the_lags_together_bound_the_loss_they_can_account_for():
     assert v.why_disturbed({**one, "gen_lagged_ms": 80.0}) == (
         "generator fell behind 52.8 ms, 80.0 ms in all (the queue lasts 9.2 ms) and 8564 packets were lost")
     assert not v.disturbed(stopped(1.0, 9.226, load=108_391, gen_late_ms=9.0, gen_lagged_ms=200.0))
+    for unknown in (None, "", float("nan")):
+        assert not v.disturbed({**one, "gen_lagged_ms": unknown})
 
 
 @pytest.mark.parametrize("missing", [None, "", float("nan")])

@@ -42,14 +42,14 @@ TRIAL_COLUMNS = {
     "steal": (False, "CPU steal fraction during the trial, ratio in [0, 1]"),
     "cpu_stop_ms": (False, "longest stop of the router's CPU during the trial (a wake-up of a "
                            "real-time probe, above every ordinary task, that late), milliseconds"),
-    "cpu_stops": (False, "how many stops of the router's CPU longer than the probe's period "
-                         "the probe saw during the trial"),
-    "cpu_stopped_ms": (False, "those stops' lengths added up, milliseconds: each reads up to one "
+    "cpu_stops": (False, "how many of the probe's wake-ups were more than 5 ms late during the "
+                         "trial: stops a router's own work does not explain"),
+    "cpu_stopped_ms": (False, "their lateness added up, milliseconds: each stop reads up to one "
                               "probe period short"),
     "gen_late_ms": (False, "how far behind its schedule the generator fell at worst, "
                            "milliseconds: it then sends that much load at once, to catch up"),
     "gen_lagged_ms": (False, "how far behind its schedule the generator fell at worst, added up "
-                             "over every time it fell more than 1 ms behind: milliseconds of load "
+                             "over every time it fell more than 5 ms behind: milliseconds of load "
                              "sent in bursts"),
     "queue_ms": (False, "how long the router's queue lasts at the offered load (its packets / "
                         "offered_pps), milliseconds: a longer stop can lose packets"),

@@ -17,10 +17,12 @@ A stop or a lag is held only against a loss it can account for (a lossless trial
 in spite of it; a loss larger than the packets offered during all the stops, or all the
 lags, is the router's), and only when the reading is longer than the probe's period: a
 chosen minimum, since shorter readings are common in trials that lost nothing. The
-stops are added up (``cpu_stops``, ``cpu_stopped_ms``; the lags in ``gen_lagged_ms``)
-because a router that runs at least as fast as its load loses packets only while
-something holds it up, so the packets offered meanwhile bound what a stop can cost, and
-one stop seldom comes alone. A trial recorded before those columns existed is held
+stops over :data:`routerlab.traffic.STOP_TOTAL_OVER_MS` are added up (``cpu_stops``,
+``cpu_stopped_ms``; the lags in ``gen_lagged_ms``) because a router that runs at least as
+fast as its load loses packets only while something holds it up, so the packets offered
+meanwhile bound what the stops can cost, and one stop seldom comes alone; shorter ones
+are left out of the total, since a saturated router's own work delays the probe that
+long at nearly every wake-up. A trial recorded before those columns existed is held
 against its longest stop or lag alone. A busy router's own softirq work holds
 the probe back too, by up to a jiffy (4 ms), but drains the queue while it does: the loss
 bound is what keeps those readings from repeating a saturated router's trials.

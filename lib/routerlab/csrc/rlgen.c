@@ -11,9 +11,9 @@
  * Output: RESULT-<name>=<value> lines on stdout (one per metric). max_late_ms is how far
  * behind its schedule the generator fell at worst (milliseconds): what it then sends at
  * once, to catch up, reaches the router as one burst of that many milliseconds of load.
- * lags counts the times it fell more than LAG_FLOOR_MS behind (one lag lasts until it is
- * back within that of its schedule) and lagged_ms adds up how far behind each fell at
- * worst: the load of all those bursts together, milliseconds.
+ * lags counts the times it fell more than --lag-over-ms behind (default 5; one lag lasts
+ * until it is back within LAG_END_MS of its schedule) and lagged_ms adds up how far behind
+ * each fell at worst: the load of all those bursts together, milliseconds.
  *
  * Built by routerlab at first use with: gcc -O2 -o rlgen rlgen.c
  */
@@ -39,8 +39,9 @@
 #define MAX_TEMPLATES 1024
 #define MAX_BATCH 256
 #define MAX_FRAME 1518
-/* a lag shorter than this is the scheduling of one batch, not a burst worth counting */
-#define LAG_FLOOR_MS 1.0
+/* a lag ends back within this of the schedule: lateness that hovers around the
+ * --lag-over-ms threshold is one lag, not many */
+#define LAG_END_MS 1.0
 
 struct opts {
     const char *ifname;
@@ -56,6 +57,7 @@ struct opts {
     double drop_share;   /* share of packets addressed to drop_dport (the firewall drops them) */
     int drop_dport;
     unsigned seed;
+    double lag_over_ms;  /* a lag counts in lags and lagged_ms once it passes this */
 };
 
 static volatile sig_atomic_t stop;
@@ -125,14 +127,15 @@ static void wait_until(double t)
 int main(int argc, char **argv)
 {
     struct opts o = {.dst_count = 1, .sport = 1024, .dport = 1024, .frame_size = 64, .rate = 0,
-                     .duration = 1, .batch = 32, .drop_share = 0, .drop_dport = 9, .seed = 1};
+                     .duration = 1, .batch = 32, .drop_share = 0, .drop_dport = 9, .seed = 1, .lag_over_ms = 5};
     int have_src = 0, have_dst = 0, have_smac = 0, have_dmac = 0;
     static struct option lo[] = {
         {"ifname", 1, 0, 'i'}, {"smac", 1, 0, 'S'}, {"dmac", 1, 0, 'D'}, {"src", 1, 0, 's'},
         {"dst", 1, 0, 'd'}, {"dst-count", 1, 0, 'n'}, {"random-ports", 0, 0, 'R'},
         {"sport", 1, 0, 'p'}, {"dport", 1, 0, 'P'}, {"frame-size", 1, 0, 'f'},
         {"rate", 1, 0, 'r'}, {"duration", 1, 0, 't'}, {"batch", 1, 0, 'b'},
-        {"drop-share", 1, 0, 'x'}, {"drop-dport", 1, 0, 'X'}, {"seed", 1, 0, 'z'}, {0, 0, 0, 0}};
+        {"drop-share", 1, 0, 'x'}, {"drop-dport", 1, 0, 'X'}, {"seed", 1, 0, 'z'},
+        {"lag-over-ms", 1, 0, 'L'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
@@ -152,6 +155,7 @@ int main(int argc, char **argv)
         case 'x': o.drop_share = atof(optarg); break;
         case 'X': o.drop_dport = atoi(optarg); break;
         case 'z': o.seed = (unsigned)atoi(optarg); break;
+        case 'L': o.lag_over_ms = atof(optarg); break;
         default: usage("unknown option");
         }
     }
@@ -162,6 +166,7 @@ int main(int argc, char **argv)
     if (o.rate < 0 || o.duration <= 0) usage("--rate must be >= 0 and --duration > 0");
     if (o.dst_count < 1 || o.dst_count > MAX_TEMPLATES) usage("--dst-count must be 1..1024");
     if (o.drop_share < 0 || o.drop_share >= 1) usage("--drop-share must be in [0, 1)");
+    if (!(o.lag_over_ms >= LAG_END_MS)) usage("--lag-over-ms must be >= 1");
 
     int fd = socket(AF_PACKET, SOCK_RAW, 0); /* protocol 0: send only, receive nothing */
     if (fd < 0) die("socket(AF_PACKET)");
@@ -211,7 +216,7 @@ int main(int argc, char **argv)
             if (due >= end) break;
             double late = t - due;
             if (late > max_late) max_late = late;
-            if (late > LAG_FLOOR_MS * 1e-3) {
+            if (late > o.lag_over_ms * 1e-3 || (lag > 0 && late > LAG_END_MS * 1e-3)) {
                 if (late > lag) lag = late; /* the worst of this lag so far */
             } else if (lag > 0) {
                 lags++;
