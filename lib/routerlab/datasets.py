@@ -59,9 +59,9 @@ TRIAL_COLUMNS = {
     "attempt": (False, "attempt that was kept, 1-based: a disturbed trial is measured again "
                        "(the others are in superseded_trials.csv)"),
     "disturbed": (False, "the kept attempt was disturbed too, after every repeat allowed: steal "
-                         "above the threshold, or a loss that a stop of the router's CPU or a lag of "
-                         "the generator longer than queue_ms (and than the probe's period) can "
-                         "account for (see routerlab.validation)"),
+                         "above the threshold, or a loss that stops of the router's CPU or lags of "
+                         "the generator can account for, the longest longer than queue_ms (and than "
+                         "the probe's period) (see routerlab.validation)"),
     "lost": (False, "packets lost, tx - rx"),
     "lost_attributed": (False, "lost packets a drop counter accounts for (drops.csv has which)"),
     "lost_unexplained": (False, "lost - lost_attributed: what no counter saw; negative when the "

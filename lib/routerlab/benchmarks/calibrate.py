@@ -367,9 +367,9 @@ def report(res: CalibrationRun) -> str:
                              "dut CPU_BACKLOG is the router's input queue overflowing while its CPU was held up; "
                              "dut NETFILTER_DROP there is the limiter meeting arrivals bunched beyond its bucket "
                              "(routerlab.engines.calibration). A trial disturbed in every attempt had steal above "
-                             "the threshold, or lost packets that a stop of its router CPU or a lag of the generator "
-                             "longer than the router's queue lasts can account for, each time it was measured "
-                             "(routerlab.validation).")
+                             "the threshold, or lost packets that stops of its router CPU or lags of the generator, "
+                             "the longest longer than the router's queue lasts, can account for, each time it was "
+                             "measured (routerlab.validation).")
     else:
         lines.append(f"all {len(a)} answers lie within their precision of the truth")
     return "\n".join(lines)
