@@ -30,18 +30,18 @@ def test_a_disturbed_trial_is_repeated_until_one_is_not():
                                                                         (3, False, True)]
 
 
-def test_a_lossless_attempt_ends_the_repeats_though_disturbed():
-    """The calibrate run at ba938d3: a trial at 0.5 N lost nothing in three attempts under
-    22-26% steal, then 118 packets in the fourth, which was kept and failed the load."""
-    rows = iter([{"steal": 0.27, "lost": 5}, {"steal": 0.21, "lost": 0}, {"steal": 0.28, "lost": 118}])
+def test_a_lossless_but_disturbed_attempt_does_not_end_the_repeats():
+    """The calibrate run at ba938d3 kept, as the last of 4 attempts, a trial at 0.5 N that
+    lost 118 packets after three lossless attempts under 22-26% steal, and failed the
+    load. Stopping at a lossless attempt would have passed it, but would make the repeats
+    depend on the outcome: at a knee where the router's own loss comes and goes, lossy
+    attempts would get more tries than lossless ones, and the loss kept would be biased
+    low. The steal repeats stay blind to the outcome."""
+    rows = iter([{"steal": 0.22, "lost": 0}, {"steal": 0.24, "lost": 0}, {"steal": 0.26, "lost": 0},
+                 {"steal": 0.28, "lost": 118}])
     got = list(TrialValidation(max_repeats=3).attempts(lambda: next(rows)))
-    assert [(r["attempt"], r["lost"], r["disturbed"], kept) for r, kept in got] == [(1, 5, True, False),
-                                                                                  (2, 0, True, True)]
-    v = TrialValidation()
-    assert v.settled({"steal": 0.27, "lost": 0}) and v.settled({"steal": 0.27, "lost": "0"})
-    assert not v.settled({"steal": 0.27, "lost": 1}) and v.settled({"steal": 0.0, "lost": 1})
-    # an unknown loss settles nothing: the scripted attempts above have none
-    assert not any(v.settled({"steal": 0.27, "lost": x}) for x in (None, "", float("nan")))
+    assert [(r["attempt"], r["lost"], kept) for r, kept in got] == [(1, 0, False), (2, 0, False), (3, 0, False),
+                                                                    (4, 118, True)]
 
 
 def test_the_repeats_stop_at_the_limit_and_the_last_is_kept_flagged():
@@ -197,9 +197,6 @@ class TrialZeroDisturbed(TrialValidation):
     def disturbed(self, trial):
         return trial["trial"] == 0
 
-    def settled(self, trial):  # the trials are lossless: only the scripted judgement counts
-        return not self.disturbed(trial)
-
 
 def linux():
     from routerlab import engines, scenarios
@@ -251,9 +248,6 @@ def test_a_search_probe_says_its_attempt_and_keeps_the_superseded_ones(tmp_path)
 
         def disturbed(self, trial):
             return trial["offered_pps"] == 5_000
-
-        def settled(self, trial):
-            return not self.disturbed(trial)
 
     v = LowLoadDisturbed(max_repeats=1)
     attempts = []

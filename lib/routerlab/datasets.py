@@ -58,8 +58,7 @@ TRIAL_COLUMNS = {
     "started_at": (False, "trial start, ISO 8601 UTC"),
     "attempt": (False, "attempt that was kept, 1-based: a disturbed trial is measured again "
                        "(the others are in superseded_trials.csv)"),
-    "disturbed": (False, "the kept attempt was disturbed too: lossless in spite of it, or after every "
-                         "repeat allowed: steal "
+    "disturbed": (False, "the kept attempt was disturbed too, after every repeat allowed: steal "
                          "above the threshold, or a loss that stops of the router's CPU or lags of "
                          "the generator can account for, the longest longer than queue_ms (and than "
                          "the probe's period) (see routerlab.validation)"),

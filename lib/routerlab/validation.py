@@ -30,13 +30,10 @@ docs/testbed.md ("Disturbed trials are measured again", "Known behaviour of this
 machine") has the measurements behind it.
 
 A disturbed trial is repeated, at most ``max_repeats`` times (so at
-most ``1 + max_repeats`` attempts), until an attempt is undisturbed or loses nothing (a
-trial that passed in spite of a disturbance passed: a disturbance only adds loss), and
-every attempt is kept:
+most ``1 + max_repeats`` attempts), and every attempt is kept:
 
-- the attempt the analysis uses is the first undisturbed one, or the first lossless one
-  (``disturbed`` true), or, when every attempt was disturbed and lossy, the last one made
-  (``disturbed`` true): it is the sweep's row in
+- the attempt the analysis uses is the first undisturbed one or, when every attempt was
+  disturbed, the last one made, with ``disturbed`` true: it is the sweep's row in
   ``trials.csv``, whose ``attempt`` (1-based) says how many attempts it took;
 - the attempts it replaced go to ``superseded_trials.csv`` beside it (a search's to
   ``superseded_search_trials.csv``), with the same columns. They are not in
@@ -156,16 +153,8 @@ class TrialValidation:
         """Whether a trial was disturbed (:meth:`why_disturbed` names something)."""
         return bool(self.why_disturbed(trial))
 
-    def settled(self, trial: Mapping) -> bool:
-        """Whether an attempt ends the repeats: it was not disturbed, or it lost nothing
-        (``lost`` 0) in spite of the disturbance. Keeping a later, lossy attempt in its
-        place would fail a load the router passed: the calibrate run at ba938d3 failed its
-        0.5 NDR sweep on a trial at 0.5 N whose first three attempts lost nothing under
-        22-26% steal and whose fourth lost 118 packets."""
-        return not self.disturbed(trial) or _number(trial.get("lost")) == 0
-
     def attempts(self, measure: Callable[[], Mapping], made: int = 0) -> Iterator[tuple[dict, bool]]:
-        """Measure one trial until an attempt is :meth:`settled` or the repeats are used up.
+        """Measure one trial until an attempt is undisturbed or the repeats are used up.
 
         Parameters
         ----------
@@ -179,15 +168,14 @@ class TrialValidation:
         ------
         (row, kept)
             Every attempt as it finishes: its row with ``attempt`` (1-based) and
-            ``disturbed`` added; ``kept`` is true for the last, the one the analysis uses
-            (``disturbed`` too when it was lossless in spite of it, or the repeats ran out).
+            ``disturbed`` added; ``kept`` is true for the last, the one the analysis uses.
         """
         n = made
         while True:
             n += 1
             row = dict(measure())
             row.update(attempt=n, disturbed=self.disturbed(row))
-            kept = self.settled(row) or n > self.max_repeats
+            kept = not row["disturbed"] or n > self.max_repeats
             yield row, kept
             if kept:
                 return
