@@ -111,8 +111,9 @@ def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
 
     Yields a dict that holds, after the block, ``max_stop_ms``: the longest any wake-up
     waited for the CPU, milliseconds; ``stops``: the wake-ups later than
-    :data:`STOP_TOTAL_OVER_MS`; ``stopped_ms``: their lateness added up, milliseconds. The probe is one of the
-    testbed's processes, so the testbed's clean-up removes it if the run dies.
+    :data:`STOP_TOTAL_OVER_MS`; ``stopped_ms``: their lateness added up, milliseconds.
+    The probe is one of the testbed's processes, so the testbed's clean-up removes it if
+    the run dies.
     """
     p = tb.spawn(tb.ns_tg, str(stop_probe_binary()), "--cpu", str(cpu), "--period-ms", str(period_ms),
                  "--total-over-ms", str(STOP_TOTAL_OVER_MS), "--max-seconds", "3600",

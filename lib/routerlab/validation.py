@@ -122,8 +122,8 @@ class TrialValidation:
 
         def accounts(longest, total):
             """Whether the longest stop (ms) outlasts the queue and the loss fits in the
-            packets offered during all of them (``total`` ms)."""
-            return (queue is None or longest > queue) and (not rate or lost <= rate * max(longest, total) / 1e3)
+            packets offered during all of them (``total`` ms, at least ``longest``)."""
+            return (queue is None or longest > queue) and (not rate or lost <= rate * total / 1e3)
 
         def in_all(total, n=None):
             """', total ms in all [over n stops]', said when the total is more than the longest."""
@@ -136,14 +136,14 @@ class TrialValidation:
             # the probe reads a stop of d ms as d - P to d: each stop may have lasted P more
             longest = stop + self.probe_period_ms
             n, stopped = _number(trial.get("cpu_stops")), _number(trial.get("cpu_stopped_ms"))
-            total = stopped + n * self.probe_period_ms if n is not None and stopped is not None else longest
+            total = max(longest, stopped + n * self.probe_period_ms if n is not None and stopped is not None else 0)
             if accounts(longest, total):
                 why.append(f"router CPU stopped {stop:.1f}-{longest:.1f} ms" + (in_all(total, n) if total > longest else "")
                            + f" ({lasts}) and {lost:.0f} packets were lost")
         lag = _number(trial.get("gen_late_ms"))
         if lag is not None and lag > self.probe_period_ms and not flag([trial.get("generator_limited")])[0]:
             lagged = _number(trial.get("gen_lagged_ms"))
-            total = lag if lagged is None else lagged
+            total = max(lag, lagged or 0)
             if accounts(lag, total):
                 why.append(f"generator fell behind {lag:.1f} ms" + (in_all(total) if total > lag else "")
                            + f" ({lasts}) and {lost:.0f} packets were lost")

@@ -14,9 +14,8 @@
  * for (routerlab.validation).
  *
  * Usage: rlstop --cpu N [--period-ms P] [--total-over-ms F] [--max-seconds S]. Prints
- * "ready" once it runs
- * on its CPU at its priority, then on SIGTERM or SIGINT (or after S seconds, default 600)
- * prints
+ * "ready" once it runs on its CPU at its priority, then on SIGTERM or SIGINT (or after S
+ * seconds, default 600) prints
  *   RESULT-max_stop_ms=<longest lateness of a wake-up, milliseconds>
  *   RESULT-stops=<wake-ups later than F (default: P)>
  *   RESULT-stopped_ms=<their lateness added up, milliseconds>
