@@ -275,11 +275,8 @@ def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts
     # the measure was called once per probe, in the probes' order
     kept = [a for a in attempts if a["kept"]]
     if kept and len(kept) == len(probes):
-        probes = probes.assign(**{c: [a[c] for a in kept] for c in ("attempt", "disturbed", "steal", "cpu_stop_ms",
-                                                                    "cpu_stops", "cpu_stopped_ms", "gen_late_ms",
-                                                                    "gen_lagged_ms", "queue_ms", "lost",
-                                                                    "lost_attributed", "lost_unexplained",
-                                                                    "trace_missed", "drops")})
+        columns = ("attempt", "disturbed", "steal", *traffic.PROBED_FIELDS, *traffic.ATTRIBUTED_FIELDS)
+        probes = probes.assign(**{c: [a[c] for a in kept] for c in columns})
     superseded = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, **a}
                                for a in attempts if not a["kept"]]).drop(columns="kept", errors="ignore")
     summary = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "method": r.method,

@@ -19,9 +19,7 @@ from .validation import SUPERSEDED_TRIALS, TrialValidation
 #: Columns of trials.csv written by the testbed.
 TRIAL_FIELDS = ["experiment", "engine", "scenario", "offered_pps", "trial", "duration_s", "tx", "rx",
                 "sent_pps", "refused", "generator_limited", "cpu_load", "steal", "steal_flagged",
-                "cpu_stop_ms", "cpu_stops", "cpu_stopped_ms", "gen_late_ms", "gen_lagged_ms", "queue_ms",
-                "attempt", "disturbed",
-                "engine_forwarded", "lost", "lost_attributed", "lost_unexplained", "trace_missed", "drops",
+                *traffic.PROBED_FIELDS, "attempt", "disturbed", "engine_forwarded", *traffic.ATTRIBUTED_FIELDS,
                 "started_at"]
 
 

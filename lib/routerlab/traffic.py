@@ -41,6 +41,12 @@ STOP_PROBE_PERIOD_MS = 2.0
 #: probe by up to a jiffy (3.9-4.5 ms read here at HZ=250), on a saturated CPU at nearly
 #: every wake-up: added up, those would account for any loss of a saturated router.
 STOP_TOTAL_OVER_MS = 5.0
+#: A trial's columns that say whether something other than the router held it up: the
+#: probe's stops, the generator's lags and how long the router's queue lasts
+#: (:class:`routerlab.validation.TrialValidation` reads them).
+PROBED_FIELDS = ("cpu_stop_ms", "cpu_stops", "cpu_stopped_ms", "gen_late_ms", "gen_lagged_ms", "queue_ms")
+#: A trial's columns that say where its lost packets went (:mod:`routerlab.drops`).
+ATTRIBUTED_FIELDS = ("lost", "lost_attributed", "lost_unexplained", "trace_missed", "drops")
 
 
 def _csum(b: bytes) -> int:
