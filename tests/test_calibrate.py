@@ -224,7 +224,9 @@ def test_the_chains_own_loss_is_the_loss_where_the_limiter_drops_nothing():
     assert calibrate.chain_loss(Calibration(capacity_pps=40_000), old)["disturbed_lossy"] == 0
 
 
-def _answers(within):
+def _answers(within, host=False):
+    """A run with one answer: within its precision, or 10.9% low on the trials near the
+    truth, where (with ``host``) every lossy trial was disturbed in every attempt."""
     import pandas as pd
 
     row = {"experiment": "calibration-40000pps-b400", "capacity_fraction": 0.1, "capacity_pps": 40_000,
@@ -238,8 +240,11 @@ def _answers(within):
     trials = _trials_near_the_truth()
     if within:
         trials = trials.assign(lost=0, drops=float("nan"))
-    chain = pd.DataFrame([{"experiment": row["experiment"], "capacity_pps": 40_000,
-                           **calibrate.chain_loss(Calibration(capacity_pps=40_000), trials)}])
+    if host:
+        trials = trials.assign(disturbed=True)
+    counts = calibrate.chain_loss(Calibration(capacity_pps=40_000), trials)
+    row.update(lossy_trials=counts["lossy_trials"], disturbed_lossy=counts["disturbed_lossy"])
+    chain = pd.DataFrame([{"experiment": row["experiment"], "capacity_pps": 40_000, **counts}])
     return calibrate.CalibrationRun(400_000, pd.DataFrame([row]), curve, chain)
 
 
@@ -264,3 +269,47 @@ def test_the_command_exits_non_zero_when_an_answer_is_outside_its_precision(monk
     last = r.output.strip().splitlines()[-1]
     assert last == ("all 1 answers lie within their precision of the truth" if within else
                     "1 of 1 answers lie outside their precision of the truth: 0.1 PDR routerlab")
+    # one of the two lossy trials under the truth was not disturbed: the miss is the chain's
+    assert "no (host)" not in r.output
+
+
+def test_a_miss_on_trials_disturbed_in_every_attempt_is_the_hosts(monkeypatch):
+    monkeypatch.setattr(calibrate, "run", lambda fractions, **kw: _answers(False, host=True))
+    r = CliRunner().invoke(app, ["bench", "calibrate", "--capacity", "0.1"])
+    assert r.exit_code == 1, r.output  # still outside its precision
+    assert "-10.90%      2.0%  no (host)" in r.output
+    lines = r.output.strip().splitlines()
+    assert lines[-2] == "1 of 1 answers lie outside their precision of the truth: 0.1 PDR routerlab"
+    assert lines[-1].startswith('1 of them ("no (host)") are the host\'s: below the truth, and every trial of '
+                                "their method that lost packets where the limiter drops nothing was disturbed")
+
+
+def _calibration_rows():
+    """Answers of the run of 2026-11-26 06:11 UTC (613f4b1, alone on the machine; 9 of 18
+    within), with its counts of each method's trials up to the true NDR that lost packets,
+    and of those disturbed in every attempt; then three made-up rows for the cases it did
+    not have."""
+    import pandas as pd
+
+    cols = ["capacity_fraction", "kind", "method", "true_pps", "found_pps", "within", "generator_bound",
+            "lossy_trials", "disturbed_lossy"]
+    return pd.DataFrame([
+        (0.1, "ndr", "mlrsearch", 41_348.1, 39_512.8, False, False, 4, 4),
+        (0.25, "pdr", "sweep", 103_893.5, 99_768.0, True, False, 2, 2),  # within: never the host's
+        (0.25, "ndr", "sweep", 103_374.0, 92_569.0, False, False, 2, 2),
+        (0.5, "pdr", "routerlab", 207_786.9, 203_982.9, False, True, 1, 1),  # the generator's
+        (0.5, "pdr", "mlrsearch", 207_786.9, 172_618.8, False, False, 8, 7),  # a loss no disturbance accounts for
+        (0.5, "ndr", "routerlab", 206_748.0, 143_208.8, False, False, 19, 19),
+        # made up: none found, above the truth, nothing lost under the truth
+        (0.5, "ndr", "sweep", 206_748.0, float("nan"), False, False, 4, 4),
+        (0.5, "ndr", "mlrsearch", 206_748.0, 216_000.0, False, False, 10, 10),
+        (0.1, "pdr", "sweep", 41_555.9, 30_000.0, False, False, 0, 0),
+    ], columns=cols)
+
+
+def test_the_host_is_blamed_only_for_low_answers_all_of_whose_losses_were_disturbed():
+    got = calibrate.host_disturbed(_calibration_rows())
+    assert got.tolist() == [True, False, True, False, False, True, True, False, False]
+    # a table from before the counts were written blames nothing on the host
+    old = _calibration_rows().drop(columns=["lossy_trials", "disturbed_lossy"])
+    assert not calibrate.host_disturbed(old).any()

@@ -26,7 +26,9 @@ passes; the next failing load then says how close the truth is.) What is written
   ``kind`` (pdr/ndr), ``method`` (sweep/routerlab/mlrsearch), ``true_pps``,
   ``found_pps``, ``upper_pps`` (the next failing load), ``error`` (ratio),
   ``precision`` (ratio), ``generator_bound``, ``within``, ``trial_seconds``,
-  ``generator_ceiling_pps``, ``when`` (UTC);
+  ``lossy_trials`` and ``disturbed_lossy`` (the method's own trials that lost packets
+  where the limiter drops nothing, and those of them disturbed in every attempt:
+  :func:`chain_loss`), ``generator_ceiling_pps``, ``when`` (UTC);
 - ``calibration_loss.csv``, one row per sweep load: ``experiment``, ``capacity_pps``,
   ``factor`` (load / N), ``offered_pps``, ``runs``, ``expected_loss`` (the limiter's,
   ratio), ``plr`` (mean measured), ``plr_min``, ``plr_max`` (over the trials);
@@ -92,6 +94,32 @@ class CalibrationRun:
     def outside(self):
         """The answers outside their method's precision of the truth."""
         return self.answers[~self.answers["within"].astype(bool)]
+
+    @property
+    def host_disturbed(self):
+        """The answers outside their precision that the host, not the method, put there
+        (:func:`host_disturbed`)."""
+        return self.answers[host_disturbed(self.answers)]
+
+
+def host_disturbed(answers):
+    """Per answer (rows of ``calibration.csv``), whether it missed because of the host:
+    outside its precision, below the truth (or none found), not bound by the generator,
+    and every one of its method's trials that lost packets where the limiter drops
+    nothing was disturbed in every attempt (``lossy_trials`` > 0 and equal to
+    ``disturbed_lossy``). Such an answer rests on loads the host's steal, or stops and lags
+    that account for the loss (:mod:`routerlab.validation`), kept failing; a loss no
+    disturbance accounts for, or an answer above the truth, is the chain's. False where
+    the counts are missing (a table from before they were written)."""
+    import pandas as pd
+
+    a = answers
+    if not {"lossy_trials", "disturbed_lossy"} <= set(a.columns):
+        return pd.Series(False, index=a.index)
+    lossy, disturbed = a["lossy_trials"].fillna(0), a["disturbed_lossy"].fillna(0)
+    low = a["found_pps"].isna() | (a["found_pps"] < a["true_pps"])
+    return (~a["within"].astype(bool) & ~a["generator_bound"].astype(bool) & low
+            & (lossy > 0) & (disturbed == lossy))
 
 
 def check_fractions(fractions) -> list[float]:
@@ -238,26 +266,28 @@ def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: in
         trials = datasets.read(out).trials
         trials = trials[trials["experiment"] == experiment]
         summary = stats.summarize(trials)
+        swept = _counts(chain_loss(eng, trials[CHAIN_COLUMNS]))
         for kind in ("pdr", "ndr"):
             answers.append({**base, "kind": kind, "method": "sweep", "true_pps": truth[kind],
                             **sweep_answer(summary["offered_pps"], summary["plr"], summary["lossless"], truth[kind],
                                            kind, pdr),
-                            "generator_bound": False, "trial_seconds": float(trials["duration_s"].sum())})
+                            "generator_bound": False, "trial_seconds": float(trials["duration_s"].sum()), **swept})
         losses.append(loss_curve(eng, trials, duration).assign(experiment=experiment, capacity_pps=n))
         announce(f"  searches: PDR and NDR, {' and '.join(methods)}")
-        for r in search.run_search(eng, sc, out, kind="both", pdr=pdr, ceiling_pps=ceiling_pps,
-                                   final_duration=duration, precision=precision, methods=tuple(methods),
-                                   experiment=experiment):
+        results = search.run_search(eng, sc, out, kind="both", pdr=pdr, ceiling_pps=ceiling_pps,
+                                    final_duration=duration, precision=precision, methods=tuple(methods),
+                                    experiment=experiment)
+        probes = pd.read_csv(out / "search_trials.csv")
+        probes = probes[probes["experiment"] == experiment]
+        for r in results:
+            own = probes[(probes["method"] == r.method) & (probes["kind"] == r.kind)]
             answers.append({**base, "kind": r.kind, "method": r.method, "true_pps": truth[r.kind],
                             "found_pps": r.lower, "upper_pps": r.upper, "precision": precision,
                             **judge(r.lower, truth[r.kind], precision, generator_bound=r.generator_bound),
-                            "generator_bound": r.generator_bound, "trial_seconds": r.trial_seconds})
-        probes = pd.read_csv(out / "search_trials.csv")
-        probes = probes[probes["experiment"] == experiment]
+                            "generator_bound": r.generator_bound, "trial_seconds": r.trial_seconds,
+                            **_counts(chain_loss(eng, _as_trials(own)))})
         chain.append({"experiment": experiment, "capacity_pps": n,
-                      **chain_loss(eng, pd.concat([trials[CHAIN_COLUMNS],
-                                                   probes.rename(columns={"load": "offered_pps",
-                                                                          "duration": "duration_s"})[CHAIN_COLUMNS]]))})
+                      **chain_loss(eng, pd.concat([trials[CHAIN_COLUMNS], _as_trials(probes)]))})
     when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     table = pd.DataFrame(answers).assign(generator_ceiling_pps=round(ceiling_pps), when=when)
     curve = pd.concat(losses, ignore_index=True)[["experiment", "capacity_pps", "factor", "offered_pps", "runs",
@@ -271,6 +301,16 @@ def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: in
 
 #: What :func:`chain_loss` reads of a sweep's or a search's trials.
 CHAIN_COLUMNS = ["offered_pps", "duration_s", "lost", "drops", "disturbed"]
+
+
+def _as_trials(probes):
+    """Search trials (``search_trials.csv``) with a sweep trial's names for :func:`chain_loss`."""
+    return probes.rename(columns={"load": "offered_pps", "duration": "duration_s"})[CHAIN_COLUMNS]
+
+
+def _counts(chain: dict) -> dict:
+    """The counts of :func:`chain_loss` an answer carries."""
+    return {"lossy_trials": chain["lossy_trials"], "disturbed_lossy": chain["disturbed_lossy"]}
 
 
 def chain_loss(eng, trials) -> dict:
@@ -332,6 +372,7 @@ def report(res: CalibrationRun) -> str:
     from ..drops import parse_summary
 
     a = res.answers
+    host = res.host_disturbed
     lines = [f"generator ceiling: {res.ceiling_pps:,.0f} pps"]
     for (exp, frac, n, burst, dur), rows in a.groupby(["experiment", "capacity_fraction", "capacity_pps",
                                                        "burst_packets", "duration_s"], sort=False):
@@ -343,7 +384,8 @@ def report(res: CalibrationRun) -> str:
             upper = "-" if _missing(r.upper_pps) else f"{r.upper_pps:,.0f}"
             err = "-" if _missing(r.error) else f"{r.error:+.2%}"
             prec = "-" if _missing(r.precision) else f"{r.precision:.1%}"
-            within = "yes" if r.within else ("no (gen.)" if r.generator_bound else "no")
+            within = ("yes" if r.within else "no (gen.)" if r.generator_bound
+                      else "no (host)" if r.Index in host.index else "no")
             lines.append(f"  {r.kind.upper():4} {r.method:9} {r.true_pps:9,.0f} {found:>10} {upper:>10} {err:>7} "
                          f"{prec:>9}  {within:9} {r.trial_seconds:7.1f}")
         curve = res.losses[res.losses["experiment"] == exp]
@@ -360,16 +402,21 @@ def report(res: CalibrationRun) -> str:
     bad = res.outside
     lines.append("")
     if len(bad):
+        if res.chain["lossy_trials"].sum():
+            lines.append("Loss where the limiter drops nothing is the measuring chain's, not the limiter's: "
+                         "dut CPU_BACKLOG is the router's input queue overflowing while its CPU was held up; "
+                         "dut NETFILTER_DROP there is the limiter meeting arrivals bunched beyond its bucket "
+                         "(routerlab.engines.calibration). A trial disturbed in every attempt had steal above "
+                         "the threshold, or lost packets that stops of its router CPU or lags of the generator, "
+                         "the longest longer than the router's queue lasts, can account for, each time it was "
+                         "measured (routerlab.validation).")
         lines.append(f"{len(bad)} of {len(a)} answers lie outside their precision of the truth: "
                      + "; ".join(f"{r.capacity_fraction:g} {r.kind.upper()} {r.method}" for r in bad.itertuples()))
-        if res.chain["lossy_trials"].sum():
-            lines.insert(-1, "Loss where the limiter drops nothing is the measuring chain's, not the limiter's: "
-                             "dut CPU_BACKLOG is the router's input queue overflowing while its CPU was held up; "
-                             "dut NETFILTER_DROP there is the limiter meeting arrivals bunched beyond its bucket "
-                             "(routerlab.engines.calibration). A trial disturbed in every attempt had steal above "
-                             "the threshold, or lost packets that stops of its router CPU or lags of the generator, "
-                             "the longest longer than the router's queue lasts, can account for, each time it was "
-                             "measured (routerlab.validation).")
+        if len(host):
+            lines.append(f"{len(host)} of them (\"no (host)\") are the host's: below the truth, and every trial of "
+                         "their method that lost packets where the limiter drops nothing was disturbed in every "
+                         "attempt. The chain could not measure those loads on this host while it ran; measure "
+                         "again when the hypervisor's steal is low.")
     else:
         lines.append(f"all {len(a)} answers lie within their precision of the truth")
     return "\n".join(lines)
