@@ -280,31 +280,35 @@ def test_a_miss_on_trials_disturbed_in_every_attempt_is_the_hosts(monkeypatch):
     assert "-10.90%      2.0%  no (host)" in r.output
     lines = r.output.strip().splitlines()
     assert lines[-2] == "1 of 1 answers lie outside their precision of the truth: 0.1 PDR routerlab"
-    assert lines[-1].startswith('1 of them ("no (host)") are the host\'s: below the truth, and every trial of '
-                                "their method that lost packets where the limiter drops nothing was disturbed")
+    assert lines[-1].startswith('1 of them ("no (host)") missed on a disturbed host: below the truth, and every '
+                                "trial of their method that lost packets where the limiter drops nothing was "
+                                "disturbed in every attempt")
 
 
 def _calibration_rows():
-    """Answers of the run of 2026-11-26 06:11 UTC (613f4b1, alone on the machine; 9 of 18
-    within), with its counts of each method's trials up to the true NDR that lost packets,
-    and of those disturbed in every attempt; then three made-up rows for the cases it did
-    not have."""
+    """Answers of the calibrate run of 2026-11-26 06:11 UTC (613f4b1, alone on the
+    machine; 9 of 18 within): found and true pps, within and generator_bound from its
+    calibration.csv, and the counts :func:`calibrate.answer_counts` gives on its
+    trials.csv and search_trials.csv. Then three made-up answers, at a capacity that run
+    did not have, for the cases it did not have."""
     import pandas as pd
 
     cols = ["capacity_fraction", "kind", "method", "true_pps", "found_pps", "within", "generator_bound",
             "lossy_trials", "disturbed_lossy"]
-    return pd.DataFrame([
+    measured = pd.DataFrame([
         (0.1, "ndr", "mlrsearch", 41_348.1, 39_512.8, False, False, 4, 4),
         (0.25, "pdr", "sweep", 103_893.5, 99_768.0, True, False, 2, 2),  # within: never the host's
         (0.25, "ndr", "sweep", 103_374.0, 92_569.0, False, False, 2, 2),
         (0.5, "pdr", "routerlab", 207_786.9, 203_982.9, False, True, 1, 1),  # the generator's
-        (0.5, "pdr", "mlrsearch", 207_786.9, 172_618.8, False, False, 8, 7),  # a loss no disturbance accounts for
+        (0.5, "pdr", "mlrsearch", 207_786.9, 172_618.8, False, False, 8, 7),  # a loss no disturbance came with
         (0.5, "ndr", "routerlab", 206_748.0, 143_208.8, False, False, 19, 19),
-        # made up: none found, above the truth, nothing lost under the truth
-        (0.5, "ndr", "sweep", 206_748.0, float("nan"), False, False, 4, 4),
-        (0.5, "ndr", "mlrsearch", 206_748.0, 216_000.0, False, False, 10, 10),
-        (0.1, "pdr", "sweep", 41_555.9, 30_000.0, False, False, 0, 0),
     ], columns=cols)
+    made_up = pd.DataFrame([
+        (0.75, "ndr", "sweep", 300_000.0, float("nan"), False, False, 4, 4),  # none found
+        (0.75, "ndr", "mlrsearch", 300_000.0, 312_000.0, False, False, 10, 10),  # above the truth
+        (0.75, "pdr", "sweep", 301_500.0, 250_000.0, False, False, 0, 0),  # nothing lost under the truth
+    ], columns=cols)
+    return pd.concat([measured, made_up], ignore_index=True)
 
 
 def test_the_host_is_blamed_only_for_low_answers_all_of_whose_losses_were_disturbed():
@@ -313,3 +317,28 @@ def test_the_host_is_blamed_only_for_low_answers_all_of_whose_losses_were_distur
     # a table from before the counts were written blames nothing on the host
     old = _calibration_rows().drop(columns=["lossy_trials", "disturbed_lossy"])
     assert not calibrate.host_disturbed(old).any()
+
+
+def test_each_answer_counts_its_own_methods_trials():
+    import pandas as pd
+
+    eng = Calibration(capacity_pps=40_000)  # true NDR 40,200 pps for 2 s trials
+    sweep_trials = _trials_near_the_truth()
+    probes = pd.DataFrame([
+        # method, kind, load, duration, lost, drops, disturbed
+        ("routerlab", "ndr", 39_000, 2.0, 50, "dut:CPU_BACKLOG=50", True),
+        ("routerlab", "ndr", 39_500, 2.0, 0, float("nan"), False),
+        ("routerlab", "pdr", 39_000, 2.0, 70, "dut:CPU_BACKLOG=70", False),
+        ("mlrsearch", "ndr", 39_800, 2.0, 30, "dut:CPU_BACKLOG=30", False),
+        ("mlrsearch", "ndr", 45_000, 2.0, 900, "dut:NETFILTER_DROP=900", False),  # above the truth
+    ], columns=["method", "kind", "load", "duration", "lost", "drops", "disturbed"])
+    counts = {(m, k): calibrate.answer_counts(eng, sweep_trials, probes, m, k)
+              for m, k in (("sweep", None), ("routerlab", "ndr"), ("routerlab", "pdr"), ("mlrsearch", "ndr"),
+                           ("mlrsearch", "pdr"))}
+    assert counts == {
+        ("sweep", None): {"lossy_trials": 2, "disturbed_lossy": 1},
+        ("routerlab", "ndr"): {"lossy_trials": 1, "disturbed_lossy": 1},
+        ("routerlab", "pdr"): {"lossy_trials": 1, "disturbed_lossy": 0},
+        ("mlrsearch", "ndr"): {"lossy_trials": 1, "disturbed_lossy": 0},
+        ("mlrsearch", "pdr"): {"lossy_trials": 0, "disturbed_lossy": 0},
+    }
