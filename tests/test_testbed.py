@@ -204,6 +204,46 @@ def test_clean_after_kill_9():
     assert any(prefix in r for r in removed)
 
 
+def held_latency():
+    """The CPU latency request the kernel honours now, µs; skips where it cannot be read or
+    something else holds it at 0 already (a hold of ours would not show)."""
+    now = testbed.cpu_latency_us()
+    if now is None:
+        pytest.skip(f"needs {testbed.CPU_LATENCY} (the kernel's PM QoS CPU latency request)")
+    if now == 0:
+        pytest.skip(f"another process holds {testbed.CPU_LATENCY} at 0 us: a hold of the testbed's would not show")
+    return now
+
+
+def test_idle_cpus_poll_while_up_and_the_kernel_drops_the_request_after():
+    before = held_latency()
+    with testbed.Testbed() as tb:
+        assert tb.cpu_idle == "poll" and testbed.cpu_latency_us() == 0
+        assert tb.idle == f"poll ({testbed.CPU_LATENCY} 0 us held while up)"
+    assert testbed.cpu_latency_us() == before
+    with testbed.Testbed(cpu_idle="os") as tb:
+        assert testbed.cpu_latency_us() == before and tb.idle == "os (the kernel's idle states)"
+
+
+def test_a_killed_run_leaves_no_latency_request(tmp_path):
+    before = held_latency()
+    prefix = "rl" + os.urandom(3).hex()
+    p = _start_run(prefix)
+    try:
+        assert testbed.cpu_latency_us() == 0
+    finally:
+        p.kill()
+        p.wait()
+        testbed.clean()
+    assert testbed.cpu_latency_us() == before  # the kernel drops it with the dead process's file
+
+
+def test_a_request_that_cannot_be_held_is_said_not_hidden(monkeypatch):
+    monkeypatch.setattr(testbed, "CPU_LATENCY", Path("/nonexistent/cpu_dma_latency"))
+    with testbed.Testbed() as tb:
+        assert tb.idle == "os (poll asked; /nonexistent/cpu_dma_latency: No such file or directory)"
+
+
 def test_clean_leaves_live_runs_alone():
     with testbed.Testbed() as tb:
         testbed.clean()

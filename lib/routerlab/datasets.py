@@ -80,7 +80,8 @@ EXPERIMENT_COLUMNS = {
     "when": "date of the measurement, ISO 8601",
     "kernel": "Linux kernel release of the device under test",
     "cpu": "CPU model and count",
-    "pinning": "how CPUs were assigned to generator, router, sink",
+    "pinning": "how CPUs were assigned to generator, router, sink, and how idle CPUs waited "
+               "(poll: CPU latency request held at 0 us; os: the kernel's idle states)",
     "engine": "router engine; several separated by '; '",
     "engine_version": "engine version; several in the order of engine, separated by '; '",
     "generator": "traffic generator and version",

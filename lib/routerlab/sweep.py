@@ -99,7 +99,7 @@ def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: T
         out, experiment, "routerlab testbed", setting="network namespaces, veth",
         pinning=f"generator CPU {tb.gen_cpu}; router receive CPU {tb.router_cpu}; sink receive CPU {tb.sink_cpu} "
                 f"{'from its own veth ring' if tb.sink_cpu == tb.router_cpu else 'from its backlog (RPS)'}, "
-                "drops at nft ingress",
+                f"drops at nft ingress; idle CPUs: {tb.idle}",
         engine=engine.name, engine_version=engine.version(),
         generator=traffic.generator_version() + " (AF_PACKET, open loop, sendmmsg batch 32)",
         generator_ceiling_pps=round(ceiling_pps), frame_size=scenario.frame_size,

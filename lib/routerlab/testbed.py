@@ -17,6 +17,15 @@ router's), from its own input queue (its veth's NAPI ring), not from the router'
 :meth:`Testbed._sink_queue`. Static neighbour entries replace ARP; IPv6 is off on test
 links.
 
+Idle CPUs poll while a testbed is up (``cpu_idle="poll"``, the default): it holds the
+kernel's CPU latency request (PM QoS, ``/dev/cpu_dma_latency``) at 0 µs, so an idle CPU
+spins in the cpuidle POLL state instead of halting. In a virtual machine a halted vCPU
+goes back to the hypervisor, and waking it costs a host scheduling delay that the guest
+counts as steal; with packets arriving every few microseconds that happens all the time.
+The request is the kernel's to drop when the file closes, so a killed run leaves nothing
+behind. ``ROUTERLAB_CPU_IDLE=os`` leaves idle to the kernel; :mod:`routerlab.benchmarks.idle`
+measures both side by side.
+
 Nothing is left behind: :class:`Testbed` is a context manager that removes its namespaces
 and processes on normal exit, on exceptions, on SIGINT and SIGTERM; each run writes a
 state file under ``/run/routerlab`` so that :func:`clean` removes what a killed run left.
@@ -32,6 +41,7 @@ import shutil
 import signal
 import subprocess
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -50,6 +60,47 @@ TG_NET, SINK_NET = "10.70.1", "10.70.2"
 TSO_FEATURES = ("tso", "tx-tcp6-segmentation", "tx-tcp-ecn-segmentation", "tx-tcp-mangleid-segmentation")
 #: Destinations the traffic is sent to: one /24 behind the sink.
 DEST_NET = "10.71.0"
+#: How idle CPUs wait while a testbed is up: "poll" (CPU latency request 0 µs held) or
+#: "os" (the kernel's own choice of idle state).
+CPU_IDLE_MODES = ("poll", "os")
+#: The kernel's PM QoS CPU latency request (Documentation/power/pm_qos_interface.rst): a
+#: process that writes a 32-bit value in µs holds it until it closes the file.
+CPU_LATENCY = Path("/dev/cpu_dma_latency")
+_cpu_idle_override: list[str] = []
+
+
+def default_cpu_idle() -> str:
+    """The idle mode a :class:`Testbed` takes when not told: the innermost
+    :func:`cpu_idle` block's, else ``ROUTERLAB_CPU_IDLE``, else "poll"."""
+    if _cpu_idle_override:
+        return _cpu_idle_override[-1]
+    mode = os.environ.get("ROUTERLAB_CPU_IDLE", "poll")
+    if mode not in CPU_IDLE_MODES:
+        raise ParameterError("ROUTERLAB_CPU_IDLE", f"must be one of {', '.join(CPU_IDLE_MODES)}, got {mode!r}")
+    return mode
+
+
+@contextmanager
+def cpu_idle(mode: str):
+    """Testbeds made inside this block idle their CPUs in ``mode`` (one of
+    :data:`CPU_IDLE_MODES`), whatever the environment says."""
+    if mode not in CPU_IDLE_MODES:
+        raise ParameterError("cpu_idle", f"must be one of {', '.join(CPU_IDLE_MODES)}, got {mode!r}")
+    _cpu_idle_override.append(mode)
+    try:
+        yield
+    finally:
+        _cpu_idle_override.pop()
+
+
+def cpu_latency_us() -> int | None:
+    """The CPU latency the kernel honours now (the smallest request held), µs; None where
+    it cannot be read."""
+    try:
+        with open(CPU_LATENCY, "rb") as fh:
+            return int.from_bytes(fh.read(4), "little", signed=True)
+    except OSError:
+        return None
 
 
 class TestbedError(RouterlabError):
@@ -130,6 +181,11 @@ class Testbed:
         packets while its router CPU stopped longer than this queue lasts at the offered
         load, no more than were offered meanwhile, is disturbed
         (:class:`routerlab.validation.TrialValidation`).
+    cpu_idle : str, optional
+        "poll": idle CPUs poll while the testbed is up (see the module's text); "os": the
+        kernel's idle states. Default: :func:`default_cpu_idle`. Where the latency request
+        cannot be held (no such file, no permission), the testbed runs anyway and
+        :attr:`idle` says why it does not poll.
     """
 
     mtu: int = 1500
@@ -139,6 +195,7 @@ class Testbed:
     sink_cpu: int | None = None
     router_queue: int | None = None
     prefix: str = field(default_factory=lambda: "rl" + secrets.token_hex(3))
+    cpu_idle: str = field(default_factory=default_cpu_idle)
     procs: list = field(default_factory=list, repr=False)
     #: Fixed, locally administered MACs by interface role (suffix of the name): table
     #: entries written as data (the P4 exercises) can name them. Each testbed is its own
@@ -147,6 +204,9 @@ class Testbed:
                                       "d1": "02:72:6c:02:00:01", "s0": "02:72:6c:02:00:02"}
     _old_handlers: dict = field(default_factory=dict, repr=False)
     _up: bool = field(default=False, repr=False)
+    _latency_fd: int | None = field(default=None, repr=False)
+    #: How the CPUs idled while up, as the environment record says it (:meth:`up` sets it).
+    idle: str = field(default="", repr=False)
 
     def __post_init__(self):
         if not PREFIX_RE.match(self.prefix):
@@ -159,6 +219,8 @@ class Testbed:
         for name, cpu in (("gen_cpu", self.gen_cpu), ("router_cpu", self.router_cpu), ("sink_cpu", self.sink_cpu)):
             if not 0 <= cpu < ncpu:
                 raise ParameterError(name, f"CPU {cpu} does not exist (this machine has {ncpu})")
+        if self.cpu_idle not in CPU_IDLE_MODES:
+            raise ParameterError("cpu_idle", f"must be one of {', '.join(CPU_IDLE_MODES)}, got {self.cpu_idle!r}")
 
     # names -----------------------------------------------------------------------
     @property
@@ -240,6 +302,7 @@ class Testbed:
         """Create namespaces, links, addresses, neighbours, sink counter and CPU placement."""
         self._up = True
         self._write_state()  # first, so that a crash right now is still cleaned up
+        self._hold_idle()
         for ns in self.namespaces:
             sh("ip", "netns", "add", ns)
             for k in ("all", "default"):
@@ -273,6 +336,20 @@ class Testbed:
         self.set_rps(far_ns, far_if, self.router_cpu)
         if not self.direct:
             self._sink_queue()
+
+    def _hold_idle(self):
+        """Hold the CPU latency request at 0 µs for ``cpu_idle="poll"`` (until :meth:`down`)."""
+        if self.cpu_idle == "os":
+            self.idle = "os (the kernel's idle states)"
+            return
+        try:
+            fd = os.open(CPU_LATENCY, os.O_WRONLY | os.O_CLOEXEC)
+        except OSError as e:
+            self.idle = f"os (poll asked; {CPU_LATENCY}: {e.strerror})"
+            return
+        os.write(fd, (0).to_bytes(4, "little", signed=True))
+        self._latency_fd = fd
+        self.idle = f"poll ({CPU_LATENCY} 0 us held while up)"
 
     def _sink_queue(self):
         """Give the sink's receive its own input queue: the sink's veth NAPI ring.
@@ -324,7 +401,11 @@ class Testbed:
         return p
 
     def down(self):
-        """Remove every process, link and namespace of this run (idempotent)."""
+        """Remove every process, link and namespace of this run, and drop its CPU latency
+        request (idempotent)."""
+        if self._latency_fd is not None:
+            os.close(self._latency_fd)
+            self._latency_fd = None
         if not self._up:
             return
         for p in self.procs:

@@ -186,6 +186,28 @@ def bench_calibrate(capacity, duration, runs, method, ceiling, out):
         raise Exit(1)
 
 
+@bench_app.command("idle")
+@click.option("--engine", default="linux", show_default=True, help="Engine to sweep.")
+@click.option("--scenario", default="single-flow", show_default=True, help="Scenario preset or YAML file.")
+@click.option("--loads-frac", default="0.1,0.25,0.5", show_default=True,
+              help="Offered loads, fractions of the generator's ceiling.")
+@click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
+@click.option("--runs", type=click.IntRange(min=1), default=10, show_default=True, help="Trials per load (K) in each sweep.")
+@click.option("--duration", type=float, default=2.0, show_default=True, help="Seconds per trial (T).")
+@click.option("--rounds", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Sweeps in each idle mode, alternating.")
+@click.option("--out", type=PATH, default=Path("runs/bench-idle"), show_default=True,
+              help="Dataset folder of the sweeps (resumed if there).")
+def bench_idle(engine, scenario, loads_frac, ceiling, runs, duration, rounds, out):
+    """The same sweep with idle CPUs polling (the testbed's default) and in the kernel's idle states, alternating: steal, disturbed trials and loss side by side, as ratios (needs root)."""
+    from ..benchmarks import idle
+
+    with resumable("trials", code=1):
+        trials = idle.run(engine, scenario, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs,
+                          duration=duration, rounds=rounds, announce=err.print)
+    click.echo(idle.report(trials))
+
+
 @bench_app.command("startup")
 @pastrami_data
 @click.option("--repeat", type=click.IntRange(min=1), default=5, help="Runs of each command; the median is reported.")
