@@ -131,3 +131,15 @@ def test_the_command_needs_root_and_says_so(monkeypatch, tmp_path):
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     r = CliRunner().invoke(app, ["bench", "idle", "--ceiling", "1000", "--out", str(tmp_path)])
     assert r.exit_code != 0 and "needs root" in r.output
+
+
+def test_doctor_says_whether_idle_cpus_can_poll(monkeypatch, tmp_path):
+    from routerlab import doctor
+
+    monkeypatch.setattr(testbed, "CPU_LATENCY", tmp_path / "cpu_dma_latency")
+    c = doctor._cpu_latency_check()
+    assert (c.ok, c.optional) == (False, True)
+    assert c.detail.startswith(f"{tmp_path / 'cpu_dma_latency'}: no such file; idle CPUs halt")
+    (tmp_path / "cpu_dma_latency").write_bytes(b"\0\0\0\0")
+    c = doctor._cpu_latency_check()
+    assert c.ok and "idle CPUs poll while a testbed is up" in c.detail

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import engines
 from .engines import builds
@@ -54,6 +55,7 @@ def report() -> list[Check]:
                             else f"missing: Debian package {pkg} (scripts/setup.sh)"))
     checks.append(Check("kernel", "release", True, os.uname().release))
     checks.append(Check("kernel", "network namespaces", os.path.exists("/proc/self/ns/net"), "/proc/self/ns/net"))
+    checks.append(_cpu_latency_check())
     for name in sorted(engines.ENGINES):
         e = engines.get(name)
         try:
@@ -80,3 +82,19 @@ def report() -> list[Check]:
                             else f"missing (optional, for comparison): Debian package {pkg}",
                             optional=tool != "iperf3"))
     return checks
+
+
+def _cpu_latency_check() -> Check:
+    """Whether a testbed can make its idle CPUs poll (:mod:`routerlab.testbed`)."""
+    from .testbed import CPU_LATENCY
+
+    try:
+        driver = Path("/sys/devices/system/cpu/cpuidle/current_driver").read_text().strip()
+    except OSError:
+        driver = "none"
+    if os.access(CPU_LATENCY, os.W_OK):
+        return Check("kernel", "CPU latency request", True,
+                     f"{CPU_LATENCY}: idle CPUs poll while a testbed is up (cpuidle driver: {driver})")
+    why = "no such file" if not CPU_LATENCY.exists() else "not writable"
+    return Check("kernel", "CPU latency request", False,
+                 f"{CPU_LATENCY}: {why}; idle CPUs halt during measurements (in a VM, more steal)", optional=True)
