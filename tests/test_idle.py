@@ -23,60 +23,84 @@ def rows(experiment, load, lost, steal):
             for k, (n, s) in enumerate(zip(lost, steal))]
 
 
-def worked_example(tmp_path):
-    """Two rounds at loads 100 and 200 pps, three trials each.
+HALTPOLL = "cpuidle driver haltpoll"
 
-    os: steal 10% in 9 of its 12 trials, 1% in 3; loses 10 packets in every trial at 200
-        (mean loss 1%) and in one trial at 100 (10/3000).
-    poll: steal 1% in every trial but one (4%, flagged); loses 5 packets in one trial at 200.
-    Round 1 of poll could not hold the request: its record says so.
+
+def worked_example(tmp_path):
+    """Three rounds of each mode at loads 100 and 200 pps (and 300 in os only), three trials each.
+
+    os, rounds 1-2: steal 10% in 9 of the 12 trials at 100 and 200, 1% in 3; loses 10
+        packets in every trial at 200 (mean loss 1%) and in one trial at 100 (10/3000).
+    poll, rounds 1-2: steal 1% in every trial but one (4%, flagged); loses 5 packets in one
+        trial at 200.
+    os round 3 polled (another process held the request at 0 µs) and poll round 3 could
+    not hold it: both are left out, though poll-3 lost half its packets.
     """
     t = pd.DataFrame(
         rows("linux-single-flow-os-1", 100, [10, 0, 0], [0.1, 0.1, 0.01])
         + rows("linux-single-flow-os-1", 200, [10, 10, 10], [0.1, 0.1, 0.1])
         + rows("linux-single-flow-os-2", 100, [0, 0, 0], [0.1, 0.01, 0.01])
         + rows("linux-single-flow-os-2", 200, [10, 10, 10], [0.1, 0.1, 0.1])
+        + rows("linux-single-flow-os-2", 300, [20, 20, 20], [0.1, 0.1, 0.1])
+        + rows("linux-single-flow-os-3", 100, [0, 0, 0], [0.0, 0.0, 0.0])
         + rows("linux-single-flow-poll-1", 100, [0, 0, 0], [0.01, 0.01, 0.01])
         + rows("linux-single-flow-poll-1", 200, [5, 0, 0], [0.04, 0.01, 0.01])
         + rows("linux-single-flow-poll-2", 100, [0, 0, 0], [0.01, 0.01, 0.01])
         + rows("linux-single-flow-poll-2", 200, [0, 0, 0], [0.01, 0.01, 0.01])
+        + rows("linux-single-flow-poll-3", 100, [500, 500, 500], [0.3, 0.3, 0.3])
         + rows("linux-single-flow-first", 100, [500], [0.5]))  # another benchmark's: not read
-    pin = "generator CPU 0; drops at nft ingress; idle CPUs: "
-    exp = pd.DataFrame({"experiment": ["linux-single-flow-os-1", "linux-single-flow-os-2", "linux-single-flow-poll-1",
-                                       "linux-single-flow-poll-2"],
-                        "pinning": [pin + "os (the kernel's idle states)"] * 2
-                        + [pin + "os (poll asked; /dev/cpu_dma_latency: Permission denied)",
-                           pin + "poll (/dev/cpu_dma_latency 0 us held while up)"]})
+    pin = f"generator CPU 0; drops at nft ingress; {testbed.IDLE_NOTE}"
+    held = {"os-1": f"os (the kernel's idle states; {HALTPOLL})", "os-2": f"os (the kernel's idle states; {HALTPOLL})",
+            "os-3": "poll (os asked; another process holds /dev/cpu_dma_latency at 0 us)",
+            "poll-1": f"poll (/dev/cpu_dma_latency 0 us held while up; {HALTPOLL})",
+            "poll-2": f"poll (/dev/cpu_dma_latency 0 us held while up; {HALTPOLL})",
+            "poll-3": "os (poll asked; /dev/cpu_dma_latency: Permission denied)"}
+    exp = pd.DataFrame({"experiment": [f"linux-single-flow-{k}" for k in held],
+                        "pinning": [pin + v for v in held.values()]})
     datasets.write(datasets.Dataset(t, exp), tmp_path)
     return tmp_path
 
 
 def test_the_summary_of_the_worked_example(tmp_path):
     t = idle.read(worked_example(tmp_path))
-    assert len(t) == 24 and set(t["mode"]) == {"os", "poll"}
+    assert len(t) == 33 and set(t["mode"]) == {"os", "poll"}
+    assert list(t.drop_duplicates("experiment")["held"]) == ["os", "os", "poll", "poll", "poll", "os"]
     s = idle.summary(t)
     all_os = s[(s["mode"] == "os") & s["offered_pps"].isna()].iloc[0]
+    # over 100 and 200 pps only: 300 was measured without polling only
     assert all_os["trials"] == 12 and all_os["steal"] == pytest.approx((9 * 0.1 + 3 * 0.01) / 12)
     assert all_os["flagged"] == pytest.approx(9 / 12) and all_os["lossy"] == 7
     assert all_os["loss"] == pytest.approx(70 / 12000)
     p200 = s[(s["mode"] == "poll") & (s["offered_pps"] == 200)].iloc[0]
     assert (p200["trials"], p200["lossy"]) == (6, 1)
     assert p200["loss"] == pytest.approx(5 / 6000) and p200["flagged"] == pytest.approx(1 / 6)
+    p100 = s[(s["mode"] == "poll") & (s["offered_pps"] == 100)].iloc[0]
+    assert (p100["trials"], p100["lossy"], p100["loss"]) == (6, 0, 0)  # poll-3's 1,500 lost packets left out
 
 
 def test_the_report_puts_the_modes_side_by_side_with_their_ratio(tmp_path):
     text = idle.report(idle.read(worked_example(tmp_path)))
     lines = text.splitlines()
-    assert lines[0] == "os: 12 trials in 2 rounds; idle CPUs: os (the kernel's idle states)"
-    # a poll that could not be held is not hidden among the ones that were
-    assert lines[1] == ("poll: 12 trials in 2 rounds; idle CPUs: os (poll asked; /dev/cpu_dma_latency: "
-                        "Permission denied); poll (/dev/cpu_dma_latency 0 us held while up)")
-    table = [line.split() for line in lines[2:6]]
+    assert lines[:4] == [
+        f"os: 15 trials in 2 rounds; idle CPUs: os (the kernel's idle states; {HALTPOLL})",
+        "  left out: 3 trials of linux-single-flow-os-3, idle CPUs: poll (os asked; another process holds "
+        "/dev/cpu_dma_latency at 0 us)",
+        f"poll: 12 trials in 2 rounds; idle CPUs: poll (/dev/cpu_dma_latency 0 us held while up; {HALTPOLL})",
+        "  left out: 3 trials of linux-single-flow-poll-3, idle CPUs: os (poll asked; /dev/cpu_dma_latency: "
+        "Permission denied)"]
+    table = [line.split() for line in lines[4:8]]
     assert [r[0] for r in table[1:]] == ["100", "200", "all"]  # loads ascending, then all of them
     # at 200 pps: steal 10% against 1.5% (0.15x); loss 1% against 0.083% (0.08x)
     assert table[2] == ["200", "6/6", "10.00%", "1.50%", "0.15x", "100%", "17%", "6", "1", "1.000%", "0.083%", "0.08x"]
     # at 100 pps poll lost nothing: a ratio of 0
     assert table[1][-3:] == ["0.167%", "0.000%", "0.00x"]
+    assert table[3][:5] == ["all", "12/12", "7.75%", "1.25%", "0.16x"]
+    assert lines[8] == "measured in one mode only, not compared (nor in 'all'): 300 pps (os only)"
+
+
+def test_ratios_say_when_there_is_nothing_to_divide():
+    assert idle._ratio(0.0, 0.0) == "-" and idle._ratio(0.01, 0.0) == "inf"
+    assert idle._ratio(float("nan"), 0.1) == "-" and idle._ratio(0.05, 0.1) == "0.50x"
 
 
 def test_a_folder_without_its_sweeps_is_named(tmp_path):
@@ -88,17 +112,28 @@ def test_a_folder_without_its_sweeps_is_named(tmp_path):
 
 def test_the_modes_alternate_and_each_trial_is_measured_once(monkeypatch, tmp_path):
     """run() measures round by round, os then poll, each sweep with the testbed's idle mode
-    set and no repeats; one ceiling for all."""
-    calls = []
+    set and no repeats; one ceiling for all, measured once, in the default mode, when
+    not given."""
+    calls, ceilings = [], []
 
     def measure(engine, sc, out, **kw):
         calls.append((kw["experiment"], testbed.default_cpu_idle(), kw["max_repeats"], kw["ceiling_pps"]))
 
+    def generator_ceiling(sc, announce):
+        ceilings.append(testbed.default_cpu_idle())
+        return 1234.0
+
+    monkeypatch.delenv("ROUTERLAB_CPU_IDLE", raising=False)
     monkeypatch.setattr(measuring, "measure", measure)
+    monkeypatch.setattr(measuring, "generator_ceiling", generator_ceiling)
     monkeypatch.setattr(idle, "read", lambda out, name: name)
     assert idle.run("linux", out=tmp_path, rounds=2, ceiling_pps=1000.0) == "linux-single-flow"
     assert calls == [("linux-single-flow-os-1", "os", 0, 1000.0), ("linux-single-flow-poll-1", "poll", 0, 1000.0),
                      ("linux-single-flow-os-2", "os", 0, 1000.0), ("linux-single-flow-poll-2", "poll", 0, 1000.0)]
+    assert ceilings == []
+    calls.clear()
+    idle.run("linux", out=tmp_path, rounds=2)
+    assert ceilings == ["poll"] and {c[3] for c in calls} == {1234.0} and len(calls) == 4
 
 
 def test_the_idle_mode_is_checked_and_blocks_nest(monkeypatch):
@@ -123,7 +158,7 @@ def test_the_idle_mode_is_checked_and_blocks_nest(monkeypatch):
 def test_the_command_line_defaults_are_the_benchmarks():
     cli = {p.name: p.default for p in cli_benchmarks.bench_idle.params}
     lib = inspect.signature(idle.run).parameters
-    for name in ("loads_frac", "runs", "duration", "rounds"):
+    for name in ("scenario", "out", "loads_frac", "runs", "duration", "rounds"):
         assert cli[name] == lib[name].default, name
 
 
@@ -136,10 +171,19 @@ def test_the_command_needs_root_and_says_so(monkeypatch, tmp_path):
 def test_doctor_says_whether_idle_cpus_can_poll(monkeypatch, tmp_path):
     from routerlab import doctor
 
-    monkeypatch.setattr(testbed, "CPU_LATENCY", tmp_path / "cpu_dma_latency")
+    latency, driver = tmp_path / "cpu_dma_latency", tmp_path / "current_driver"
+    monkeypatch.setattr(testbed, "CPU_LATENCY", latency)
+    monkeypatch.setattr(testbed, "CPUIDLE_DRIVER", driver)
     c = doctor._cpu_latency_check()
     assert (c.ok, c.optional) == (False, True)
-    assert c.detail.startswith(f"{tmp_path / 'cpu_dma_latency'}: no such file; idle CPUs halt")
-    (tmp_path / "cpu_dma_latency").write_bytes(b"\0\0\0\0")
+    assert c.detail == f"{latency}: no such file; idle CPUs halt during measurements (in a VM, more steal)"
+    latency.write_bytes(b"\0\0\0\0")
+    c = doctor._cpu_latency_check()  # no cpuidle driver: the request is there but does nothing
+    assert not c.ok and c.detail.startswith(f"{latency}: no cpuidle driver, so a request changes nothing")
+    driver.write_text("haltpoll\n")
+    monkeypatch.setattr("os.geteuid", lambda: 0)
     c = doctor._cpu_latency_check()
-    assert c.ok and "idle CPUs poll while a testbed is up" in c.detail
+    assert c.ok and c.detail == f"{latency}: idle CPUs poll while a testbed is up (cpuidle driver: haltpoll)"
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    c = doctor._cpu_latency_check()
+    assert c.ok and "root only" in c.detail

@@ -169,7 +169,7 @@ def test_large_route_table_loads_in_batch():
 SCRIPT = textwrap.dedent("""
     import sys, time
     from routerlab import testbed
-    tb = testbed.Testbed(prefix=sys.argv[1])
+    tb = testbed.Testbed(prefix=sys.argv[1], cpu_idle="poll")
     with tb:
         print("up", flush=True)
         time.sleep(60)
@@ -217,15 +217,42 @@ def held_latency():
 
 def test_idle_cpus_poll_while_up_and_the_kernel_drops_the_request_after():
     before = held_latency()
-    with testbed.Testbed() as tb:
-        assert tb.cpu_idle == "poll" and testbed.cpu_latency_us() == 0
-        assert tb.idle == f"poll ({testbed.CPU_LATENCY} 0 us held while up)"
+    with testbed.Testbed(cpu_idle="poll") as tb:
+        assert testbed.cpu_latency_us() == 0
+        assert tb.idle_held == (f"poll ({testbed.CPU_LATENCY} 0 us held while up; "
+                                f"cpuidle driver {testbed.cpuidle_driver()})")
     assert testbed.cpu_latency_us() == before
     with testbed.Testbed(cpu_idle="os") as tb:
-        assert testbed.cpu_latency_us() == before and tb.idle == "os (the kernel's idle states)"
+        assert testbed.cpu_latency_us() == before and tb.idle_held.startswith("os (the kernel's idle states; ")
 
 
-def test_a_killed_run_leaves_no_latency_request(tmp_path):
+def test_os_mode_says_when_another_process_makes_the_cpus_poll():
+    held_latency()
+    fd = os.open(testbed.CPU_LATENCY, os.O_WRONLY)
+    try:
+        os.write(fd, (0).to_bytes(4, "little"))
+        with testbed.Testbed(cpu_idle="os") as tb:
+            assert tb.idle_held == f"poll (os asked; another process holds {testbed.CPU_LATENCY} at 0 us)"
+    finally:
+        os.close(fd)
+
+
+def test_a_testbed_that_fails_to_come_up_drops_its_request(monkeypatch):
+    before = held_latency()
+
+    def broken(*args):
+        assert testbed.cpu_latency_us() == 0  # the request was taken before the topology
+        raise RuntimeError("a link could not be made")
+
+    monkeypatch.setattr(testbed.Testbed, "_veth", broken)
+    tb = testbed.Testbed(cpu_idle="poll")
+    with pytest.raises(RuntimeError, match="a link could not be made"):
+        with tb:
+            pass
+    assert testbed.cpu_latency_us() == before and our_namespaces(tb.prefix) == []
+
+
+def test_a_killed_run_leaves_no_latency_request():
     before = held_latency()
     prefix = "rl" + os.urandom(3).hex()
     p = _start_run(prefix)
@@ -234,14 +261,19 @@ def test_a_killed_run_leaves_no_latency_request(tmp_path):
     finally:
         p.kill()
         p.wait()
-        testbed.clean()
-    assert testbed.cpu_latency_us() == before  # the kernel drops it with the dead process's file
+    # before clean(): the kernel drops it with the dead process's file, no clean-up needed
+    assert testbed.cpu_latency_us() == before
+    testbed.clean()
 
 
-def test_a_request_that_cannot_be_held_is_said_not_hidden(monkeypatch):
+def test_a_request_that_cannot_be_held_or_has_no_effect_is_said(monkeypatch):
     monkeypatch.setattr(testbed, "CPU_LATENCY", Path("/nonexistent/cpu_dma_latency"))
-    with testbed.Testbed() as tb:
-        assert tb.idle == "os (poll asked; /nonexistent/cpu_dma_latency: No such file or directory)"
+    with testbed.Testbed(cpu_idle="poll") as tb:
+        assert tb.idle_held == "os (poll asked; /nonexistent/cpu_dma_latency: No such file or directory)"
+    monkeypatch.undo()
+    monkeypatch.setattr(testbed, "CPUIDLE_DRIVER", Path("/nonexistent/current_driver"))
+    with testbed.Testbed(cpu_idle="poll") as tb:
+        assert tb.idle_held == "os (poll asked; no cpuidle driver: idle CPUs halt whatever is asked)"
 
 
 def test_clean_leaves_live_runs_alone():

@@ -86,15 +86,20 @@ def report() -> list[Check]:
 
 def _cpu_latency_check() -> Check:
     """Whether a testbed can make its idle CPUs poll (:mod:`routerlab.testbed`)."""
-    from .testbed import CPU_LATENCY
+    from .testbed import CPU_LATENCY, cpuidle_driver
 
-    try:
-        driver = Path("/sys/devices/system/cpu/cpuidle/current_driver").read_text().strip()
-    except OSError:
-        driver = "none"
-    if os.access(CPU_LATENCY, os.W_OK):
+    driver = cpuidle_driver()
+    if not CPU_LATENCY.exists():
+        why = "no such file"
+    elif driver == "none":
+        why = "no cpuidle driver, so a request changes nothing"
+    elif os.geteuid() != 0:
+        return Check("kernel", "CPU latency request", True,
+                     f"{CPU_LATENCY}: root only, as the testbed runs (cpuidle driver: {driver})")
+    elif not os.access(CPU_LATENCY, os.W_OK):
+        why = "not writable"
+    else:
         return Check("kernel", "CPU latency request", True,
                      f"{CPU_LATENCY}: idle CPUs poll while a testbed is up (cpuidle driver: {driver})")
-    why = "no such file" if not CPU_LATENCY.exists() else "not writable"
     return Check("kernel", "CPU latency request", False,
                  f"{CPU_LATENCY}: {why}; idle CPUs halt during measurements (in a VM, more steal)", optional=True)

@@ -504,10 +504,14 @@ def _p4_builds() -> dict[str, str]:
 def record_environment(out, command: str = "", when: str | None = None) -> dict:
     """Write the experiment's environment record to ``out/experiments.csv``
     (:func:`routerlab.datasets.record_environment`): iperf3 is its traffic generator; the
-    versions of nft and of the p4 variant's bmv2 and p4c; the command. ``when``: the first run's
-    start (default now)."""
+    versions of nft and of the p4 variant's bmv2 and p4c; the idle mode its testbeds were
+    asked for (:func:`routerlab.testbed.default_cpu_idle`); the command. ``when``: the first
+    run's start (default now)."""
+    from .testbed import IDLE_NOTE, default_cpu_idle
+
     iperf = sh("iperf3", "--version", check=False).splitlines()[0] if shutil.which("iperf3") else ""
     versions = {"nft": sh("nft", "--version", check=False).strip(), **_p4_builds()}
     return datasets.record_environment(
         out, "fast-reroute", "routerlab fast-reroute experiment (Linux routers in network namespaces, veth, MTU 850)",
-        when=when, generator=iperf, versions="; ".join(f"{k}: {v}" for k, v in versions.items()), command=command)
+        when=when, generator=iperf, versions="; ".join(f"{k}: {v}" for k, v in versions.items()), command=command,
+        notes=f"{IDLE_NOTE}{default_cpu_idle()} asked (routerlab.testbed)")

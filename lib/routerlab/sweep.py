@@ -13,7 +13,7 @@ from pathlib import Path
 
 from . import datasets, drops, engines, scenarios, traffic
 from .errors import ParameterError
-from .testbed import Testbed
+from .testbed import IDLE_NOTE, Testbed
 from .validation import SUPERSEDED_TRIALS, TrialValidation
 
 #: Columns of trials.csv written by the testbed.
@@ -99,7 +99,7 @@ def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: T
         out, experiment, "routerlab testbed", setting="network namespaces, veth",
         pinning=f"generator CPU {tb.gen_cpu}; router receive CPU {tb.router_cpu}; sink receive CPU {tb.sink_cpu} "
                 f"{'from its own veth ring' if tb.sink_cpu == tb.router_cpu else 'from its backlog (RPS)'}, "
-                f"drops at nft ingress; idle CPUs: {tb.idle}",
+                f"drops at nft ingress; {IDLE_NOTE}{tb.idle_held}",
         engine=engine.name, engine_version=engine.version(),
         generator=traffic.generator_version() + " (AF_PACKET, open loop, sendmmsg batch 32)",
         generator_ceiling_pps=round(ceiling_pps), frame_size=scenario.frame_size,

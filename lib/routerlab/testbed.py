@@ -23,7 +23,8 @@ spins in the cpuidle POLL state instead of halting. In a virtual machine a halte
 goes back to the hypervisor, and waking it costs a host scheduling delay that the guest
 counts as steal; with packets arriving every few microseconds that happens all the time.
 The request is the kernel's to drop when the file closes, so a killed run leaves nothing
-behind. ``ROUTERLAB_CPU_IDLE=os`` leaves idle to the kernel; :mod:`routerlab.benchmarks.idle`
+behind. It is taken when the testbed is entered (``with Testbed() as tb``), so every
+testbed polls, those that bring their own topology (:mod:`routerlab.fastreroute`) too. ``ROUTERLAB_CPU_IDLE=os`` leaves idle to the kernel; :mod:`routerlab.benchmarks.idle`
 measures both side by side.
 
 Nothing is left behind: :class:`Testbed` is a context manager that removes its namespaces
@@ -42,6 +43,7 @@ import signal
 import subprocess
 import time
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -66,14 +68,19 @@ CPU_IDLE_MODES = ("poll", "os")
 #: The kernel's PM QoS CPU latency request (Documentation/power/pm_qos_interface.rst): a
 #: process that writes a 32-bit value in µs holds it until it closes the file.
 CPU_LATENCY = Path("/dev/cpu_dma_latency")
-_cpu_idle_override: list[str] = []
+#: The cpuidle driver in use ("none" without one: idle CPUs then halt whatever is asked).
+CPUIDLE_DRIVER = Path("/sys/devices/system/cpu/cpuidle/current_driver")
+#: What the environment record's ``pinning`` says before a testbed's idle mode
+#: (:attr:`Testbed.idle_held`); :mod:`routerlab.benchmarks.idle` reads it back.
+IDLE_NOTE = "idle CPUs: "
+_cpu_idle_override: ContextVar[tuple[str, ...]] = ContextVar("cpu_idle_override", default=())
 
 
 def default_cpu_idle() -> str:
     """The idle mode a :class:`Testbed` takes when not told: the innermost
     :func:`cpu_idle` block's, else ``ROUTERLAB_CPU_IDLE``, else "poll"."""
-    if _cpu_idle_override:
-        return _cpu_idle_override[-1]
+    if _cpu_idle_override.get():
+        return _cpu_idle_override.get()[-1]
     mode = os.environ.get("ROUTERLAB_CPU_IDLE", "poll")
     if mode not in CPU_IDLE_MODES:
         raise ParameterError("ROUTERLAB_CPU_IDLE", f"must be one of {', '.join(CPU_IDLE_MODES)}, got {mode!r}")
@@ -86,11 +93,11 @@ def cpu_idle(mode: str):
     :data:`CPU_IDLE_MODES`), whatever the environment says."""
     if mode not in CPU_IDLE_MODES:
         raise ParameterError("cpu_idle", f"must be one of {', '.join(CPU_IDLE_MODES)}, got {mode!r}")
-    _cpu_idle_override.append(mode)
+    token = _cpu_idle_override.set(_cpu_idle_override.get() + (mode,))
     try:
         yield
     finally:
-        _cpu_idle_override.pop()
+        _cpu_idle_override.reset(token)
 
 
 def cpu_latency_us() -> int | None:
@@ -101,6 +108,14 @@ def cpu_latency_us() -> int | None:
             return int.from_bytes(fh.read(4), "little", signed=True)
     except OSError:
         return None
+
+
+def cpuidle_driver() -> str:
+    """The cpuidle driver the kernel uses ("none" where it has none or cannot say)."""
+    try:
+        return CPUIDLE_DRIVER.read_text().strip() or "none"
+    except OSError:
+        return "none"
 
 
 class TestbedError(RouterlabError):
@@ -184,8 +199,8 @@ class Testbed:
     cpu_idle : str, optional
         "poll": idle CPUs poll while the testbed is up (see the module's text); "os": the
         kernel's idle states. Default: :func:`default_cpu_idle`. Where the latency request
-        cannot be held (no such file, no permission), the testbed runs anyway and
-        :attr:`idle` says why it does not poll.
+        cannot be held (no such file, no permission) or has no effect, the testbed runs
+        anyway and :attr:`idle_held` says so.
     """
 
     mtu: int = 1500
@@ -204,9 +219,10 @@ class Testbed:
                                       "d1": "02:72:6c:02:00:01", "s0": "02:72:6c:02:00:02"}
     _old_handlers: dict = field(default_factory=dict, repr=False)
     _up: bool = field(default=False, repr=False)
-    _latency_fd: int | None = field(default=None, repr=False)
-    #: How the CPUs idled while up, as the environment record says it (:meth:`up` sets it).
-    idle: str = field(default="", repr=False)
+    _latency_fd: int | None = field(default=None, init=False, repr=False)
+    #: How idle CPUs waited while up, as the environment record says it ("poll (...)" or
+    #: "os (...)", with what the kernel honoured; set when the testbed comes up).
+    idle_held: str = field(default="", init=False, repr=False)
 
     def __post_init__(self):
         if not PREFIX_RE.match(self.prefix):
@@ -264,9 +280,11 @@ class Testbed:
         require_root()
         self._install_signal_handlers()
         try:
+            self.hold_idle()
             self.up()
         except BaseException:
             self.down()
+            self._restore_signal_handlers()
             raise
         return self
 
@@ -302,7 +320,6 @@ class Testbed:
         """Create namespaces, links, addresses, neighbours, sink counter and CPU placement."""
         self._up = True
         self._write_state()  # first, so that a crash right now is still cleaned up
-        self._hold_idle()
         for ns in self.namespaces:
             sh("ip", "netns", "add", ns)
             for k in ("all", "default"):
@@ -337,19 +354,37 @@ class Testbed:
         if not self.direct:
             self._sink_queue()
 
-    def _hold_idle(self):
-        """Hold the CPU latency request at 0 µs for ``cpu_idle="poll"`` (until :meth:`down`)."""
-        if self.cpu_idle == "os":
-            self.idle = "os (the kernel's idle states)"
-            return
-        try:
-            fd = os.open(CPU_LATENCY, os.O_WRONLY | os.O_CLOEXEC)
-        except OSError as e:
-            self.idle = f"os (poll asked; {CPU_LATENCY}: {e.strerror})"
-            return
-        os.write(fd, (0).to_bytes(4, "little", signed=True))
-        self._latency_fd = fd
-        self.idle = f"poll ({CPU_LATENCY} 0 us held while up)"
+    def hold_idle(self):
+        """Hold the CPU latency request at 0 µs for ``cpu_idle="poll"`` until :meth:`down`
+        (taken when the testbed is entered), and set :attr:`idle_held` from what the kernel
+        honours then: a request of 0 µs held by another process makes "os" poll too, and
+        without a cpuidle driver a request changes nothing."""
+        self.release_idle()
+        driver = cpuidle_driver()
+        if self.cpu_idle == "poll":
+            try:
+                self._latency_fd = os.open(CPU_LATENCY, os.O_WRONLY | os.O_CLOEXEC)
+                os.write(self._latency_fd, (0).to_bytes(4, "little", signed=True))
+            except OSError as e:
+                self.release_idle()
+                self.idle_held = f"os (poll asked; {CPU_LATENCY}: {e.strerror})"
+                return
+        now = cpu_latency_us()
+        if driver == "none":
+            self.idle_held = f"os ({self.cpu_idle} asked; no cpuidle driver: idle CPUs halt whatever is asked)"
+        elif self.cpu_idle == "poll":
+            self.idle_held = (f"poll ({CPU_LATENCY} 0 us held while up; cpuidle driver {driver})" if now == 0 else
+                              f"os (poll asked; {CPU_LATENCY} reads {now} us after writing 0)")
+        elif now == 0:
+            self.idle_held = f"poll (os asked; another process holds {CPU_LATENCY} at 0 us)"
+        else:
+            self.idle_held = f"os (the kernel's idle states; cpuidle driver {driver})"
+
+    def release_idle(self):
+        """Drop this testbed's CPU latency request, if it holds one."""
+        fd, self._latency_fd = self._latency_fd, None
+        if fd is not None:
+            os.close(fd)
 
     def _sink_queue(self):
         """Give the sink's receive its own input queue: the sink's veth NAPI ring.
@@ -403,9 +438,7 @@ class Testbed:
     def down(self):
         """Remove every process, link and namespace of this run, and drop its CPU latency
         request (idempotent)."""
-        if self._latency_fd is not None:
-            os.close(self._latency_fd)
-            self._latency_fd = None
+        self.release_idle()
         if not self._up:
             return
         for p in self.procs:

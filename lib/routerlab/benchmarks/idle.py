@@ -4,16 +4,21 @@ kernel's idle states, interleaved round by round so that both meet the same host
 
 Each trial is measured once (no repeat of a disturbed trial), so what the host does shows
 in the numbers rather than in the repeats that hide it. The sweeps are the experiments
-``<engine>-<scenario>-<mode>-<round>`` of one dataset folder, at the same loads in pps.
+``<engine>-<scenario>-<mode>-<round>`` of one dataset folder, at the same loads in pps
+(one generator ceiling, measured first in the default mode).
 
-Per mode the report gives the mean steal (share of CPU time the hypervisor took, over all
-CPUs), the share of trials with steal above the validation threshold, the share
-``disturbed``, and per load the trials that lost packets and the mean loss ratio; then
-each as a ratio, poll over os.
+A sweep counts for the mode its CPUs were in, as its environment record says it
+(:attr:`routerlab.testbed.Testbed.idle_held`), not the mode it asked for: a poll that
+could not be held, or "os" while another process held the request at 0 µs, is left out
+and named. Per mode the report gives the mean steal (share of CPU time the hypervisor
+took, over all CPUs), the share of trials with steal above the validation threshold, the
+trials that lost packets and the mean loss ratio, per load and over the loads both modes
+measured; steal and loss also as ratios, poll over os.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from ..errors import DataFormatError
@@ -33,30 +38,32 @@ def run(engine: str, scenario: str = "single-flow", out=Path("runs/bench-idle"),
         announce=None):
     """Sweep ``engine`` in ``scenario`` ``rounds`` times in each idle mode, alternating, into
     the dataset ``out`` (each sweep resumed if there), and return :func:`read` of it. One
-    generator ceiling for all (``ceiling_pps``, else one recorded, else measured). Needs root."""
+    generator ceiling for all: ``ceiling_pps``, else the one the first sweep recorded, else
+    measured now in the default mode. Needs root."""
     from .. import measuring, testbed
 
     _, sc = measuring.resolve(engine, scenario)
     name = f"{engine}-{sc.name}"
-    ceiling = ceiling_pps or measuring.recorded_ceiling(out)
+    ceiling = (ceiling_pps or measuring.recorded_ceiling(out, f"{name}-{MODES[0]}-1")
+               or measuring.generator_ceiling(sc, announce))
     for r in range(1, rounds + 1):
         for mode in MODES:
             with testbed.cpu_idle(mode):
                 measuring.measure(engine, sc, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs,
                                   duration=duration, experiment=f"{name}-{mode}-{r}", max_repeats=0,
                                   announce=announce)
-            ceiling = ceiling or measuring.recorded_ceiling(out)
     return read(out, name)
 
 
 def read(folder, name: str | None = None):
     """The trials of every ``<name>-<mode>-<round>`` sweep in ``folder`` (all names when
-    None), with columns ``mode``, ``round``, ``idle`` (as the environment record says the
-    CPUs idled: a poll that could not be held reads "os (poll asked; ...)") and ``loss``
-    (ratio)."""
+    None), with columns ``mode`` (asked), ``round``, ``idle`` (how the environment record
+    says the CPUs idled), ``held`` (the mode they were in: the first word of ``idle``),
+    ``flagged`` (steal above the threshold) and ``loss`` (ratio)."""
     import pandas as pd
 
     from .. import datasets, stats
+    from ..testbed import IDLE_NOTE
 
     ds = datasets.read(folder)
     t = ds.trials
@@ -68,60 +75,73 @@ def read(folder, name: str | None = None):
                               f"no sweep named {name or '<name>'}-os-N or -poll-N (bench idle's)")
     rec = ds.experiments.set_index("experiment")
     pinning = rec["pinning"] if "pinning" in rec else pd.Series("", index=rec.index, dtype=str)
-    idle = pinning.fillna("").str.extract(r"idle CPUs: (.*)$")[0]
+    idle = pinning.fillna("").str.extract(f"{IDLE_NOTE}(.*)$")[0]
     t["idle"] = t["experiment"].map(idle).fillna("not recorded")
+    t["held"] = t["idle"].str.extract(r"^(os|poll) ")[0]
     t["round"] = t["round"].astype(int)
+    t["flagged"] = stats.flag(t["steal_flagged"]).to_numpy()
     t["loss"] = stats.trial_loss(t["tx"].to_numpy(), t["rx"].to_numpy())
     return t
 
 
 def summary(trials):
-    """Per mode and load: trials, mean steal, shares flagged and disturbed, lossy trials,
-    mean loss; and a row per mode over all loads (``offered_pps`` NaN)."""
+    """Per mode held and load: ``trials``, mean ``steal``, share ``flagged``, ``lossy``
+    trials and mean ``loss``; then per mode a row over the loads both modes measured
+    (``offered_pps`` NaN). Trials whose CPUs were not in the mode asked are left out."""
     import pandas as pd
 
-    def agg(g):
-        return pd.Series({"trials": len(g), "steal": g["steal"].mean(), "flagged": g["steal_flagged"].astype(bool).mean(),
-                          "disturbed": g["disturbed"].fillna(False).astype(bool).mean(),
-                          "lossy": int((g["lost"] > 0).sum()), "loss": g["loss"].mean()})
-
-    per_load = trials.groupby(["mode", "offered_pps"]).apply(agg, include_groups=False).reset_index()
-    overall = trials.groupby("mode").apply(agg, include_groups=False).reset_index()
-    overall["offered_pps"] = float("nan")
+    t = trials[trials["held"] == trials["mode"]]
+    both = set.intersection(*(set(t.loc[t["mode"] == m, "offered_pps"]) for m in MODES))
+    named = dict(trials=("loss", "size"), steal=("steal", "mean"), flagged=("flagged", "mean"),
+                 lossy=("lost", lambda s: int((s > 0).sum())), loss=("loss", "mean"))
+    per_load = t.groupby(["mode", "offered_pps"]).agg(**named).reset_index()
+    overall = t[t["offered_pps"].isin(both)].groupby("mode").agg(**named).reset_index()
+    overall["offered_pps"] = math.nan
     return pd.concat([per_load, overall], ignore_index=True)
 
 
 def _ratio(poll: float, os_: float) -> str:
-    if os_ == 0:
-        return "-" if poll == 0 else "inf"
-    return f"{poll / os_:.2f}x"
+    """poll / os as "0.08x"; "-" when both are 0 or either is unknown."""
+    if math.isnan(poll) or math.isnan(os_) or (poll == 0 and os_ == 0):
+        return "-"
+    return "inf" if os_ == 0 else f"{poll / os_:.2f}x"
 
 
 def report(trials) -> str:
-    """The side-by-side table and the ratios poll / os."""
+    """Per mode the trials counted and how their CPUs idled; the side-by-side table (loads
+    ascending, then all loads both modes measured) and the ratios poll / os; what was left out."""
     import pandas as pd
 
-    s = summary(trials)
     lines = []
     for mode in MODES:
-        held = sorted(trials.loc[trials["mode"] == mode, "idle"].unique())
-        rounds = trials.loc[trials["mode"] == mode, "round"].nunique()
-        lines.append(f"{mode}: {int((trials['mode'] == mode).sum())} trials in {rounds} round{'s' * (rounds != 1)}; "
-                     f"idle CPUs: {'; '.join(held)}")
-    rows = []
-    # loads ascending, then the row over all loads
-    for load, g in s.groupby(s["offered_pps"].fillna(float("inf")), sort=True):
+        asked = trials[trials["mode"] == mode]
+        counted = asked[asked["held"] == mode]
+        rounds = counted["round"].nunique()
+        lines.append(f"{mode}: {len(counted)} trials in {rounds} round{'s' * (rounds != 1)}"
+                     + (f"; idle CPUs: {'; '.join(sorted(counted['idle'].unique()))}" if len(counted) else ""))
+        for idle, g in asked[asked["held"] != mode].groupby("idle"):
+            lines.append(f"  left out: {len(g)} trials of {', '.join(sorted(g['experiment'].unique()))}, "
+                         f"idle CPUs: {idle}")
+    s = summary(trials)
+    rows, one_mode = [], []
+    for load, g in s.groupby(s["offered_pps"].fillna(math.inf), sort=True):
         by = g.set_index("mode")
         if not set(MODES) <= set(by.index):
+            one_mode.append(f"{load:,.0f} pps ({', '.join(by.index)} only)")
             continue
         o, p = by.loc["os"], by.loc["poll"]
-        rows.append({"load pps": "all" if load == float("inf") else f"{load:,.0f}", "trials": f"{o.trials:.0f}/{p.trials:.0f}",
+        rows.append({"load pps": "all" if load == math.inf else f"{load:,.0f}",
+                     "trials": f"{o.trials:.0f}/{p.trials:.0f}",
                      "steal os": f"{o.steal:.2%}", "steal poll": f"{p.steal:.2%}", "ratio": _ratio(p.steal, o.steal),
                      "flagged os": f"{o.flagged:.0%}", "flagged poll": f"{p.flagged:.0%}",
                      "lossy os": f"{o.lossy:.0f}", "lossy poll": f"{p.lossy:.0f}",
                      "loss os": f"{o.loss:.3%}", "loss poll": f"{p.loss:.3%}", "loss ratio": _ratio(p.loss, o.loss)})
     if rows:
         lines += pd.DataFrame(rows).to_string(index=False).splitlines()
+    else:
+        lines.append("no load measured in both modes: nothing to compare")
+    if one_mode:
+        lines.append("measured in one mode only, not compared (nor in 'all'): " + "; ".join(one_mode))
     lines.append("steal: share of CPU time the hypervisor took (all CPUs), mean per trial; flagged: steal above the "
                  "validation threshold; lossy: trials that lost packets; loss: mean loss ratio; ratio: poll / os. "
                  "Each trial measured once, modes alternating round by round.")

@@ -199,7 +199,7 @@ def bench_calibrate(capacity, duration, runs, method, ceiling, out):
 @click.option("--out", type=PATH, default=Path("runs/bench-idle"), show_default=True,
               help="Dataset folder of the sweeps (resumed if there).")
 def bench_idle(engine, scenario, loads_frac, ceiling, runs, duration, rounds, out):
-    """The same sweep with idle CPUs polling (the testbed's default) and in the kernel's idle states, alternating: steal, disturbed trials and loss side by side, as ratios (needs root)."""
+    """The same sweep with idle CPUs polling (the testbed's default) and in the kernel's idle states, alternating: steal, trials above the steal threshold and loss side by side, as ratios (needs root)."""
     from ..benchmarks import idle
 
     with resumable("trials", code=1):
