@@ -187,3 +187,12 @@ def test_doctor_says_whether_idle_cpus_can_poll(monkeypatch, tmp_path):
     monkeypatch.setattr("os.geteuid", lambda: 1000)
     c = doctor._cpu_latency_check()
     assert c.ok and "root only" in c.detail
+
+
+def test_report_only_from_the_command_line(tmp_path):
+    runner = CliRunner()
+    r = runner.invoke(app, ["bench", "idle", "--report-only", str(worked_example(tmp_path))])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith(f"os: 15 trials in 2 rounds; idle CPUs: os (the kernel's idle states; {HALTPOLL})")
+    r = runner.invoke(app, ["bench", "idle", "--report-only", str(tmp_path / "nothing")])
+    assert r.exit_code == 1 and "nothing: no such file or folder" in r.output

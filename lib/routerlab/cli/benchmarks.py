@@ -198,13 +198,21 @@ def bench_calibrate(capacity, duration, runs, method, ceiling, out):
               help="Sweeps in each idle mode, alternating.")
 @click.option("--out", type=PATH, default=Path("runs/bench-idle"), show_default=True,
               help="Dataset folder of the sweeps (resumed if there).")
-def bench_idle(engine, scenario, loads_frac, ceiling, runs, duration, rounds, out):
-    """The same sweep with idle CPUs polling (the testbed's default) and in the kernel's idle states, alternating: steal, trials above the steal threshold and loss side by side, as ratios (needs root)."""
+@click.option("--report-only", type=PATH, help="Measure nothing: report the sweeps NAME-os-N, NAME-poll-N in this "
+                                               "folder (every NAME).")
+def bench_idle(engine, scenario, loads_frac, ceiling, runs, duration, rounds, out, report_only):
+    """The same sweep with idle CPUs polling (the testbed's default) and in the kernel's idle states, alternating: steal, trials above the steal threshold and loss side by side, as ratios (needs root, unless --report-only)."""
     from ..benchmarks import idle
 
-    with resumable("trials", code=1):
-        trials = idle.run(engine, scenario, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs,
-                          duration=duration, rounds=rounds, announce=err.print)
+    if report_only is not None:
+        try:
+            trials = idle.read(report_only)
+        except RouterlabError as e:
+            fail(str(e), 1)
+    else:
+        with resumable("trials", code=1):
+            trials = idle.run(engine, scenario, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs,
+                              duration=duration, rounds=rounds, announce=err.print)
     click.echo(idle.report(trials))
 
 
