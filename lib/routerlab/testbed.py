@@ -24,7 +24,8 @@ goes back to the hypervisor, and waking it costs a host scheduling delay that th
 counts as steal; with packets arriving every few microseconds that happens all the time.
 The request is the kernel's to drop when the file closes, so a killed run leaves nothing
 behind. It is taken when the testbed is entered (``with Testbed() as tb``), so every
-testbed polls, those that bring their own topology (:mod:`routerlab.fastreroute`) too. ``ROUTERLAB_CPU_IDLE=os`` leaves idle to the kernel; :mod:`routerlab.benchmarks.idle`
+testbed polls, those that bring their own topology (:mod:`routerlab.fastreroute`) too.
+``ROUTERLAB_CPU_IDLE=os`` leaves idle to the kernel; :mod:`routerlab.benchmarks.idle`
 measures both side by side.
 
 Nothing is left behind: :class:`Testbed` is a context manager that removes its namespaces
@@ -76,24 +77,26 @@ IDLE_NOTE = "idle CPUs: "
 _cpu_idle_override: ContextVar[tuple[str, ...]] = ContextVar("cpu_idle_override", default=())
 
 
+def _checked_mode(name: str, mode: str) -> str:
+    """``mode`` if it is one of :data:`CPU_IDLE_MODES`, else a ParameterError naming ``name``."""
+    if mode not in CPU_IDLE_MODES:
+        raise ParameterError(name, f"must be one of {', '.join(CPU_IDLE_MODES)}, got {mode!r}")
+    return mode
+
+
 def default_cpu_idle() -> str:
     """The idle mode a :class:`Testbed` takes when not told: the innermost
     :func:`cpu_idle` block's, else ``ROUTERLAB_CPU_IDLE``, else "poll"."""
     if _cpu_idle_override.get():
         return _cpu_idle_override.get()[-1]
-    mode = os.environ.get("ROUTERLAB_CPU_IDLE", "poll")
-    if mode not in CPU_IDLE_MODES:
-        raise ParameterError("ROUTERLAB_CPU_IDLE", f"must be one of {', '.join(CPU_IDLE_MODES)}, got {mode!r}")
-    return mode
+    return _checked_mode("ROUTERLAB_CPU_IDLE", os.environ.get("ROUTERLAB_CPU_IDLE", "poll"))
 
 
 @contextmanager
 def cpu_idle(mode: str):
     """Testbeds made inside this block idle their CPUs in ``mode`` (one of
     :data:`CPU_IDLE_MODES`), whatever the environment says."""
-    if mode not in CPU_IDLE_MODES:
-        raise ParameterError("cpu_idle", f"must be one of {', '.join(CPU_IDLE_MODES)}, got {mode!r}")
-    token = _cpu_idle_override.set(_cpu_idle_override.get() + (mode,))
+    token = _cpu_idle_override.set(_cpu_idle_override.get() + (_checked_mode("cpu_idle", mode),))
     try:
         yield
     finally:
@@ -235,8 +238,7 @@ class Testbed:
         for name, cpu in (("gen_cpu", self.gen_cpu), ("router_cpu", self.router_cpu), ("sink_cpu", self.sink_cpu)):
             if not 0 <= cpu < ncpu:
                 raise ParameterError(name, f"CPU {cpu} does not exist (this machine has {ncpu})")
-        if self.cpu_idle not in CPU_IDLE_MODES:
-            raise ParameterError("cpu_idle", f"must be one of {', '.join(CPU_IDLE_MODES)}, got {self.cpu_idle!r}")
+        _checked_mode("cpu_idle", self.cpu_idle)
 
     # names -----------------------------------------------------------------------
     @property
