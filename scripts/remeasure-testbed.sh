@@ -1,7 +1,8 @@
 #!/bin/bash
 # Re-measure every testbed dataset (testbed-click, click-course, testbed-bmv2, testbed-veth,
-# comparison) in one run: about two hours on 2 cores with the machine to itself (on
-# 2026-11-25: testbed-veth 46 minutes, the other four 75, of which the comparison 52).
+# comparison) in one run: about an hour and a half on 2 cores with the machine to itself
+# (on 2026-11-26, idle CPUs polling: the four others 42 minutes, of which testbed-veth 26;
+# the comparison 46).
 # Name some datasets after OUT to measure only
 # those: scripts/remeasure-testbed.sh runs/remeasure testbed-veth (it needs Click only).
 # Needs root and the engines built (make engines). Writes to OUT (default runs/remeasure),

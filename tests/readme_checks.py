@@ -86,10 +86,6 @@ def committed(path: str, commit: str) -> str:
 
 VETH = "testbed-veth"
 BMV2 = "testbed-bmv2"
-#: The commit the re-measurement of 2026-11-25 09:03-10:31 UTC ran with (every testbed
-#: dataset, beside other work; each has since been measured again, alone: VETH_CODE_ALONE
-#: for testbed-veth, CODE_ALONE for the other four).
-CODE = "9f2de3149a712a707da917d84e020042fd2354a3"
 #: The commit testbed-veth's measurement alone on the machine (2026-11-25, from 18:47 UTC)
 #: ran with (``scripts/remeasure-testbed.sh OUT testbed-veth``).
 VETH_CODE_ALONE = "c509560faebc96f3d2a21e22967c252ae75eafae"
@@ -98,19 +94,28 @@ VETH_CODE_ALONE = "c509560faebc96f3d2a21e22967c252ae75eafae"
 #: (``scripts/remeasure-testbed.sh OUT testbed-click click-course testbed-bmv2 comparison``).
 CODE_ALONE = "0d06652e570507452cd15ccc150d695bad7d7ac8"
 #: The commit that holds the four datasets that measurement replaced: the morning's run
-#: (2026-11-25 09:03-10:31 UTC, code CODE, beside other work on the router's CPU). The
+#: (2026-11-25 09:03-10:31 UTC, code 9f2de31, beside other work on the router's CPU). The
 #: same commit as CODE_ALONE: the run started from it, before its files were copied in.
 MORNING = "0d06652e570507452cd15ccc150d695bad7d7ac8"
 #: The commit that holds the testbed-veth that measurement replaced: the run of 09:19 UTC
-#: with CODE, beside other work on the router's CPU.
+#: with code 9f2de31, beside other work on the router's CPU.
 VETH_SHARED = "d05b257cc5648cf25625587407f96181c3e3e3bd"
 #: The commit that holds the testbed datasets that re-measurement replaced (measured on
 #: 2026-11-23 from 22:48 UTC with code cf089af): what a README compares with.
 PREVIOUS = "556b704a510e75eaea75c3d87d1e9ecad4149c65"
 #: The commit that holds this dataset's previous sweeps (2026-11-23, 20:53 UTC), which the README compares with.
 VETH_BEFORE = "c31633184400de83e91442d3e6362e7390f7332f"
-#: The commit the run of 2026-11-23 22:48 UTC measured with.
-VETH_CODE = "cf089af1998346533d848a4514f8f4488217b754"
+#: The commit the re-measurement with idle CPUs polling ran with (2026-11-26 10:20-11:02 UTC,
+#: ``scripts/remeasure-testbed.sh OUT``, the machine to itself): testbed-click, click-course,
+#: testbed-bmv2 and testbed-veth, in that order, its sweeps given the ceiling it measured at its start.
+#: The comparison it went on to was stopped before its first trial (SIGINT, 11:02 UTC).
+POLL_CODE = "e167e53752bfd463c678314a37802015f7b37770"
+#: The commit the comparison's re-measurement with idle CPUs polling ran with (2026-11-26
+#: from 12:24 UTC, ``scripts/remeasure-testbed.sh OUT comparison``, the machine to itself).
+POLL_COMPARISON_CODE = "28d8e4b1209a89b0a9110be219ad421421a9670b"
+#: The commit that holds the five datasets the polling runs replaced, measured with idle CPUs
+#: halting (testbed-veth with VETH_CODE_ALONE, the other four with CODE_ALONE).
+HALTING = "28d8e4b1209a89b0a9110be219ad421421a9670b"
 
 
 def assessed(folder):

@@ -1,18 +1,23 @@
 """Every number the README of testbed-bmv2 states, recomputed from its files (see readme_checks)."""
 
-import subprocess
-
 import numpy as np
 import pandas as pd
 import pytest
 
-from routerlab import datasets, stats, testbed
+from routerlab import datasets, defaults, stats, testbed, traffic
 from routerlab.engines import bmv2 as bmv2_engine
 from routerlab.validation import TrialValidation
-from readme_checks import (the_testbed_doc, superseded, why, BMV2, CODE, CODE_ALONE, D, MORNING, VETH, check_superseded_searches, committed, loss_rows,
-                           pct, per_load, pps, previous_files, says, sig2, span, trials, when_range)
+from readme_checks import (the_testbed_doc, superseded, why, BMV2, CODE_ALONE, D, HALTING, POLL_CODE,
+                           POLL_COMPARISON_CODE, VETH,
+                           check_superseded_searches, committed, loss_rows, pct, per_load, pps, previous_files, says,
+                           sig2, span, trials)
 
 SWEEP = "bmv2-single-flow"
+#: the validation's added-up columns, new since the halting files (0a3e268, 8d9f526)
+TOTALS = ["cpu_stops", "cpu_stopped_ms", "gen_lagged_ms"]
+#: every file of the dataset, as the halting measurement left them (commit HALTING)
+FILES = ("trials.csv", "experiments.csv", "search_results.csv", "search_trials.csv", "drops.csv",
+         "superseded_trials.csv", "superseded_search_trials.csv")
 
 
 def notes(e) -> dict:
@@ -25,16 +30,26 @@ def one(x) -> str:
     return f"{x:.1f}"
 
 
-def search_trials() -> pd.DataFrame:
+def hhmm(stamps) -> str:
+    """The minutes of some stamps, ``a``, ``a and b`` or ``a, b and c`` (each once)."""
+    m = sorted({f"{x:%H:%M}" for x in pd.to_datetime(pd.Series(stamps))})
+    return m[0] if len(m) == 1 else f"{', '.join(m[:-1])} and {m[-1]}"
+
+
+def search_trials(folder=None) -> pd.DataFrame:
     """search_trials.csv with each row's index within its experiment (the ``probe`` of its
     superseded attempts), its loss ratio and the flags as booleans."""
-    s = datasets.read_kind(D / BMV2, "search_trials.csv")
+    s = datasets.read_kind(folder or D / BMV2, "search_trials.csv")
     return s.assign(probe=s.groupby("experiment").cumcount(), loss=s["lost"] / s["tx"],
                     **{c: s[c].astype(str).str.lower() == "true" for c in ("passed", "generator_limited", "disturbed")})
 
 
-def searches() -> pd.DataFrame:
-    return datasets.read_searches([D / BMV2]).set_index("engine")
+def searches(folder=None) -> pd.DataFrame:
+    return datasets.read_searches([folder or D / BMV2]).set_index("engine")
+
+
+def script_block(script: str) -> str:
+    return script.split("if want testbed-bmv2; then")[1].split("\nfi\n")[0]
 
 
 def test_bmv2_where_when_how():
@@ -47,6 +62,11 @@ def test_bmv2_where_when_how():
     cpu = testbed.Testbed.__dataclass_fields__["router_cpu"].default
     assert f"router receive CPU {cpu};" in e["pinning"] and "pinned to the router's CPU" in bmv2_engine.__doc__
     says(BMV2, f"simple_switch (all its threads) runs on CPU {cpu} too")
+    # idle CPUs polled while the testbed was up: the pinning's last part says so
+    idle = e["pinning"].split("; ")[-1]
+    assert idle.startswith(f"{testbed.IDLE_NOTE}poll (/dev/cpu_dma_latency 0 us held while up")
+    says(BMV2, f"the record's last part, `{idle}`, says that while the testbed was up, idle CPUs polled instead of "
+               f"halting")
     # the DUT's kernel forwards nothing while simple_switch runs (the engine sets it)
     engine_src = (D.parent / "lib" / "routerlab" / "engines" / "bmv2.py").read_text()
     assert '"sysctl", "-qw", "net.ipv4.ip_forward=0"' in engine_src
@@ -55,28 +75,37 @@ def test_bmv2_where_when_how():
     builds = (D.parent / "lib" / "routerlab" / "data" / "engine-builds.yaml").read_text()
     assert "CFLAGS=-O2 CXXFLAGS=-O2" in builds and "--disable-logging-macros --disable-elogger" in builds
     says(BMV2, "bmv2 with `--disable-logging-macros --disable-elogger` and `-O2`")
-    day = pd.to_datetime(t["started_at"]).min().strftime("%Y-%m-%d")
-    assert pd.to_datetime(t["started_at"]).dt.strftime("%Y-%m-%d").eq(day).all()
-    assert pd.to_datetime(r["when"]).dt.strftime("%Y-%m-%d").eq(day).all()
-    says(BMV2, f"**When:** {day}: the sweep {when_range(t['started_at'])} UTC, "
-               f"the searches {when_range(r['when'])} UTC", f"Code: commit {CODE_ALONE[:7]}.")
-    # the script, as it was at that commit: four datasets in this order, this one with these two commands
-    script = committed("scripts/remeasure-testbed.sh", CODE_ALONE)
-    order = ["testbed-click", "click-course", "testbed-bmv2", "comparison"]
+    start, done = pd.to_datetime(t["started_at"]), pd.to_datetime(r["when"])
+    day = f"{start.min():%Y-%m-%d}"
+    assert start.dt.strftime("%Y-%m-%d").eq(day).all() and done.dt.strftime("%Y-%m-%d").eq(day).all()
+    assert done.min() > start.max()
+    says(BMV2, f"**When:** {day}: the sweep's trials started {start.min():%H:%M}-{start.max():%H:%M} UTC, the searches "
+               f"finished at {hhmm(done)} UTC.", f"Code: commit {POLL_CODE[:7]}.")
+    # the record names that commit, with nothing uncommitted
+    assert e["versions"].startswith(f"routerlab: 0.1.0 (git {POLL_CODE[:7]})") and "uncommitted" not in e["versions"]
+    says(BMV2, f"`versions` in `experiments.csv`: `routerlab: 0.1.0 (git {POLL_CODE[:7]})`")
+    # the script, as it was at that commit: every dataset by default, in this order, this one with two commands
+    script = committed("scripts/remeasure-testbed.sh", POLL_CODE)
+    order = script.split('ALL="')[1].split('"')[0].split()
+    assert 'WANT=" ${*:-$ALL} "' in script
     at = [script.index(f"if want {x}; then") for x in order]
     assert at == sorted(at)
-    block = script.split("if want testbed-bmv2; then")[1].split("\nfi\n")[0]
+    i = order.index(BMV2)
+    says(BMV2, f"`scripts/remeasure-testbed.sh OUT` measures every testbed dataset one after another "
+               f"({', '.join(f'`{x}`' for x in order[:-1])} and `{order[-1]}`); it measured this one "
+               f"{['first', 'second', 'third', 'fourth'][i]}, after `{order[i - 1]}` and before `{order[i + 1]}`")
+    block = script_block(script)
     assert ("$R measure --engine bmv2 --scenario single-flow --loads 1000,2000,3000,5000,7500,10000,15000,20000,"
             "30000,40000 --runs 10 --duration 1 --out") in block
     assert '$R bench engines --engine linux --engine bmv2 --duration 1 --out "$B"' in block
-    says(BMV2, f"`scripts/remeasure-testbed.sh OUT {' '.join(order)}` measured four datasets one after another, "
-               f"this one third (after `{order[1]}`, before `{order[3]}`)",
-         "routerlab bench engines --engine linux --engine bmv2 --duration 1 --out datasets/testbed-bmv2")
-    # the files agree: click-course's last trial before this sweep, comparison's first after these searches
-    first = pd.to_datetime(datasets.read(D / BMV2).trials["started_at"]).min()
-    last = pd.to_datetime(r["when"]).max()
-    assert pd.to_datetime(datasets.read(D / "click-course").trials["started_at"]).max() < first
-    assert pd.to_datetime(datasets.read(D / "comparison").trials["started_at"]).min() > last
+    says(BMV2, "routerlab bench engines --engine linux --engine bmv2 --duration 1 --out datasets/testbed-bmv2")
+    # the files agree: click-course's last trial before this sweep, testbed-veth's first after these searches
+    assert pd.to_datetime(datasets.read(D / order[i - 1]).trials["started_at"]).max() < start.min()
+    assert pd.to_datetime(datasets.read(D / order[i + 1]).trials["started_at"]).min() > done.max()
+    # the other datasets' sweeps were given the script's ceiling; these two commands measured their own
+    assert '--ceiling "$C"' in script and "--ceiling" not in block
+    says(BMV2, "Neither command was given the ceiling the script measured at its start for the other datasets' "
+               "sweeps: each measured the generator's ceiling itself")
     n = notes(e)
     assert n["capture_drops"] == "on" and n["egress_queue_drops"] == "on" and n["loss_attribution"] == "on"
     says(BMV2, "(`capture_drops=on` and `egress_queue_drops=on` in the notes")
@@ -84,17 +113,20 @@ def test_bmv2_where_when_how():
     for k in ("router_queue_packets", "steal_threshold", "probe_period_ms", "max_repeats"):
         assert (r[k].astype(float) == float(n[k])).all(), k
     says(BMV2, f"up to {int(n['max_repeats'])} times, when its steal is above {float(n['steal_threshold']):.0%}",
-         f"longer than the probe's {float(n['probe_period_ms']):g} ms period and than the router's queue lasts",
+         f"the longest stop or lag is longer than the probe's {float(n['probe_period_ms']):g} ms period and than the "
+         f"router's queue lasts, and the loss is no more than the packets offered during it or, if more, during all "
+         f"the stops (or lags) over {traffic.STOP_TOTAL_OVER_MS:g} ms added up",
          f"The validation takes the router's queue as {n['router_queue_packets']} packets "
          f"(`router_queue_packets={n['router_queue_packets']}` in the notes)")
-    says(BMV2, f"Each command measured the generator's ceiling itself: {pps(e['generator_ceiling_pps'])} pps before "
-               f"the sweep (its loads are absolute, so it only serves the record) and "
-               f"{pps(r['generator_ceiling_pps'].iloc[0])} pps before the searches.")
     assert r["generator_ceiling_pps"].nunique() == 1
+    says(BMV2, f"{pps(e['generator_ceiling_pps'])} pps before the sweep (its loads are absolute, so it only serves "
+               f"the record) and {pps(r['generator_ceiling_pps'].iloc[0])} pps before the searches.")
     loads = ",".join(f"{x:.0f}" for x in sorted(t["offered_pps"].unique()))
     assert e["command"].startswith(f"routerlab measure --engine bmv2 --scenario single-flow --loads {loads} "
                                    "--runs 10 --duration 1 --out ")
-    says(BMV2, f"--loads {loads}")
+    assert e["command"].endswith(f"/{BMV2}")
+    runs = e["command"].split("--runs ")[1].split(" --out ")[0]
+    says(BMV2, f"--loads {loads}", f"--runs {runs} --out datasets/{BMV2}")
     assert e["frame_size"] == 64 and "flows=single" in e["scenario"] and "routes=1," in e["scenario"]
     says(BMV2, f"Frames are {e['frame_size']} B, one flow, one route.")
 
@@ -110,7 +142,10 @@ def test_bmv2_files():
     assert 'return self.counter("RlEgress.tx_port", 1)' in src and "1 (towards the sink)" in bmv2_engine.__doc__
     says(BMV2, "`engine_forwarded` is bmv2's own counter `RlEgress.tx_port[1]`, read through simple_switch_CLI; it "
                "equals `rx` at the sink in every trial")
-    assert {"cpu_stop_ms", "gen_late_ms", "queue_ms", "attempt", "disturbed"} <= set(t.columns)
+    cols = ["cpu_stop_ms", "cpu_stops", "cpu_stopped_ms", "gen_late_ms", "gen_lagged_ms", "queue_ms", "attempt",
+            "disturbed"]
+    assert set(cols) <= set(t.columns)
+    says(BMV2, f"and the validation's ({', '.join(f'`{c}`' for c in cols)})")
     assert datasets.read_drops([D / BMV2])["reason"].isin(["d0.capture_drops", "egress_queue_drops"]).any()
     e = datasets.read_experiments(D / BMV2).iloc[0]
     assert {"p4_program", "entries", "entries_load_s", "steal_threshold", "probe_period_ms"} <= set(notes(e))
@@ -151,17 +186,17 @@ def test_bmv2_searches():
     says(BMV2, f"carries at most {100 * r.loc['bmv2', 'lower_pps'] / r.loc['linux', 'lower_pps']:.1f}% of what "
                f"Linux carries")
     s = search_trials()
-    ls = s[(s["engine"] == "linux") & (s["phase"] == "final")]
-    assert not s[s["engine"] == "linux"]["generator_limited"].any()
+    lx = s[s["engine"] == "linux"]
+    assert not lx["generator_limited"].any()
     says(BMV2, "None of its trials was generator-limited.")
-    loads = list(ls["load"])
-    assert loads == [ceiling] * 3 + [ceiling / 2] * 3 + [ceiling] * 3
-    first, half, again = ls.iloc[:3], ls.iloc[3:6], ls.iloc[6:]
-    bad = first[~first["passed"]]
-    assert half["passed"].sum() >= 2 and (again["lost"] == 0).all()
-    says(BMV2, f"its first three 1-s trials at {pps(ceiling)} pps passed {int(first['passed'].sum())} of 3 (the other "
-               f"two lost {' and '.join(sig2(x) for x in bad['loss'][:-1])}% and {sig2(bad['loss'].iloc[-1])}%); it "
-               f"then passed {pps(ceiling / 2)} pps and went back to the ceiling, where three more trials lost nothing")
+    short, final = lx[lx["phase"] == "short"], lx[lx["phase"] == "final"]
+    assert list(final["load"]) == [ceiling] * 3 and (final["lost"] == 0).all()
+    at = short[np.isclose(short["load"], ceiling)]
+    assert len(at) == 1 and at["passed"].all() and short["passed"].all()
+    assert len(short) == 2 and short.index[1] == at.index[0] and list(lx.index[:2]) == list(short.index)
+    says(BMV2, f"Its first trial was a {short['duration'].iloc[0]:g}-s trial at {pps(short['load'].iloc[0])} pps; its "
+               f"second went to the ceiling: that {at['duration'].iloc[0]:g}-s trial lost "
+               f"{sig2(at['loss'].iloc[0])}% and passed, then its three 1-s trials at {pps(ceiling)} pps lost nothing")
     # bmv2: its one generator-limited trial, far above the answer; its precision and failing load
     lim = s[s["generator_limited"]]
     assert len(lim) == 1 and lim["engine"].iloc[0] == "bmv2" and lim["duration"].iloc[0] == 0.5
@@ -172,26 +207,21 @@ def test_bmv2_searches():
 
 
 def test_bmv2_linux_in_testbed_veth():
-    """The Linux searches of testbed-veth as it is now: measured alone earlier the same evening."""
-    vt = datasets.read(D / VETH).trials
+    """The Linux searches of testbed-veth as it is now: measured right after this dataset, in the same run."""
+    vt, ve = datasets.read(D / VETH).trials, datasets.read_experiments(D / VETH)
     vr = datasets.read_searches([D / VETH])
     began, done = pd.to_datetime(vt["started_at"]).min(), pd.to_datetime(vr["when"]).max()
-    ours = pd.to_datetime(trials(BMV2)["started_at"]).min()
-    assert began.date() == ours.date() and done < ours
+    assert began > pd.to_datetime(datasets.read_searches([D / BMV2])["when"]).max()
+    assert ve["versions"].str.startswith(f"routerlab: 0.1.0 (git {POLL_CODE[:7]})").all()
+    assert ve["pinning"].str.contains(f"{testbed.IDLE_NOTE}poll (", regex=False).all()
     lx = vr[(vr["engine"] == "linux") & (vr["kind"] == "pdr") & (vr["method"] == "routerlab")].sort_values("when")
     assert len(lx) == 3
-    says(BMV2, f"**In `testbed-veth`, measured alone earlier that evening** ({began:%H:%M}-{done:%H:%M} UTC), Linux's "
-               f"PDR@0.5% searches answered {', '.join(lx['answer'].iloc[:-1])} and {lx['answer'].iloc[-1]}, with "
-               f"generator ceilings of {', '.join(pps(x) for x in lx['generator_ceiling_pps'].iloc[:-1])} and "
-               f"{pps(lx['generator_ceiling_pps'].iloc[-1])} pps")
-    bound = (lx["upper_pps"].isna() & np.isclose(lx["lower_pps"], lx["generator_ceiling_pps"])) | lx["generator_bound"]
-    # each lower bound with its reason, as the answers word it, in the order the answers come
     b = datasets.search_pdr(lx)
-    assert list(b["at_least"]) == list(bound)
-    why_at_least = b[b["at_least"]]["bound"]
-    count = ["no", "one", "two", "three"]
-    says(BMV2, f"there too, {count[len(why_at_least)]} of the three answers are lower bounds: "
-               + ", ".join(f"{count[n]} {x}" for x, n in why_at_least.value_counts(sort=False).items()) + ".")
+    assert b["at_least"].all() and (b["bound"] == "passed at the ceiling").all()
+    says(BMV2, f"**In `testbed-veth`, measured right after in the same run** ({began:%H:%M}-{done:%H:%M} UTC), "
+               f"Linux's three PDR@0.5% searches all passed at the generator's ceiling, "
+               f"{', '.join(pps(x) for x in lx['generator_ceiling_pps'].iloc[:-1])} and "
+               f"{pps(lx['generator_ceiling_pps'].iloc[-1])} pps: each answer is a lower bound there too.")
 
 
 def bmv2_row(s, lo, hi):
@@ -200,7 +230,7 @@ def bmv2_row(s, lo, hi):
     carried = "= offered" if (g["rx_pps"].round() >= g.index).all() else span(g["rx_pps"], pps)
     loss, worst = span(g["loss"], sig2), span(g["worst"], sig2)
     pc = "" if loss == "0" else "%"
-    loads = f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
+    loads = pps(lo) if lo == hi else f"{pps(lo)}-{pps(hi)}"
     return f"| {loads} | {loss}{pc} | {worst}{pc if worst != '0' else ''} | {carried} | {span(g['cpu'], pct())}% |"
 
 
@@ -209,15 +239,28 @@ def test_bmv2_sweep():
     s = per_load(BMV2).loc[SWEEP]
     assert not t["limited"].any()
     says(BMV2, "The sweep (no trial was generator-limited):")
-    says(BMV2, bmv2_row(s, 1_000, 2_000), bmv2_row(s, 3_000, 10_000), bmv2_row(s, 15_000, 15_000),
-         bmv2_row(s, 20_000, 20_000), bmv2_row(s, 30_000, 30_000), bmv2_row(s, 40_000, 40_000))
-    assert (s.loc[:2_000, "worst"] == 0).all() and (s.loc[3_000:, "loss"] > 0).all()
-    assert list(s.index) == [1_000, 2_000, 3_000, 5_000, 7_500, 10_000, 15_000, 20_000, 30_000, 40_000]
+    o = list(s.index)
+    assert o == [1_000, 2_000, 3_000, 5_000, 7_500, 10_000, 15_000, 20_000, 30_000, 40_000]
+    lossless = [x for x in o if s.loc[x, "worst"] == 0]
+    assert lossless == o[:len(lossless)] and (s.loc[o[len(lossless)]:, "loss"] > 0).all()
+    says(BMV2, bmv2_row(s, o[0], lossless[-1]), *(bmv2_row(s, x, x) for x in o[len(lossless):]))
+    # "= offered": the loads whose median trial delivered all it was sent; the generator sends whole batches
+    batch = int(datasets.read_experiments(D / BMV2).iloc[0]["generator"].split("sendmmsg batch ")[1].split(")")[0])
+    assert (t["tx"] == np.ceil(t["offered_pps"] * t["duration_s"] / batch) * batch).all()
+    assert (t["duration_s"] == 1).all()
+    full = [x for x in o if round(s.loc[x, "rx_pps"]) >= x]
+    assert full == o[:len(full)] and len(full) > len(lossless)
+    sent = t[t["offered_pps"].isin(full)].groupby("offered_pps")["tx"].median()
+    says(BMV2, f"\"Median throughput\" is what the median trial delivered: the packets the sink received per second. "
+               f"\"= offered\" means the median trial delivered every packet it was sent; the generator sends whole "
+               f"{batch}-packet batches, so at {pps(full[0])}-{pps(full[-1])} pps a 1-s trial sent "
+               f"{span(sent, pps)} packets, a little more than the nominal load. The verdict below uses the "
+               f"statistics' throughput instead: offered × (1 - mean loss), from the mean loss over the load's trials.")
     x = stats.assess(datasets.read(D / BMV2).trials)[0]
     v = x.verdict
     summ = x.summary.set_index("offered_pps")
     first = summ[summ["plr"] > stats.PDR_FRACTION].index[0]
-    o = list(summ.index)
+    assert list(summ.index) == o
     assert v.still_rising and o[v.candidate_index - 1] == first
     says(BMV2, f"Its verdict is **{v.label}** ({v.why})",
          f"on this grid its PDR@0.5% is {pps(x.pdr.load)} pps and loss first passes 0.5% at {pps(first)} pps, but from "
@@ -231,28 +274,29 @@ def test_bmv2_sweep():
     says(BMV2, f"The test finds saturation one load later, at {pps(sat)} pps, where the throughput (offered × "
                f"(1 - mean loss)) fell from {pps(tp.loc[o[v.candidate_index]])} to {pps(tp.loc[sat])} pps.")
     # the median trial
-    med = t[~t["limited"]].groupby("offered_pps")["loss"].median()
+    med = t.groupby("offered_pps")["loss"].median()
     fails = med[med > stats.PDR_FRACTION]
     f0 = fails.index[0]
-    assert list(fails.index) == [x for x in med.index if x >= f0]
-    passing = med[med.index < f0]
-    says(BMV2, f"The median trial lost {sig2(med.loc[passing.index[-1]])}% at {pps(passing.index[-1])} pps and "
+    assert list(fails.index) == [x for x in med.index if x >= f0] and f0 == first
+    last = med[med.index < f0].index[-1]
+    at = t[t["offered_pps"] == f0]["loss"]
+    says(BMV2, f"The median trial lost {sig2(med.loc[last])}% at {pps(last)} pps and "
                f"{span(fails, sig2)}% at {pps(f0)}-{pps(fails.index[-1])} pps: on its median trial the sweep passes "
-               f"every load up to {pps(passing.index[-1])} pps and fails from {pps(f0)} pps, where "
-               f"{(t[t['offered_pps'] == f0]['loss'] > stats.PDR_FRACTION).sum()} of the "
-               f"{(t['offered_pps'] == f0).sum()} trials lost more than 0.5%")
+               f"every load up to {pps(last)} pps and fails from {pps(f0)} pps, where "
+               f"{(at > stats.PDR_FRACTION).sum()} of the {len(at)} trials lost more than 0.5%")
+    # the search agrees: its answer and its failing load lie between the sweep's last passing and first failing load
     r = searches()
-    assert r.loc["bmv2", "lower_pps"] > f0
     assert pd.to_datetime(r["when"]).min() > pd.to_datetime(t["started_at"]).max()  # later in the same run
+    lo, hi = r.loc["bmv2", "lower_pps"], r.loc["bmv2", "upper_pps"]
+    assert last < lo < hi < f0
     st = search_trials()
-    ans = st[(st["engine"] == "bmv2") & (st["phase"] == "final") & np.isclose(st["load"], r.loc["bmv2", "lower_pps"])]
-    ok = ans[ans["passed"]]
-    assert len(ans) == 3 and len(ok) == 2
-    says(BMV2, f"The search, which passes a load on its median trial, found {r.loc['bmv2', 'answer']}, above that "
-               f"load: two of its three 1-s trials there lost {' and '.join(sig2(x) + '%' for x in ok['loss'])}.")
-    assert (t[t["offered_pps"] == f0]["loss"] > ok["loss"].max()).sum() > 5
-    says(BMV2, f"These files do not say why the search's trials at {pps(r.loc['bmv2', 'lower_pps'])} pps, later in "
-               f"the same run, lost less than most of the sweep's at {pps(f0)} pps")
+    b = st[(st["engine"] == "bmv2") & (st["phase"] == "final")]
+    ans, bad = b[np.isclose(b["load"], lo)], b[np.isclose(b["load"], hi)]
+    assert len(ans) == 3 and len(bad) == 3
+    says(BMV2, f"The search, which passes a load on its median trial, agrees: its answer, {r.loc['bmv2', 'answer']}, "
+               f"and the load it failed, {pps(hi)} pps, both lie between those two loads. Its three 1-s trials at "
+               f"{pps(lo)} pps lost {', '.join(sig2(x) + '%' for x in ans['loss'])}; at {pps(hi)} pps "
+               f"{', '.join(sig2(x) + '%' for x in bad['loss'])}.")
 
 
 def test_bmv2_validation_of_the_sweep():
@@ -266,19 +310,17 @@ def test_bmv2_validation_of_the_sweep():
     says(BMV2, f"**The sweep: {len(again)} of the {len(t)} trials measured again**, with {len(sup)} attempts set aside "
                f"(`superseded_trials.csv`), every one for steal above 2% ({span(sup['steal'], pct(1))}%); no stop or "
                f"lag accounted for a loss.")
-    low = again[again["offered_pps"] <= 2_000]
-    assert (sup[sup["offered_pps"] <= 2_000]["lost"] == 0).all() and (t[t["offered_pps"] <= 2_000]["lost"] == 0).all()
-    assert sorted(t[t["offered_pps"] <= 2_000]["offered_pps"].unique()) == [1_000, 2_000]
-    says(BMV2, f"{len(low)} of those {len(again)} trials ({(sup['offered_pps'] <= 2_000).sum()} of the {len(sup)} "
-               f"attempts) were at 1,000 and 2,000 pps, where no trial lost a packet.")
+    per = again.groupby("offered_pps").size()
+    says(BMV2, "They were at " + ", ".join(f"{pps(x)} pps ({n})" for x, n in per.iloc[:-1].items())
+               + f" and {pps(per.index[-1])} pps ({per.iloc[-1]}).")
     dist = t[t["disturbed"].astype(bool)]
     assert (dist["attempt"] == 4).all() and why(dist).str.fullmatch(r"steal \S+ > 2\.0%").all()
-    per = dist.groupby("offered_pps").size()
-    assert list(per.index) == [1_000, 2_000, 40_000]
-    says(BMV2, f"{len(dist)} kept trials are still `disturbed` after 3 repeats, all for steal "
-               f"({span(dist['steal'], pct(1))}%): {per[1_000]} at 1,000 pps, {per[2_000]} at 2,000 pps and "
-               f"{per[40_000]} at 40,000 pps.",
-         f"The mean steal of a kept trial was {100 * t['steal'].mean():.2f}%.")
+    assert len(dist) == 2
+    says(BMV2, f"{len(dist)} kept trials are still `disturbed` after 3 repeats, both for steal "
+               f"({' and '.join(f'{100 * x:.2f}%' for x in dist['steal'])}), at "
+               f"{' and '.join(pps(x) for x in dist['offered_pps'])} pps; the statistics above count them.",
+         f"The mean steal of a kept trial was {100 * t['steal'].mean():.2f}%, the largest "
+         f"{100 * t['steal'].max():.1f}%.")
     # the queue: the kernel's backlog, long at these loads
     lossy = t[t["lost"] > 0]
     q = int(notes(e)["router_queue_packets"])
@@ -292,13 +334,14 @@ def test_bmv2_validation_of_the_sweep():
     d = datasets.read_drops([D / BMV2])
     assert not d["reason"].str.contains("BACKLOG").any()
     says(BMV2, "bmv2 does not lose packets in that backlog but at its capture socket and egress queue")
-    # with no queue at all: the lossy trials not already disturbed that a stop would have caught
+    # with no queue at all: the lossy trials kept as clean that a stop or lag would then have caught
     clean = lossy[~lossy["disturbed"].astype(bool)]
     caught = clean[[v.disturbed({**r, "queue_ms": 0.0}) for r in clean.to_dict("records")]]
-    assert why(caught.assign(queue_ms=0.0)).str.startswith("router CPU stopped").all()
-    says(BMV2, f"Had the queue counted as nothing, {len(caught)} more of the {len(lossy)} lossy trials would have been "
-               f"measured again ({span(caught['lost'], lambda x: f'{x:.0f}')} packets lost at "
-               f"{span(caught['offered_pps'], pps)} pps, behind stops read as {span(caught['cpu_stop_ms'], one)} ms)")
+    read = clean[(clean["cpu_stop_ms"] > v.probe_period_ms) | (clean["gen_late_ms"] > v.probe_period_ms)]
+    assert caught.empty and len(read)
+    says(BMV2, f"Even had the queue counted as nothing, none of the {len(clean)} lossy trials kept as clean would have "
+               f"been measured again: the {len(read)} of them that read a stop or a lag longer than the probe's "
+               f"{v.probe_period_ms:g} ms period lost more packets than were offered during their stops and lags.")
 
 
 def test_bmv2_validation_of_the_searches():
@@ -307,29 +350,31 @@ def test_bmv2_validation_of_the_searches():
     says(BMV2, f"**The searches: {len(old)} attempts measured again.**")
     s = search_trials()
     b, bs = old[old["engine"] == "bmv2"], s[s["engine"] == "bmv2"]
-    assert b["why"].str.fullmatch(r"steal \S+ > 2\.0%").all()
-    bd = bs[bs["disturbed"]]
-    assert bd["load"].nunique() == 1 and not bd["passed"].any()
-    says(BMV2, f"bmv2's search repeated {len(b)} attempts, in {b['probe'].nunique()} of its {len(bs)} trials, every "
-               f"one for steal above 2% ({span(b['steal'], pct(1))}%); {len(bd)} of its kept trials are still "
-               f"`disturbed`, both at {pps(bd['load'].iloc[0])} pps, both failed")
+    assert b["why"].str.fullmatch(r"steal \S+ > 2\.0%").all() and not bs["disturbed"].any()
+    says(BMV2, f"bmv2's search repeated {len(b)} attempts, in {b['probe'].nunique()} of its {len(bs)} trials, each "
+               f"for steal above 2% ({' and '.join(f'{100 * x:.1f}%' for x in sorted(b['steal']))}); none of its "
+               f"kept trials is `disturbed`.")
     lx, ls = old[old["engine"] == "linux"], s[s["engine"] == "linux"]
-    says(BMV2, f"Linux's search repeated {len(lx)} attempts, in {lx['probe'].nunique()} of its {len(ls)} trials")
+    says(BMV2, f"Linux's search repeated {len(lx)} attempts, in {lx['probe'].nunique()} of its {len(ls)} trials "
+               f"(its 1-s trials at the ceiling)")
+    assert (ls.loc[ls["probe"].isin(lx["probe"]), "phase"] == "final").all()
     stop, lag = lx[lx["why"].str.contains("router CPU stopped")], lx[lx["why"].str.contains("generator fell behind")]
-    steal = lx[lx["why"].str.contains("steal")]
-    assert (lx["why"].str.contains("router CPU stopped") | lx["why"].str.contains("generator fell behind")
-            | lx["why"].str.contains("steal")).all()
-    says(BMV2, f"steal above 2% in {len(steal)}, a stop of the router's CPU in {len(stop)} (read as "
-               f"{span(stop['cpu_stop_ms'], one)} ms, against a queue of {span(stop['queue_ms'], one)} ms), a lag of "
-               f"the generator in {len(lag)} ({span(lag['gen_late_ms'], one)} ms)")
-    lost = lx[lx["lost"] > 0]
-    assert (lost["drops"].str.fullmatch(r"dut:CPU_BACKLOG=\d+")).all() and lx[lx["lost"] == 0]["drops"].isna().all()
-    says(BMV2, "Those that lost packets lost them in the kernel's backlog (`dut CPU_BACKLOG`).")
-    ld = ls[ls["disturbed"]]
-    assert (ld["attempt"] == 4).all()
-    says(BMV2, f"{len(ld)} of linux's kept trials are still `disturbed`, at "
-               f"{' and '.join(pps(x) for x in sorted(ld['load'].unique()))} pps; {int(ld['passed'].sum())} of them "
-               f"passed.")
+    assert not lx["why"].str.contains("steal").any() and len(stop) == len(lx) and len(lag) == 1
+    p = TrialValidation().probe_period_ms
+    assert (stop["cpu_stop_ms"] + p > stop["queue_ms"]).all() and (stop["cpu_stop_ms"] > p).all()
+    says(BMV2, f"none for steal: each for a stop of the router's CPU (read as "
+               f"{', '.join(one(x) for x in sorted(stop['cpu_stop_ms'])[:-1])} and "
+               f"{one(stop['cpu_stop_ms'].max())} ms, "
+               f"which the probe reads up to its {p:g} ms period short, against a queue of "
+               f"{span(lx['queue_ms'], one)} ms), one also for a lag of the generator "
+               f"({one(lag['gen_late_ms'].iloc[0])} ms, {one(lag['gen_lagged_ms'].iloc[0])} ms in all)")
+    assert (lx["drops"].str.fullmatch(r"dut:CPU_BACKLOG=\d+")).all()
+    assert (lx["lost"] / lx["tx"] < stats.PDR_FRACTION).all()
+    says(BMV2, f"They lost {', '.join(pps(x) for x in lx['lost'].iloc[:-1])} and {pps(lx['lost'].iloc[-1])} packets "
+               f"({span(lx['lost'] / lx['tx'], sig2)}%) in the kernel's backlog (`dut CPU_BACKLOG`): each less than "
+               f"0.5%, so each would have passed; the attempts kept in their place lost nothing. None of linux's kept "
+               f"trials is `disturbed`.")
+    assert not ls["disturbed"].any() and (ls.loc[ls["probe"].isin(lx["probe"]), "lost"] == 0).all()
 
 
 def test_bmv2_where_the_loss_went():
@@ -344,18 +389,19 @@ def test_bmv2_where_the_loss_went():
     assert sorted(cap["offered_pps"].unique()) == lossy
     says(BMV2, f"**At its capture socket, from {pps(lossy[0])} pps on.**")
     first_egr = egr["offered_pps"].min()
-    low = t[t["offered_pps"] < first_egr]
-    top_low = max(x for x in lossy if x < first_egr)
-    assert low["lost"].sum() == cap[cap["offered_pps"] < first_egr]["packets"].sum()
-    band = t[(t["offered_pps"] >= lossy[0]) & (t["offered_pps"] <= top_low)]
+    below = [x for x in lossy if x < first_egr]
+    band = t[t["offered_pps"].isin(below)]
     hit = band[band["lost"] > 0]
+    assert hit["lost"].sum() == cap[cap["offered_pps"] < first_egr]["packets"].sum()
     batch = int(datasets.read_experiments(D / BMV2).iloc[0]["generator"].split("sendmmsg batch ")[1].split(")")[0])
-    whole = hit[hit["lost"] % batch == 0]
-    says(BMV2, f"Every packet lost at {pps(lossy[0])}-{pps(top_low)} pps ({pps(low['lost'].sum())}) was counted there, "
-               f"in {len(hit)} of those {len(band)} trials; {len(whole)} of the {len(hit)} lost "
-               f"{', '.join(f'{x:.0f}' for x in sorted(whole['lost'].unique())[:-1])} or "
-               f"{sorted(whole['lost'].unique())[-1]:.0f} packets, whole multiples of the generator's {batch}-packet "
-               f"batch (`sendmmsg batch {batch}` in `experiments.csv`)")
+    whole = hit[hit["lost"] == batch]
+    rest = hit[hit["lost"] != batch]
+    assert not (rest["lost"] % batch == 0).any()
+    says(BMV2, f"Every packet lost at {' and '.join(pps(x) for x in below)} pps ({pps(hit['lost'].sum())}) was counted "
+               f"there, in {len(hit)} of those {len(band)} trials; {len(whole)} of the {len(hit)} lost exactly "
+               f"{batch}, "
+               f"one of the generator's {batch}-packet batches (`sendmmsg batch {batch}` in `experiments.csv`), the "
+               f"other {len(rest)} {span(rest['lost'], lambda x: f'{x:.0f}')}.")
     by = egr.groupby("offered_pps")["packets"].sum()
     assert list(by.index) == [x for x in lossy if x >= first_egr]
     top = by.index[-1]
@@ -375,80 +421,148 @@ def test_bmv2_route_tables():
     assert len(big) == 2
     n = [notes(x) for _, x in big.iterrows()]
     assert all(int(x["routes_loaded"]) == bmv2_engine.ROUTE_LIMIT and "routes_note" in x for x in n)
+    # another run: the comparison's, later that day, with later code
+    ct = pd.to_datetime(datasets.read(D / "comparison").trials["started_at"])
+    assert (e["versions"].str.contains(f"git {POLL_COMPARISON_CODE[:7]}")).all()
+    assert ct.min() > pd.to_datetime(datasets.read_searches([D / BMV2])["when"]).max()
     says(BMV2, f"In the comparison's two 900k-route cells on bmv2 it loaded "
                f"{span([int(x['entries']) for x in n], lambda v: f'{v:,}')} entries in "
-               f"{span([float(x['entries_load_s']) for x in n], one)} s (`datasets/comparison/experiments.csv`)",
-         f"caps route tables at {bmv2_engine.ROUTE_LIMIT:,} entries",
+               f"{span([float(x['entries_load_s']) for x in n], one)} s (`datasets/comparison/experiments.csv`, "
+               f"another run: {ct.min():%Y-%m-%d %H:%M}-{ct.max():%H:%M} UTC, code {POLL_COMPARISON_CODE[:7]})",
+         f"routerlab chose to cap bmv2's route tables at {bmv2_engine.ROUTE_LIMIT:,} entries (`ROUTE_LIMIT` in "
+         f"`lib/routerlab/engines/bmv2.py`), to keep the loading short: a 900k-route scenario on bmv2 loads "
+         f"{bmv2_engine.ROUTE_LIMIT // 1000}k routes",
          "`routes_loaded` and `routes_note` in the comparison's `experiments.csv` say so")
+
+
+def test_bmv2_terms():
+    x = stats.assess(datasets.read(D / BMV2).trials)[0]
+    p = x.verdict.params
+    assert (p.eta, p.entry_multiplier) == (defaults.ETA, defaults.ENTRY_MULTIPLIER)
+    main = D.parent / "README.md"  # the section the Terms cite (a checkout only)
+    if main.exists():
+        assert "\n## The statistics, in one paragraph\n" in main.read_text()
+    assert not x.verdict.good and x.verdict.still_rising
+    says(BMV2, "**Terms** (the main `README.md`, \"The statistics, in one paragraph\", defines them):",
+         "**K** = the trials the statistics count at that load (generator-limited ones left out).",
+         f"**PDR@{defaults.PDR_FRACTION:.1%}** (PDR): the highest load such that it and every lower load lose at most "
+         f"{defaults.PDR_FRACTION:.1%} (the *PDR fraction*): on average over the load's trials in a sweep, on the "
+         f"median trial in a search.",
+         f"**Verdict**: **GOOD** when the sweep shows saturation: TIR below {p.eta * p.entry_multiplier:g} right after "
+         f"its PDR load (and below {p.eta:g} at every later load); **BAD** when it does not. It is a verdict on the "
+         f"sweep, not on the router: \"BAD\" below means the sweep did not show bmv2 saturating right after its PDR "
+         f"load, not that bmv2 forwarded badly.")
 
 
 def test_bmv2_points_at_the_testbed_doc():
     doc = the_testbed_doc()
-    for section in ("Where each lost packet went", "Disturbed trials are measured again",
-                    "Other work on the machine spoils a run unseen"):
+    for section in ("Where each lost packet went", "Disturbed trials are measured again", "Idle CPUs poll",
+                    "Other work on the machine spoils a run unseen", "The machine's speed changes between runs"):
         assert section in doc, section
         says(BMV2, f"`docs/testbed.md`, \"{section}\"")
 
 
 @pytest.fixture
-def morning(tmp_path):
-    """The files this data replaced, the morning run's (commit MORNING), in a folder of their own."""
-    return previous_files(BMV2, tmp_path, files=("trials.csv", "experiments.csv", "search_results.csv",
-                                                 "search_trials.csv", "drops.csv", "superseded_search_trials.csv"),
-                          commit=MORNING)
+def halting(tmp_path):
+    """The files this data replaced, measured with idle CPUs halting (commit HALTING), in a folder of their own."""
+    return previous_files(BMV2, tmp_path, files=FILES, commit=HALTING)
+
+
+def attempts(folder) -> pd.DataFrame:
+    """Every sweep attempt of a folder: the kept trials and those measured again."""
+    return pd.concat([pd.read_csv(folder / "trials.csv"), pd.read_csv(folder / "superseded_trials.csv")])
 
 
 def with_loss(t: pd.DataFrame) -> pd.DataFrame:
-    return t.assign(loss=t["lost"] / t["tx"])
+    return t.assign(loss=t["lost"] / t["tx"], rx_pps=t["rx"] / t["duration_s"])
 
 
-def test_bmv2_against_the_morning(morning):
-    oe, ne = datasets.read_experiments(morning).iloc[0], datasets.read_experiments(D / BMV2).iloc[0]
-    ot, nt = with_loss(datasets.read(morning).trials), trials(BMV2)
-    o_r, n_r = datasets.read_searches([morning]).set_index("engine"), searches()
-    # no superseded_trials.csv then: no sweep trial was measured again
-    with pytest.raises(subprocess.CalledProcessError):
-        committed(f"datasets/{BMV2}/superseded_trials.csv", MORNING)
-    assert (ot["attempt"] == 1).all()
+def test_bmv2_against_halting(halting):
+    oe, ne = datasets.read_experiments(halting).iloc[0], datasets.read_experiments(D / BMV2).iloc[0]
+    ot, nt = with_loss(datasets.read(halting).trials), trials(BMV2)
+    o_r, n_r = datasets.read_searches([halting]).set_index("engine"), searches()
+    # then: the machine to itself, CPUs halting (the pinning had no idle part), code 0d06652 (readme_checks' record)
+    assert "idle CPUs" not in oe["pinning"] and f"{testbed.IDLE_NOTE}poll (" in ne["pinning"]
     start = pd.to_datetime(ot["started_at"])
     assert start.max() < pd.to_datetime(nt["started_at"]).min()
-    says(BMV2, f"The data this replaces was measured the same day ({start.min():%Y-%m-%d}), the sweep "
-               f"{when_range(ot['started_at'])} UTC and the searches {when_range(o_r['when'])} UTC, with code "
-               f"{CODE[:7]} (in git at commit {MORNING[:7]})")
+    says(BMV2, f"The data this replaces was measured on {start.min():%Y-%m-%d} from "
+               f"{start.min():%H:%M} UTC with code {CODE_ALONE[:7]} (in git at commit "
+               f"{HALTING[:7]}), also with the machine to itself (the files cannot show that either), while idle CPUs "
+               f"halted: its `pinning` has no "
+               f"`{testbed.IDLE_NOTE.strip()}` part.")
     assert oe["engine_version"] == ne["engine_version"] and oe["kernel"] == ne["kernel"]
     assert oe["command"].split(" --out ")[0] == ne["command"].split(" --out ")[0]
     assert sorted(ot["offered_pps"].unique()) == sorted(nt["offered_pps"].unique())
-    says(BMV2, "Same bmv2 and p4c builds, same kernel, same commands.",
-         "The sweep's loads are absolute, so both sweeps offered the same loads")
+    says(BMV2, "Same bmv2 and p4c builds, same kernel, same commands, so both sweeps offered the same loads",
+         f"It replaces the files measured with idle CPUs halting on {start.min():%Y-%m-%d} (compared at the end).",
+         f"| | idle CPUs halting ({start.min():%Y-%m-%d}) | idle CPUs polling "
+         f"({pd.to_datetime(nt['started_at']).min():%Y-%m-%d}) |")
+    # the generator's build differs (it counts its lags now); its ceilings are lower
+    og, ng = oe["generator"].split()[1], ne["generator"].split()[1]
+    assert og != ng
+    rlgen = (D.parent / "lib" / "routerlab" / "csrc" / "rlgen.c").read_text()
+    assert "RESULT-lagged_ms" in rlgen and "RESULT-lagged_ms" not in committed("lib/routerlab/csrc/rlgen.c", CODE_ALONE)
+    says(BMV2, f"the code differs in two ways: the generator's build (`rlgen {og}` then, `rlgen {ng}` now), which now "
+               f"also adds up its lags, and the validation, which now adds up the stops and the lags.")
+    o_loads = sorted(set(datasets.read_kind(halting, "search_trials.csv")["load"].round()))
+    assert o_loads != sorted(set(search_trials()["load"].round()))
+    says(BMV2, "the searches, which start from the ceiling, tried different loads")
     oc, nc = o_r["generator_ceiling_pps"].iloc[0], n_r["generator_ceiling_pps"].iloc[0]
     assert oe["generator_ceiling_pps"] > ne["generator_ceiling_pps"] and oc > nc
-    says(BMV2, f"({pps(oe['generator_ceiling_pps'])} → {pps(ne['generator_ceiling_pps'])} pps before the sweep, "
-               f"{pps(oc)} → {pps(nc)} pps before the searches)")
-    o_first = sorted(set(datasets.read_kind(morning, "search_trials.csv")["load"].round()))
-    n_first = sorted(set(search_trials()["load"].round()))
-    assert o_first != n_first
+    # the validation's totals, new now, decide nothing here: the old rule (longest stop or lag alone) agrees
+    nsup, nss = superseded(BMV2, "superseded_trials.csv"), superseded(BMV2, "superseded_search_trials.csv")
+    st = search_trials()
+    for rows in (nt, nsup, nss, st):
+        assert set(TOTALS) <= set(rows.columns)
+        # the same reasons, but for the added-up total a reason names beside its longest stop or lag
+        assert (why(rows).str.replace(r", [0-9.]+ ms in all( over \d+ stops)?", "", regex=True)
+                == why(rows.drop(columns=TOTALS))).all()
+    says(BMV2, "Judged by the longest stop or lag alone, as then, every attempt of this run would have been judged "
+               "the same.")
     # the table
+    drop = 1 - ne["generator_ceiling_pps"] / oe["generator_ceiling_pps"]
+    says(BMV2, f"| generator's ceiling before the sweep, before the searches | {pps(oe['generator_ceiling_pps'])} and "
+               f"{pps(oc)} pps | {pps(ne['generator_ceiling_pps'])} and {pps(nc)} pps |")
     says(BMV2, f"| bmv2's PDR@0.5% (search) | {o_r.loc['bmv2', 'answer']} | {n_r.loc['bmv2', 'answer']} |",
          f"| Linux's PDR@0.5% (search) | {o_r.loc['linux', 'answer']} | {n_r.loc['linux', 'answer']} |")
     ox, nx = stats.assess(ot)[0], stats.assess(datasets.read(D / BMV2).trials)[0]
     says(BMV2, f"| sweep: verdict, PDR@0.5% | {ox.verdict.label}, {pps(ox.pdr.load)} pps | {nx.verdict.label}, "
                f"{pps(nx.pdr.load)} pps |")
+    oa, na = attempts(halting), attempts(D / BMV2)
+    thr = float(notes(ne)["steal_threshold"])
+    assert thr == float(notes(oe)["steal_threshold"])
+    says(BMV2, f"| sweep attempts: mean steal; above {thr:.0%} | {100 * oa['steal'].mean():.2f}%; "
+               f"{(oa['steal'] > thr).sum()} of {len(oa)} | {100 * na['steal'].mean():.2f}%; "
+               f"{(na['steal'] > thr).sum()} of {len(na)} |",
+         f"| steal of a kept sweep trial: mean, largest | {100 * ot['steal'].mean():.2f}%, "
+         f"{100 * ot['steal'].max():.1f}% | {100 * nt['steal'].mean():.2f}%, {100 * nt['steal'].max():.1f}% |")
+    osup = pd.read_csv(halting / "superseded_trials.csv")
+    od_, nd_ = ot["disturbed"].astype(bool).sum(), nt["disturbed"].astype(bool).sum()
+    says(BMV2, f"| sweep trials measured again (attempts set aside); kept `disturbed` | {(ot['attempt'] > 1).sum()} "
+               f"({len(osup)}); {od_} | {(nt['attempt'] > 1).sum()} ({len(nsup)}); {nd_} |")
+    oss = pd.read_csv(halting / "superseded_search_trials.csv")
+    says(BMV2, f"| search attempts measured again (bmv2, linux) | {len(oss)} ({(oss['engine'] == 'bmv2').sum()}, "
+               f"{(oss['engine'] == 'linux').sum()}) | {len(nss)} ({(nss['engine'] == 'bmv2').sum()}, "
+               f"{(nss['engine'] == 'linux').sum()}) |")
     fo, fn = ot[ot["lost"] > 0]["offered_pps"].min(), nt[nt["lost"] > 0]["offered_pps"].min()
     says(BMV2, f"| sweep: first load with loss | {pps(fo)} pps | {pps(fn)} pps |",
          f"| sweep: trials that lost packets | {(ot['lost'] > 0).sum()} of {len(ot)} | {(nt['lost'] > 0).sum()} of "
          f"{len(nt)} |")
-    od, nd = datasets.read_drops([morning]), datasets.read_drops([D / BMV2])
+    od, nd = datasets.read_drops([halting]), datasets.read_drops([D / BMV2])
     oq = od[(od["reason"] == "egress_queue_drops") & (od["counted_as"] == "loss")]["packets"].sum()
     nq = nd[(nd["reason"] == "egress_queue_drops") & (nd["counted_as"] == "loss")]["packets"].sum()
     says(BMV2, f"| sweep: packets lost (at the egress queue) | {pps(ot['lost'].sum())} ({pps(oq)}) | "
                f"{pps(nt['lost'].sum())} ({pps(nq)}) |")
     om = ox.summary.set_index("offered_pps")["plr"]
     nm = nx.summary.set_index("offered_pps")["plr"]
-    says(BMV2, f"| mean loss at 30,000 and 40,000 pps | {sig2(om.loc[30_000])}% and {sig2(om.loc[40_000])}% | "
-               f"{sig2(nm.loc[30_000])}% and {sig2(nm.loc[40_000])}% |")
-    orx = ot.assign(rx_pps=ot["rx"] / ot["duration_s"]).groupby("offered_pps")["rx_pps"].median()
-    nrx = nt.groupby("offered_pps")["rx_pps"].median()
-    says(BMV2, f"| median throughput at 40,000 pps | {pps(orx.loc[40_000])} pps | {pps(nrx.loc[40_000])} pps |")
+    omed, nmed = ot.groupby("offered_pps")["loss"].median(), nt.groupby("offered_pps")["loss"].median()
+    for x in (15_000, 20_000, 30_000, 40_000):
+        says(BMV2, f"| mean (median) loss at {pps(x)} pps | {sig2(om.loc[x])}% ({sig2(omed.loc[x])}%) | "
+                   f"{sig2(nm.loc[x])}% ({sig2(nmed.loc[x])}%) |")
+    orx, nrx = ot.groupby("offered_pps")["rx_pps"].median(), nt.groupby("offered_pps")["rx_pps"].median()
+    says(BMV2, f"| median throughput at 30,000 and 40,000 pps | {pps(orx.loc[30_000])} and "
+               f"{pps(orx.loc[40_000])} pps | "
+               f"{pps(nrx.loc[30_000])} and {pps(nrx.loc[40_000])} pps |")
     ocpu, ncpu = ot.groupby("offered_pps")["cpu_load"], nt.groupby("offered_pps")["cpu_load"]
     lo = min(nt["offered_pps"])
 
@@ -458,53 +572,91 @@ def test_bmv2_against_the_morning(morning):
     says(BMV2, f"| CPU 1 busy at {pps(lo)} pps: mean (range) | {rng(ocpu)} | {rng(ncpu)} |",
          f"| CPU 1 busy at 30,000 and 40,000 pps (mean) | {100 * ocpu.mean().loc[30_000]:.0f}% and "
          f"{100 * ocpu.mean().loc[40_000]:.0f}% | {100 * ncpu.mean().loc[30_000]:.0f}% and "
-         f"{100 * ncpu.mean().loc[40_000]:.0f}% |",
-         f"| steal of a kept sweep trial: mean, largest | {100 * ot['steal'].mean():.2f}%, "
-         f"{100 * ot['steal'].max():.1f}% | {100 * nt['steal'].mean():.2f}%, {100 * nt['steal'].max():.1f}% |",
-         f"| sweep trials measured again | {(ot['attempt'] > 1).sum()} | {(nt['attempt'] > 1).sum()} |")
-    # what the comparison says
-    assert nt["lost"].sum() > ot["lost"].sum()
+         f"{100 * ncpu.mean().loc[40_000]:.0f}% |")
+
+    # what polling changed: steal and the repeats it causes
+    assert na["steal"].mean() < oa["steal"].mean() and (na["steal"] > thr).sum() < (oa["steal"] > thr).sum()
+    says(BMV2, f"The steal fell: the sweep's attempts read {100 * oa['steal'].mean():.2f}% on average then and "
+               f"{100 * na['steal'].mean():.2f}% now, and {(oa['steal'] > thr).sum()} of {len(oa)} against "
+               f"{(na['steal'] > thr).sum()} of {len(na)} were above {thr:.0%}.")
+    # the loss at the low loads
+    band = [x for x in nm.index if fo <= x <= 10_000]
+    ob, nb = ot[ot["offered_pps"].isin(band)], nt[nt["offered_pps"].isin(band)]
+    ol, nl = ob[ob["lost"] > 0], nb[nb["lost"] > 0]
+    assert len(nl) < len(ol)
+    says(BMV2, f"at {pps(band[0])}-{pps(band[-1])} pps {len(ol)} of the {len(ob)} trials lost packets then "
+               f"({pps(ol['lost'].sum())} in all), {len(nl)} now ({pps(nl['lost'].sum())}).")
+    # where the mean loss fell and where it rose
     either = [x for x in om.index if om.loc[x] > 0 or nm.loc[x] > 0]
+    lower = [x for x in either if nm.loc[x] < om.loc[x]]
     higher = [x for x in either if nm.loc[x] > om.loc[x]]
-    lower = [x for x in either if x not in higher]
-    assert lower == [15_000]
-    says(BMV2, f"Of the {len(either)} loads where either run lost packets ({pps(either[0])}-{pps(either[-1])} pps), "
-               f"the mean loss was higher now at {len(higher)}; at {pps(lower[0])} pps it was "
-               f"{sig2(om.loc[lower[0]])}% then and {sig2(nm.loc[lower[0]])}% now")
-    assert ox.pdr.load < nx.pdr.load and om.loc[lower[0]] > stats.PDR_FRACTION > nm.loc[lower[0]]
-    at = ot[ot["offered_pps"] == lower[0]]["loss"]
-    assert not ot["generator_limited"].astype(bool).any() and np.isclose(at.mean(), om.loc[lower[0]])
-    rest = at.drop(at.idxmax())  # the morning's trials there but its worst
-    assert rest.mean() < stats.PDR_FRACTION < at.mean()
-    says(BMV2, f"the morning's mean there passed {100 * stats.PDR_FRACTION:g}% because of its worst trial "
-               f"({sig2(at.max())}%; without it the mean is {sig2(rest.mean())}%)")
-    omed = ot.groupby("offered_pps")["loss"].median()
-    nmed = nt.groupby("offered_pps")["loss"].median()
-    more = [x for x in omed.index if nmed.loc[x] > omed.loc[x]]
-    assert more == [x for x in omed.index if x >= more[0]]
-    says(BMV2, f"The median trial lost more now at every load from {pps(more[0])} pps (at {pps(lower[0])} pps "
-               f"{sig2(nmed.loc[lower[0]])}% against {sig2(omed.loc[lower[0]])}%).")
+    assert higher == [30_000] and lower == [x for x in either if x != 30_000]
+    says(BMV2, f"Of the {len(either)} loads where either sweep lost packets ({pps(either[0])}-{pps(either[-1])} pps), "
+               f"the mean loss was lower now at {len(lower)}, all but {pps(higher[0])} pps, where it was "
+               f"{sig2(om.loc[higher[0]])}% then and {sig2(nm.loc[higher[0]])}% now.")
+    # at 30,000 and 40,000 pps the trials split in two now, and the lossier ones read CPU 1 busier
+    g30, g40 = nt[nt["offered_pps"] == 30_000]["loss"], nt[nt["offered_pps"] == 40_000]["loss"]
+    o30, o40 = ot[ot["offered_pps"] == 30_000]["loss"], ot[ot["offered_pps"] == 40_000]["loss"]
+    says(BMV2, f"at 30,000 pps its trials lost {span(g30, sig2)}% now against {span(o30, sig2)}% then, at "
+               f"40,000 pps {span(g40, sig2)}% against {span(o40, sig2)}%")
+    for g in (o30, o40):
+        assert g.between(0.1, 0.25).any()
+    groups = []
+    for x in (30_000, 40_000):
+        g = nt[nt["offered_pps"] == x]
+        hi_, lo_ = g[g["loss"] > 0.25], g[g["loss"] < 0.1]
+        assert len(hi_) + len(lo_) == len(g) and hi_["cpu_load"].min() > lo_["cpu_load"].max()
+        groups.append(f"at {pps(x)} pps the {len(hi_)} that lost {span(hi_['loss'], sig2)}% read "
+                      f"{span(hi_['cpu_load'], pct())}%, the other {len(lo_)} ({span(lo_['loss'], sig2)}%) "
+                      f"{span(lo_['cpu_load'], pct())}%")
+    says(BMV2, "Within each of those loads the trials that lost most read CPU 1 busiest: " + "; ".join(groups) + ".")
+    # the steal, by load: fewer attempts above the threshold now at every load but one
+    above = pd.DataFrame({"then": oa.groupby("offered_pps")["steal"].apply(lambda x: f"{(x > thr).sum()} of {len(x)}"),
+                          "now": na.groupby("offered_pps")["steal"].apply(lambda x: f"{(x > thr).sum()} of {len(x)}")})
+    share = pd.DataFrame({"then": oa.groupby("offered_pps")["steal"].apply(lambda x: (x > thr).mean()),
+                          "now": na.groupby("offered_pps")["steal"].apply(lambda x: (x > thr).mean())})
+    listed = share[(share > 0).any(axis=1)]
+    assert list(listed[listed["now"] >= listed["then"]].index) == [30_000]
+    says(BMV2, f"By load, the attempts above {thr:.0%} then and now: "
+               + ", ".join(f"{pps(x)} pps {above.loc[x, 'then']} and {above.loc[x, 'now']}" for x in listed.index)
+               + f" (none at {' or '.join(pps(x) for x in share.index.difference(listed.index))} pps either time): "
+               f"fewer now at every load but 30,000 pps.")
+    assert len(share) > len(listed)
+    assert (nt["attempt"] > 1).sum() < (ot["attempt"] > 1).sum() and len(nss) < len(oss) and nd_ < od_
+    says(BMV2, "**What differed between the runs.**",
+         f"Fewer were measured again too ({(ot['attempt'] > 1).sum()} sweep trials then, {(nt['attempt'] > 1).sum()} "
+         f"now; {len(oss)} search attempts then, {len(nss)} now), and fewer sweep trials were kept `disturbed` "
+         f"({od_} then, {nd_} now)")
+    assert nx.pdr.load == ox.pdr.load and nx.verdict.label == ox.verdict.label
+    says(BMV2, f"The sweep's verdict and PDR@0.5% are the same ({nx.verdict.label}, {pps(nx.pdr.load)} pps).")
+    # the search's answer for bmv2 fell more than the ceilings
+    fall = 1 - n_r.loc["bmv2", "lower_pps"] / o_r.loc["bmv2", "lower_pps"]
+    assert fall > drop
+    drop_s = 1 - nc / oc
+    says(BMV2, f"bmv2's search answered {100 * fall:.0f}% lower now, and the generator's ceiling, measured by the "
+               f"same commands, was {100 * drop:.0f}% lower before the sweep and {100 * drop_s:.0f}% lower before the "
+               f"searches.")
+    o_fail, n_fail = om[om > stats.PDR_FRACTION].index[0], nm[nm > stats.PDR_FRACTION].index[0]
+    assert o_fail == n_fail and o_r.loc["bmv2", "lower_pps"] > o_fail > n_r.loc["bmv2", "upper_pps"]
+    says(BMV2, f"Then the search's answer ({o_r.loc['bmv2', 'answer']}) lay above the sweep's first failing load "
+               f"({pps(o_fail)} pps); now it lies below it.")
+    # Linux: a lower bound both times, so not comparable
+    ob_ = datasets.search_pdr(o_r.reset_index()).set_index("engine")
+    nb_ = datasets.search_pdr(n_r.reset_index()).set_index("engine")
+    assert ob_.loc["linux", "bound"] == nb_.loc["linux", "bound"] == "passed at the ceiling"
+    says(BMV2, "Linux's answer is a lower bound both times (passed at the ceiling), each at its own ceiling, so the "
+               "two do not compare.")
     assert (ot["lost_unexplained"] == 0).all() and (nt["lost_unexplained"] == 0).all()
     says(BMV2, "Neither run left a lost packet unexplained.")
-    # why: not shown; what differs
+    assert f"{testbed.IDLE_NOTE}poll (" in ne["pinning"] and ncpu.mean().loc[lo] <= ocpu.mean().loc[lo]
     says(BMV2, f"At {pps(lo)} pps CPU 1's mean was {100 * ocpu.mean().loc[lo]:.0f}% then and "
-               f"{100 * ncpu.mean().loc[lo]:.0f}% now")
-    band = [x for x in omed.index if x <= 7_500]
-    ob, nb = ot[ot["offered_pps"].isin(band)], nt[nt["offered_pps"].isin(band)]
-    busy = ob[ob["cpu_load"] > nb["cpu_load"].max()]
-    assert (busy["lost"] == 0).all()
-    says(BMV2, f"at {pps(band[0])}-{pps(band[-1])} pps {len(busy)} of the morning's {len(ob)} trials read more than "
-               f"any of this run's ({100 * nb['cpu_load'].max():.0f}%), at most {100 * busy['cpu_load'].max():.0f}%, "
-               f"and none of them lost a packet")
-    assert (ncpu.mean().loc[[30_000, 40_000]] > ocpu.mean().loc[[30_000, 40_000]]).all()
-    says(BMV2, f"the steal ({nt['steal'].mean() / ot['steal'].mean():.0f} times as high on average now), the "
-               f"generator's ceiling (lower now) and the router's CPU at the highest loads (busier now at the same "
-               f"loads)")
-    assert n_r.loc["linux", "lower_pps"] > o_r.loc["linux", "lower_pps"]
-    # now: the search ended passing the ceiling (no failing load, not the generator's doing); then: its own answer
-    nb = datasets.search_pdr(n_r.reset_index()).set_index("engine")
-    ob = datasets.search_pdr(o_r.reset_index()).set_index("engine")
-    assert nb.loc["linux", "bound"] == "passed at the ceiling" and n_r.loc["linux", "lower_pps"] == nc
-    assert ob.loc["linux", "bound"] == ""
-    says(BMV2, f"Linux, in the same searches, did better alone: it passed at the generator's ceiling now (at least "
-               f"{pps(n_r.loc['linux', 'lower_pps'])} pps), against {o_r.loc['linux', 'answer']} in the morning.")
+               f"{100 * ncpu.mean().loc[lo]:.0f}% now: the polling does not show as busy.")
+    # one caveat for every difference: time apart, code, ceilings
+    gap = pd.to_datetime(nt["started_at"]).min() - start.min()
+    assert drop_s > 0.1 and abs(drop - drop_s) < 0.01
+    says(BMV2, f"**What the files cannot say.** Every difference above is one between two runs; none is shown to be "
+               f"an effect of polling. The runs were {gap.total_seconds() / 3600:.1f} hours apart",
+         f"and their generator ceilings were {100 * drop:.0f}% apart, a sign that the machine's speed differed too")
+    assert not ol["disturbed"].astype(bool).any()
+    says(BMV2, f"Nor does steal above the threshold explain the loss at the low loads then: the {len(ol)} lossy trials "
+               f"at {pps(band[0])}-{pps(band[-1])} pps then were all kept as clean (not `disturbed`).")

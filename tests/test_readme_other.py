@@ -3,14 +3,15 @@
 import io
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from routerlab import datasets
 from routerlab.benchmarks import forwarding
-from readme_checks import (the_testbed_doc, CODE_ALONE, D, KERNEL_PATHS, MORNING, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE_ALONE,
-                           VETH_SHARED, committed, pct, pps, previous_files, says, sig2, span, trials, veth_as_shared,
-                           when_range)
+from readme_checks import (the_testbed_doc, CODE_ALONE, D, HALTING, KERNEL_PATHS, MORNING, POLL_CODE,
+                           POLL_COMPARISON_CODE, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE_ALONE, VETH_SHARED, committed,
+                           pct, pps, previous_files, says, sig2, span, trials, veth_as_shared, when_range)
 
 
 def test_microbench_testbed_rows_give_no_ratio_to_a_limited_pdr():
@@ -20,7 +21,7 @@ def test_microbench_testbed_rows_give_no_ratio_to_a_limited_pdr():
     tb = table[table["where"] == "testbed (PDR@0.5%)"].set_index("engine")
     known = tb[~tb["at_least"]].sort_values("ratio_to_fastest", ascending=False)
     fastest = known.index[0]
-    assert fastest == "linux" and known.loc[fastest, "ratio_to_fastest"] == 1
+    assert known.loc[fastest, "ratio_to_fastest"] == 1
     names = {"ebpf": "ebpf, testbed", "fastclick-dpdk": "fastclick-dpdk, testbed", "click": "click, testbed",
              "linux": "linux, testbed", "fastclick": "fastclick (AF_PACKET), testbed"}
     names[fastest] += " (PDR@0.5%)"  # the first testbed row, the one the ratios are to
@@ -36,52 +37,27 @@ def test_microbench_testbed_rows_give_no_ratio_to_a_limited_pdr():
     assert len(ceiling) == 1
     day = pd.to_datetime(searches["when"]).min()
     says("microbench", f"(one run, {day:%Y-%m-%d}, generator ceiling {ceiling[0] / 1e3:.0f} kpps)")
+    # the lower bounds: answers that passed at the ceiling, and the one the generator bounded
     limited = tb[tb["at_least"]]
-    assert list(limited.index) == ["fastclick-dpdk"] and (limited["bound"] == "limited by the generator").all()
-    says("microbench", "the generator, not the router, bounded the search of FastClick on DPDK's af_xdp driver: its "
-                       f"PDR is at least {tb.loc['fastclick-dpdk', 'mpps'] * 1e3:.0f} kpps, so it has no ratio")
-    # the CSV's limited_by_generator (a limited trial anywhere in the search) marks more searches than bounded their
-    # answer (read_searches' generator_bound: a limited trial at the failing load)
-    res = searches[(searches["kind"] == "pdr") & (searches["method"] == "routerlab")].set_index("engine")
-    flagged = res[res["limited_by_generator"].astype(str).str.lower() == "true"]
-    others = [x for x in flagged.index if not flagged.loc[x, "generator_bound"]]
-    assert list(flagged[flagged["generator_bound"]].index) == list(limited.index)
-    assert others == ["click", "fastclick"]
-    probes = pd.read_csv(D / "testbed-click" / "search_trials.csv")
-    assert probes["generator_limited"].dtype == bool
-    each = set()
-    for engine in others:
-        lim = probes[(probes["engine"] == engine) & probes["generator_limited"]]
-        assert (lim["phase"] == "short").all() and (lim["load"] == ceiling[0]).all(), engine
-        each.add(len(lim))
-    assert len(each) == 1
-    word = {1: "one", 2: "two", 3: "three"}[each.pop()]
-    upper = flagged.loc["fastclick-dpdk", "upper_pps"]
-    at_upper = probes[(probes["engine"] == "fastclick-dpdk") & (probes["load"] - upper).abs().lt(1e-6)]
-    assert at_upper["generator_limited"].any()
-    says("microbench", f"so it has no ratio (`limited_by_generator` in that folder's `search_results.csv` also marks "
-                       f"{others[0]}'s and {others[1]}'s searches, each for {word} short trial at the ceiling; only at "
-                       "fastclick-dpdk's failing load was a trial generator-limited);")
-    # the fastest's answer: its failing load failed only on trials kept disturbed, with steal above the threshold,
-    # as datasets/testbed-click/README.md says
-    up = probes[(probes["engine"] == fastest) & (probes["phase"] == "final")
-                & (probes["load"] - res.loc[fastest, "upper_pps"]).abs().lt(1e-6)]
-    failed = up[~up["passed"]]
-    assert len(failed) and failed["disturbed"].all()
-    assert (failed["steal"] > res.loc[fastest, "steal_threshold"]).all()
-    # the sentences test_readme_click builds in full; here only that they name this answer
-    says("testbed-click", "The steal shaped", f"{fastest} failed {pps(res.loc[fastest, 'upper_pps'])} pps")
-    says("microbench", f"the testbed's ratios are to {fastest}, the fastest whose PDR is the router's own "
-                       f"({known.loc[fastest, 'mpps'] * 1e3:.0f} kpps; {fastest}'s answer was shaped by that run's "
-                       "steal: `datasets/testbed-click/README.md`)")
+    top = limited[limited["bound"] == "passed at the ceiling"]
+    bounded = limited[limited["bound"] == "limited by the generator"]
+    assert len(top) + len(bounded) == len(limited) and list(bounded.index) == ["fastclick-dpdk"]
+    assert np.allclose(top["mpps"] * 1e6, ceiling[0])
+    word = {2: "two", 3: "three", 4: "four"}[len(limited)]
+    says("microbench", f"{word} answers are lower bounds and have no ratio: {' and '.join(top.index)} passed at the "
+                       f"ceiling (at least {ceiling[0] / 1e3:.0f} kpps: the generator could offer no more), and the "
+                       "generator, not the router, bounded the search of FastClick on DPDK's af_xdp driver (at least "
+                       f"{bounded.loc['fastclick-dpdk', 'mpps'] * 1e3:.0f} kpps)")
+    says("microbench", f"so the testbed's ratios are to {fastest}, the fastest whose PDR is the router's own "
+                       f"({known.loc[fastest, 'mpps'] * 1e3:.0f} kpps)")
     f = datasets.read_microbench(D / "microbench", "forwarding").groupby("engine")["mpps"].median()
-    says("microbench", f"FastClick on AF_PACKET carries {known.loc['fastclick', 'mpps'] / known.loc['click', 'mpps']:.2f} "
-                       "times what Click carries (its PDR is above the load Click failed): little of its "
+    ratio = known.loc["fastclick", "mpps"] / known.loc["click", "mpps"]
+    assert ratio < 1  # "none of its lead is left"
+    says("microbench", f"FastClick on AF_PACKET carries {ratio:.2f} times what Click carries: none of its "
                        f"{f['fastclick'] / f['click']:.2f}× lead in memory is left")
-    # above the load Click failed: not one search step apart
+    # FastClick's answer lies below the load at which Click passed: not within one search step of it
     r = searches[(searches["kind"] == "pdr") & (searches["method"] == "routerlab")].set_index("engine")
-    assert r.loc["fastclick", "lower_pps"] > r.loc["click", "upper_pps"]
-    assert 1 < known.loc["fastclick", "mpps"] / known.loc["click", "mpps"] < (f["fastclick"] / f["click"]) / 1.3
+    assert r.loc["fastclick", "upper_pps"] < r.loc["click", "lower_pps"]
 
 
 def test_microbench_in_memory_and_batch_tables():
@@ -188,6 +164,19 @@ def morning_four(tmp_path_factory):
             for name, files in FOUR.items()}
 
 
+#: The five testbed datasets the runs with idle CPUs polling replaced, as the runs alone of 2026-11-25 with idle CPUs
+#: halting left them (commit HALTING): testbed-veth's from 18:47 UTC (VETH_CODE_ALONE), the four others' from 21:39
+#: UTC (CODE_ALONE).
+HALTING_FILES = {**FOUR, "testbed-bmv2": FOUR["testbed-click"], VETH: FOUR["testbed-click"]}
+
+
+@pytest.fixture(scope="module")
+def halting(tmp_path_factory):
+    """The five datasets with idle CPUs halting (commit HALTING), each in a folder of its own."""
+    return {name: previous_files(name, tmp_path_factory.mktemp(f"halting-{name}"), files, commit=HALTING)
+            for name, files in HALTING_FILES.items()}
+
+
 def attempts(folder) -> pd.DataFrame:
     """A dataset's sweep attempts: the kept trials and the ones measured again."""
     t = datasets.read(folder).trials
@@ -227,7 +216,7 @@ def lowest_cpu(t: pd.DataFrame) -> pd.Series:
     return low.groupby("experiment", sort=False)["cpu_load"].mean()
 
 
-def test_the_testbed_doc_states_the_largest_steal_of_a_trial(shared, morning_four):
+def test_the_testbed_doc_states_the_largest_steal_of_a_trial(shared, morning_four, halting):
     doc = the_testbed_doc()
     old = pd.read_csv(io.StringIO(committed("datasets/testbed-click/trials.csv", VETH_BEFORE)))
     assert f"({100 * old['steal'].max():.0f}% in one trial of `datasets/testbed-click` as measured on " \
@@ -254,8 +243,8 @@ def test_the_testbed_doc_states_the_largest_steal_of_a_trial(shared, morning_fou
            f"({100 * kept['steal'].max():.1f}%), and no kept trial of that run's `datasets/testbed-click` had more " \
            f"than {100 * click['steal'].max():.1f}%; those files have since been replaced, testbed-veth's in git at " \
            f"commit {VETH_SHARED[:7]}, testbed-click's at commit {MORNING[:7]}" in doc
-    alone = trials(VETH)
-    every = pd.concat([alone, pd.read_csv(D / VETH / "superseded_trials.csv")])
+    alone = trials(datasets.read(halting[VETH]).trials)
+    every = pd.concat([alone, pd.read_csv(halting[VETH] / "superseded_trials.csv")])
     kept = alone[alone["steal"] > 0.02]
     assert (kept["attempt"] == 4).all() and kept["disturbed"].all()  # measured again 3 times, each time with steal
     at = pd.to_datetime(alone["started_at"])
@@ -263,24 +252,51 @@ def test_the_testbed_doc_states_the_largest_steal_of_a_trial(shared, morning_fou
     sweeps = alone["experiment"].nunique()
     assert kept["experiment"].nunique() == sweeps  # "in every one of its sweeps"
     assert (every["steal"] > 0.02).mean() > 10 * (before["steal"] > 0.02).mean()  # "much more"
-    assert f"in testbed-veth's measurement alone from {at.min():%H:%M} UTC (the current files), " \
+    assert f"in testbed-veth's measurement alone from {at.min():%H:%M} UTC (in git at commit {HALTING[:7]}), " \
            f"{(every['steal'] > 0.02).sum()} of its {pps(len(every))} sweep attempts had more than 2% (at most " \
            f"{100 * every['steal'].max():.1f}%), and {len(kept)} kept trials, in every one of its {sweeps} sweeps, " \
            f"still had more after 3 repeats (at most {100 * kept['steal'].max():.1f}%)" in doc
     # the four others', measured alone later that evening, against their morning's run
-    four = {"now": {n: D / n for n in FOUR}, "then": morning_four}
+    four = {"now": {n: halting[n] for n in FOUR}, "then": morning_four}
     a = {k: pd.concat([attempts(f) for f in x.values()]) for k, x in four.items()}
-    kept = {n: datasets.read(D / n).trials for n in FOUR}
+    kept = {n: datasets.read(halting[n]).trials for n in FOUR}
     kept = pd.concat([t[t["steal"] > 0.02].assign(name=n) for n, t in kept.items()])
     assert (kept["attempt"] == 4).all() and kept["disturbed"].all()
     assert kept["name"].nunique() == len(FOUR)  # "in each of the four"
-    first = min(first_record(D / n) for n in FOUR)
+    first = min(first_record(halting[n]) for n in FOUR)
     assert f"{first:%Y-%m-%d}" == f"{at.min():%Y-%m-%d}" and the_run_began(first, "21:39")
-    assert f"in the measurement alone of testbed-click, click-course, testbed-bmv2 and comparison from 21:39 UTC (the " \
-           f"current files), {(a['now']['steal'] > 0.02).sum()} of their {pps(len(a['now']))} sweep attempts had more " \
+    assert f"in the measurement alone of testbed-click, click-course, testbed-bmv2 and comparison from 21:39 UTC (in " \
+           f"git at commit {HALTING[:7]}), {(a['now']['steal'] > 0.02).sum()} of their {pps(len(a['now']))} sweep attempts had more " \
            f"than 2% (at most {100 * a['now']['steal'].max():.1f}%; {(a['then']['steal'] > 0.02).sum()} of " \
            f"{pps(len(a['then']))} in their morning run), and {len(kept)} kept trials, in each of the four, still had " \
            f"more after 3 repeats (at most {100 * kept['steal'].max():.1f}%)" in doc
+
+
+POLLED = ("testbed-click", "click-course", "testbed-bmv2", VETH, "comparison")
+
+
+def test_the_testbed_doc_states_the_steal_with_idle_cpus_polling(halting):
+    """"Steal time": the five datasets measured again with idle CPUs polling (the current files), against the same
+    five with idle CPUs halting (HALTING)."""
+    doc = the_testbed_doc()
+    for n in POLLED:
+        assert datasets.read_experiments(D / n)["pinning"].str.contains("idle CPUs: poll").all(), n
+        assert not datasets.read_experiments(halting[n])["pinning"].str.contains("idle CPUs").any(), n
+    now = pd.concat([attempts(D / n) for n in POLLED])
+    then = pd.concat([attempts(halting[n]) for n in POLLED])
+    kept = pd.concat([datasets.read(D / n).trials for n in POLLED])
+    kept = kept[kept["steal"] > 0.02]
+    first = min(first_record(D / n) for n in POLLED)
+    assert the_run_began(first, "10:20")
+    still = (f"{len(kept)} kept trials still had more after 3 repeats (at most {100 * kept['steal'].max():.1f}%)"
+             if len(kept) else "no kept trial still had more after 3 repeats")
+    began = first_record(D / "comparison")
+    assert began > max(pd.to_datetime(datasets.read(D / n).trials["started_at"]).max() for n in POLLED[:4])
+    phrase = (f"With idle CPUs polling, in the re-measurement of the five on {first:%Y-%m-%d} (the four others from "
+              f"10:20 UTC, the comparison from {began:%H:%M}; the current files), {pps((now['steal'] > 0.02).sum())} of their {pps(len(now))} sweep attempts had more "
+              f"than 2% (at most {100 * now['steal'].max():.1f}%), against {pps((then['steal'] > 0.02).sum())} of "
+              f"{pps(len(then))} with the CPUs halting the evening before, and {still}")
+    assert " ".join(phrase.split()) in doc, phrase
 
 
 def tracer_misses(t: pd.DataFrame) -> str:
@@ -295,15 +311,19 @@ def tracer_misses(t: pd.DataFrame) -> str:
            f"{span(share.groupby(struck['experiment']).median(), pct(2))}% and at most {100 * share.max():.1f}%"
 
 
-def test_the_testbed_doc_states_how_often_the_tracer_missed(shared):
+def test_the_testbed_doc_states_how_often_the_tracer_missed(shared, halting):
     doc = the_testbed_doc()
-    morning, alone = datasets.read(shared).trials, trials(VETH)
+    morning, alone, polled = datasets.read(shared).trials, trials(datasets.read(halting[VETH]).trials), trials(VETH)
     day = f"{pd.to_datetime(morning['started_at']).min():%Y-%m-%d}"
     assert f"{pd.to_datetime(alone['started_at']).min():%Y-%m-%d}" == day
-    assert f"{tracer_misses(morning)} in its re-measurement of {day} " \
-           f"{pd.to_datetime(morning['started_at']).min():%H:%M} UTC (the files in git at commit {VETH_SHARED[:7]}), " \
-           f"and {tracer_misses(alone)} in its measurement alone from " \
-           f"{pd.to_datetime(alone['started_at']).min():%H:%M} UTC the same day (the current files)" in doc
+    at = pd.to_datetime(polled["started_at"]).min()
+    phrase = (f"{tracer_misses(morning)} in its re-measurement of {day} "
+              f"{pd.to_datetime(morning['started_at']).min():%H:%M} UTC (the files in git at commit {VETH_SHARED[:7]}), "
+              f"{tracer_misses(alone)} in its measurement alone from "
+              f"{pd.to_datetime(alone['started_at']).min():%H:%M} UTC the same day (in git at commit {HALTING[:7]}), "
+              f"and {tracer_misses(polled)} in its re-measurement with idle CPUs polling of {at:%Y-%m-%d %H:%M} UTC "
+              f"(the current files)")
+    assert " ".join(phrase.split()) in doc, phrase
 
 
 def test_the_testbed_doc_states_what_other_work_did_to_the_run(shared, previous_run, morning_four):
@@ -360,11 +380,12 @@ def test_the_testbed_doc_states_what_other_work_did_to_the_run(shared, previous_
         assert " ".join(phrase.split()) in doc, phrase
 
 
-def alone_against_morning(morning_folder) -> list:
-    """docs/testbed.md's phrases on what the measurement alone showed against the morning's run."""
-    then, now = delivered(morning_folder), delivered(D / VETH)
+def alone_against_morning(morning_folder, alone_folder) -> list:
+    """docs/testbed.md's phrases on what the measurement alone (``alone_folder``, the files at HALTING) showed against
+    the morning's run."""
+    then, now = delivered(morning_folder), delivered(alone_folder)
     c_then = datasets.read_experiments(morning_folder)["generator_ceiling_pps"].iloc[0]
-    c_now = datasets.read_experiments(D / VETH)["generator_ceiling_pps"].iloc[0]
+    c_now = datasets.read_experiments(alone_folder)["generator_ceiling_pps"].iloc[0]
     at = pd.to_datetime(now["started_at"])
     assert f"{at.min():%Y-%m-%d}" == f"{pd.to_datetime(then['started_at']).min():%Y-%m-%d}"
     committed("scripts/remeasure-testbed.sh", VETH_CODE_ALONE)  # the commit that measured it, in this clone
@@ -374,8 +395,8 @@ def alone_against_morning(morning_folder) -> list:
     assert (now.groupby("experiment")["frac"].min()[KERNEL_PATHS] == 0.05).all()
     ck = "click-single-flow"
     assert then[then["experiment"] == ck]["offered_pps"].min() == now[now["experiment"] == ck]["offered_pps"].min()
-    phrases = [f"({at.min():%Y-%m-%d} from {at.min():%H:%M} UTC, code {VETH_CODE_ALONE[:7]}: the current "
-               f"files), with a generator ceiling of {pps(c_now)} pps against the morning's {pps(c_then)}, so each "
+    phrases = [f"({at.min():%Y-%m-%d} from {at.min():%H:%M} UTC, code {VETH_CODE_ALONE[:7]}: the files in git at "
+               f"commit {HALTING[:7]}), with a generator ceiling of {pps(c_now)} pps against the morning's {pps(c_then)}, so each "
                f"fraction of the ceiling was {1 - c_now / c_then:.0%} fewer pps",
                f"At the lowest load of each kernel-path sweep (0.05 of the ceiling, {pps(low_now)} pps), CPU 1's mean "
                f"busy share was {span(cpu_now[KERNEL_PATHS], busy)}%, against {span(cpu_then[KERNEL_PATHS], busy)}% "
@@ -429,9 +450,9 @@ def alone_against_morning(morning_folder) -> list:
     return phrases
 
 
-def test_the_testbed_doc_states_what_the_measurement_alone_showed(shared):
+def test_the_testbed_doc_states_what_the_measurement_alone_showed(shared, halting):
     doc = the_testbed_doc()
-    for phrase in alone_against_morning(shared):
+    for phrase in alone_against_morning(shared, halting[VETH]):
         assert " ".join(phrase.split()) in doc, phrase
 
 
@@ -448,11 +469,12 @@ def ebpf_at_two_tenths(folder) -> pd.Series:
     return t.groupby("experiment")["loss"].mean()
 
 
-def test_the_testbed_doc_states_ebpfs_loss_at_low_loads(tmp_path, morning_four):
+def test_the_testbed_doc_states_ebpfs_loss_at_low_loads(tmp_path, morning_four, halting):
     doc = the_testbed_doc()
     then = previous_files("comparison", tmp_path, ("trials.csv", "experiments.csv", "drops.csv"))
-    # 2026-11-23 (PREVIOUS), the morning's beside other work (MORNING), the comparison alone, testbed-veth alone
-    folders = (then, morning_four["comparison"], D / "comparison", D / VETH)
+    # 2026-11-23 (PREVIOUS), the morning's beside other work (MORNING), the comparison alone, testbed-veth alone (both
+    # with idle CPUs halting, HALTING)
+    folders = (then, morning_four["comparison"], halting["comparison"], halting[VETH])
     runs = [ebpf_at_two_tenths(x) for x in folders]
     at = []
     for x in folders:
@@ -464,8 +486,9 @@ def test_the_testbed_doc_states_ebpfs_loss_at_low_loads(tmp_path, morning_four):
               f"{span(runs[1], sig2)}% at 0.2 ({pps(at[1])} pps) in that of {begun[1]:%Y-%m-%d %H:%M} UTC, which ran "
               f"beside other work, in git at commit {MORNING[:7]}: see \"Other work on the machine spoils a run "
               f"unseen\"; {span(runs[2], sig2)}% at 0.2 ({pps(at[2])} pps) in its measurement alone from "
-              f"{begun[2]:%H:%M} UTC, the current files; {span(runs[3], sig2)}% at 0.2 ({pps(at[3])} pps) in "
-              f"`datasets/testbed-veth`, measured alone from {begun[3]:%H:%M} UTC) is that ring refusing packets")
+              f"{begun[2]:%H:%M} UTC; {span(runs[3], sig2)}% at 0.2 ({pps(at[3])} pps) in `datasets/testbed-veth`, "
+              f"measured alone from {begun[3]:%H:%M} UTC; the two in git at commit {HALTING[:7]}, measured with idle "
+              f"CPUs halting) is that ring refusing packets")
     assert " ".join(phrase.split()) in doc, phrase
 
 
@@ -489,10 +512,10 @@ def low_loss(t: pd.DataFrame) -> pd.DataFrame:
     return t[(t["frac"] <= 0.2) & (t["lost"] > 0)]
 
 
-def four_against_morning(then: dict) -> tuple:
-    """docs/testbed.md's phrases on what the measurement alone of the four showed against the morning's run, with
-    the comparison table's cells by engine and the comparison's delivered trials (morning, alone)."""
-    now = {name: D / name for name in FOUR}
+def four_against_morning(then: dict, now: dict) -> tuple:
+    """docs/testbed.md's phrases on what the measurement alone of the four (``now``: the files at HALTING) showed
+    against the morning's run, with the comparison table's cells by engine and the comparison's delivered trials
+    (morning, alone)."""
     # the run alone: its start (the script's log, a few minutes before its first record), its code, its ceiling
     first = min(first_record(x) for x in now.values())
     assert first_record(now["testbed-click"]) == first
@@ -507,7 +530,7 @@ def four_against_morning(then: dict) -> tuple:
                                ["started_at"]).min()
     phrases = [f"The run's four other datasets (`testbed-click`, `click-course`, `testbed-bmv2` and `comparison`; the "
                f"morning's files are in git at commit {MORNING[:7]}) were measured again alone too, from 21:39 UTC (code "
-               f"{CODE_ALONE[:7]}: the current files), with a ceiling of {pps(c_now)} pps against the morning's "
+               f"{CODE_ALONE[:7]}: the files in git at commit {HALTING[:7]}), with a ceiling of {pps(c_now)} pps against the morning's "
                f"{pps(c_then)} for the sweeps at fractions of it, so each fraction was {1 - c_now / c_then:.0%} fewer pps "
                "(testbed-bmv2's sweep runs at fixed loads)"]
     # the three that came first in the morning, before CPU 1 was seen busy
@@ -593,9 +616,9 @@ def four_against_morning(then: dict) -> tuple:
     return phrases, rows, ct
 
 
-def test_the_testbed_doc_states_what_the_four_showed_alone(morning_four):
+def test_the_testbed_doc_states_what_the_four_showed_alone(morning_four, halting):
     doc = the_testbed_doc()
-    phrases, _, _ = four_against_morning(morning_four)
+    phrases, _, _ = four_against_morning(morning_four, {n: halting[n] for n in FOUR})
     for phrase in phrases:
         assert " ".join(phrase.split()) in doc, phrase
 
@@ -648,10 +671,11 @@ def test_the_comparison_notebook_states_how_long_the_comparison_takes():
 
 
 def the_two_runs() -> dict:
-    """The runs the current testbed files come from: testbed-veth's and the other four's, each its first and last
-    record (a trial's start, a search's end)."""
+    """The runs the current testbed files come from, with idle CPUs polling: the four others' (testbed-click,
+    click-course, testbed-bmv2, testbed-veth, in that order) and the comparison's, each its first and last record (a
+    trial's start, a search's end)."""
     runs = {}
-    for key, names in (("veth", [VETH]), ("four", list(FOUR))):
+    for key, names in (("four", [n for n in POLLED if n != "comparison"]), ("comparison", ["comparison"])):
         at = []
         for n in names:
             at.append(pd.to_datetime(datasets.read(D / n).trials["started_at"]))
@@ -663,24 +687,30 @@ def the_two_runs() -> dict:
 
 def test_the_datasets_readme_and_the_script_state_the_two_runs():
     runs = the_two_runs()
-    (v0, v1), (f0, f1) = runs["veth"], runs["four"]
-    assert f"{v0:%Y-%m-%d}" == f"{f0:%Y-%m-%d}" and v1 < f0
-    assert the_run_began(f0, "21:39")
+    (f0, f1), (c0, c1) = runs["four"], runs["comparison"]
+    assert f"{f0:%Y-%m-%d}" == f"{c0:%Y-%m-%d}" and f1 < c0
+    assert the_run_began(f0, "10:20") and the_run_began(c0, "12:24")
     text = " ".join((D / "README.md").read_text().split())
-    assert f"The current files come from two runs on {v0:%Y-%m-%d}, each alone on the machine: testbed-veth's from " \
-           f"{v0:%H:%M} to {v1:%H:%M} UTC, the other four's from 21:39 to {f1:%H:%M} UTC." in text
+    assert f"The current files come from two runs on {f0:%Y-%m-%d}, each alone on the machine and with idle CPUs " \
+           f"polling: testbed-click, click-course, testbed-bmv2 and testbed-veth from 10:20 to {f1:%H:%M} UTC (code " \
+           f"{POLL_CODE[:7]}), the comparison from 12:24 to {c1:%H:%M} UTC (code {POLL_COMPARISON_CODE[:7]})." in text
+    for n in POLLED:
+        code = POLL_COMPARISON_CODE if n == "comparison" else POLL_CODE
+        assert (datasets.read_experiments(D / n)["versions"].str.contains(f"routerlab: 0.1.0 (git {code[:7]})",
+                                                                          regex=False)).all(), n
     script = D.parent / "scripts" / "remeasure-testbed.sh"
     if not script.exists():
         pytest.skip("scripts/ is not installed with the package: only a checkout has it")
     head = " ".join(x.lstrip("# ") for x in script.read_text().splitlines()[1:6])
-    m = re.search(r"about two hours on 2 cores with the machine to itself \(on (\S+): testbed-veth (\d+) minutes, the "
-                  r"other four (\d+), of which the comparison (\d+)\)", head)
+    m = re.search(r"about (an hour and a half) on 2 cores with the machine to itself \(on (\S+), idle CPUs polling: "
+                  r"the four others (\d+) minutes, of which testbed-veth (\d+); the comparison (\d+)\)", head)
     assert m, head
-    assert m[1] == f"{v0:%Y-%m-%d}"
-    # the files, from their first record to their last (the four's run from its start, 21:39), within a minute
-    veth, four = int(m[2]), int(m[3])
-    assert abs(veth - (v1 - v0).total_seconds() / 60) < 1
-    assert abs(four - (f1 - pd.Timestamp(f"{f0:%Y-%m-%d} 21:39", tz="UTC")).total_seconds() / 60) < 1
-    c = pd.to_datetime(datasets.read(D / "comparison").trials["started_at"])
-    assert abs(int(m[4]) - (c.max() - c.min()).total_seconds() / 60) < 1
-    assert 1.75 <= (veth + four) / 60 <= 2.25  # about two hours
+    assert m[2] == f"{f0:%Y-%m-%d}"
+    # each from its run's start (the script's log) to its last record, within a minute
+    four, comparison = int(m[3]), int(m[5])
+    assert abs(four - (f1 - pd.Timestamp(f"{f0:%Y-%m-%d} 10:20", tz="UTC")).total_seconds() / 60) < 1
+    assert abs(comparison - (c1 - pd.Timestamp(f"{c0:%Y-%m-%d} 12:24", tz="UTC")).total_seconds() / 60) < 1
+    v = datasets.read(D / VETH).trials["started_at"]
+    v = pd.to_datetime(pd.concat([v, datasets.read_searches([D / VETH])["when"]]))
+    assert abs(int(m[4]) - (v.max() - v.min()).total_seconds() / 60) < 1
+    assert 75 <= four + comparison <= 105  # an hour and a half
