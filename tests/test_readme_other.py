@@ -14,7 +14,7 @@ from readme_checks import (the_testbed_doc, CODE_ALONE, D, HALTING, KERNEL_PATHS
                            pct, pps, previous_files, says, sig2, span, trials, veth_as_shared, when_range)
 
 
-def test_microbench_testbed_rows_give_no_ratio_to_a_limited_pdr():
+def test_microbench_testbed_rows_give_no_ratio_to_a_limited_pdr(tmp_path):
     searches = datasets.read_searches([D / "testbed-click"])
     pdr = datasets.search_pdr(searches)
     table, _, _ = forwarding.summary(datasets.read_microbench(D / "microbench", "forwarding"), pdr)
@@ -45,7 +45,7 @@ def test_microbench_testbed_rows_give_no_ratio_to_a_limited_pdr():
     assert np.allclose(top["mpps"] * 1e6, ceiling[0])
     word = {2: "two", 3: "three", 4: "four"}[len(limited)]
     says("microbench", f"{word} answers are lower bounds and have no ratio: {' and '.join(top.index)} passed at the "
-                       f"ceiling (at least {ceiling[0] / 1e3:.0f} kpps: the generator could offer no more), and the "
+                       f"ceiling (at least {ceiling[0] / 1e3:.0f} kpps, the highest load the search offers), and the "
                        "generator, not the router, bounded the search of FastClick on DPDK's af_xdp driver (at least "
                        f"{bounded.loc['fastclick-dpdk', 'mpps'] * 1e3:.0f} kpps)")
     says("microbench", f"so the testbed's ratios are to {fastest}, the fastest whose PDR is the router's own "
@@ -53,8 +53,15 @@ def test_microbench_testbed_rows_give_no_ratio_to_a_limited_pdr():
     f = datasets.read_microbench(D / "microbench", "forwarding").groupby("engine")["mpps"].median()
     ratio = known.loc["fastclick", "mpps"] / known.loc["click", "mpps"]
     assert ratio < 1  # "none of its lead is left"
-    says("microbench", f"FastClick on AF_PACKET carries {ratio:.2f} times what Click carries: none of its "
-                       f"{f['fastclick'] / f['click']:.2f}× lead in memory is left")
+    # the run the polling files replaced (HALTING), for the ratio then
+    with_halting = previous_files("testbed-click", tmp_path, ("search_results.csv", "search_trials.csv"),
+                                  commit=HALTING)
+    then = datasets.search_pdr(datasets.read_searches([with_halting])).set_index("engine")["pdr_pps"]
+    when = pd.to_datetime(datasets.read_searches([with_halting])["when"]).min()
+    says("microbench", f"FastClick on AF_PACKET carries {ratio:.2f} times what Click carries in this run "
+                       f"({then['fastclick'] / then['click']:.2f} on {when:%Y-%m-%d}, with the testbed's idle CPUs "
+                       f"halting): none of its {f['fastclick'] / f['click']:.2f}× lead in memory is left")
+    assert (ratio - 1) * (then["fastclick"] / then["click"] - 1) < 0  # "which of the two carries more differs"
     # FastClick's answer lies below the load at which Click passed: not within one search step of it
     r = searches[(searches["kind"] == "pdr") & (searches["method"] == "routerlab")].set_index("engine")
     assert r.loc["fastclick", "upper_pps"] < r.loc["click", "lower_pps"]
@@ -292,8 +299,9 @@ def test_the_testbed_doc_states_the_steal_with_idle_cpus_polling(halting):
              if len(kept) else "no kept trial still had more after 3 repeats")
     began = first_record(D / "comparison")
     assert began > max(pd.to_datetime(datasets.read(D / n).trials["started_at"]).max() for n in POLLED[:4])
-    phrase = (f"With idle CPUs polling, in the re-measurement of the five on {first:%Y-%m-%d} (the four others from "
-              f"10:20 UTC, the comparison from {began:%H:%M}; the current files), {pps((now['steal'] > 0.02).sum())} of their {pps(len(now))} sweep attempts had more "
+    phrase = (f"With idle CPUs polling, in the re-measurement of the five testbed datasets on {first:%Y-%m-%d} "
+              f"({', '.join(POLLED[:3])} and {POLLED[3]} from 10:20 UTC, the comparison from {began:%H:%M}; the "
+              f"current files), {pps((now['steal'] > 0.02).sum())} of their {pps(len(now))} sweep attempts had more "
               f"than 2% (at most {100 * now['steal'].max():.1f}%), against {pps((then['steal'] > 0.02).sum())} of "
               f"{pps(len(then))} with the CPUs halting the evening before, and {still}")
     assert " ".join(phrase.split()) in doc, phrase
