@@ -45,6 +45,40 @@ def per_load(data) -> pd.DataFrame:
                  cpu=("cpu_load", "mean"), steal=("steal", "mean"), steal_max=("steal", "max")))
 
 
+def one(x) -> str:
+    """A number (milliseconds, a percentage) with one decimal."""
+    return f"{x:.1f}"
+
+
+def notes(e) -> dict:
+    """An experiment's ``notes`` (``key=value; ...``) as a dict of text values."""
+    return dict(kv.split("=", 1) for kv in e["notes"].split("; "))
+
+
+def attempts(folder, kind: str = "sweep") -> pd.DataFrame:
+    """Every attempt of a folder's sweeps (``kind="sweep"``) or searches (``"search"``):
+    the kept trials and those measured again (none where no superseded file exists)."""
+    kept, again = {"sweep": ("trials.csv", "superseded_trials.csv"),
+                   "search": ("search_trials.csv", "superseded_search_trials.csv")}[kind]
+    t = pd.read_csv(folder / kept)
+    return pd.concat([t, pd.read_csv(folder / again)]) if (folder / again).exists() else t
+
+
+def search_trials(folder) -> pd.DataFrame:
+    """A folder's search_trials.csv with each row's index within its experiment (the
+    ``probe`` its superseded attempts point at), its loss ratio and the flags as booleans."""
+    s = datasets.read_kind(folder, "search_trials.csv")
+    return s.assign(probe=s.groupby("experiment").cumcount(), loss=s["lost"] / s["tx"],
+                    **{c: s[c].astype(str).str.lower() == "true" for c in ("passed", "generator_limited", "disturbed")})
+
+
+def statistics_paragraph_exists():
+    """The main README has the section the dataset READMEs' terms cite (a checkout only)."""
+    main = D.parent / "README.md"
+    if main.exists():
+        assert "\n## The statistics, in one paragraph\n" in main.read_text()
+
+
 def span(values, fmt) -> str:
     """``lo-hi`` of the values, each written with ``fmt``; one value when they round alike."""
     lo, hi = fmt(min(values)), fmt(max(values))

@@ -8,9 +8,9 @@ from routerlab import datasets, defaults, stats, testbed, traffic
 from routerlab.engines import bmv2 as bmv2_engine
 from routerlab.validation import TrialValidation
 from readme_checks import (the_testbed_doc, superseded, why, BMV2, CODE_ALONE, D, HALTING, POLL_CODE,
-                           POLL_COMPARISON_CODE, VETH,
-                           check_superseded_searches, committed, loss_rows, pct, per_load, pps, previous_files, says,
-                           sig2, span, trials)
+                           POLL_COMPARISON_CODE, VETH, check_superseded_searches, committed, loss_rows, pct, per_load,
+                           pps, previous_files, says, sig2, span, trials, attempts, notes, one, search_trials,
+                           statistics_paragraph_exists)
 
 SWEEP = "bmv2-single-flow"
 #: the validation's added-up columns, new since the halting files (0a3e268, 8d9f526)
@@ -20,28 +20,10 @@ FILES = ("trials.csv", "experiments.csv", "search_results.csv", "search_trials.c
          "superseded_trials.csv", "superseded_search_trials.csv")
 
 
-def notes(e) -> dict:
-    """An experiment's ``notes`` as a dict of text values."""
-    return dict(kv.split("=", 1) for kv in e["notes"].split("; "))
-
-
-def one(x) -> str:
-    """Milliseconds (or a percentage) with one decimal."""
-    return f"{x:.1f}"
-
-
 def hhmm(stamps) -> str:
     """The minutes of some stamps, ``a``, ``a and b`` or ``a, b and c`` (each once)."""
     m = sorted({f"{x:%H:%M}" for x in pd.to_datetime(pd.Series(stamps))})
     return m[0] if len(m) == 1 else f"{', '.join(m[:-1])} and {m[-1]}"
-
-
-def search_trials(folder=None) -> pd.DataFrame:
-    """search_trials.csv with each row's index within its experiment (the ``probe`` of its
-    superseded attempts), its loss ratio and the flags as booleans."""
-    s = datasets.read_kind(folder or D / BMV2, "search_trials.csv")
-    return s.assign(probe=s.groupby("experiment").cumcount(), loss=s["lost"] / s["tx"],
-                    **{c: s[c].astype(str).str.lower() == "true" for c in ("passed", "generator_limited", "disturbed")})
 
 
 def searches(folder=None) -> pd.DataFrame:
@@ -158,7 +140,7 @@ def test_bmv2_files():
     assert (k.loc[made.index, "attempt"] == made + 1).all() and (k.drop(made.index)["attempt"] == 1).all()
     # the searches: 3 final trials of 1 s; the answer's last three passed on their median, the next load's failed
     r = datasets.read_searches([D / BMV2])
-    s = search_trials()
+    s = search_trials(D / BMV2)
     final = s[s["phase"] == "final"]
     assert (r["final_trials"] == 3).all() and (final["duration"] == 1).all()
     says(BMV2, "(3 final trials of 1 s, a load passes on its median trial)")
@@ -185,7 +167,7 @@ def test_bmv2_searches():
     assert pd.isna(r.loc["linux", "upper_pps"]) and r.loc["linux", "lower_pps"] == ceiling
     says(BMV2, f"carries at most {100 * r.loc['bmv2', 'lower_pps'] / r.loc['linux', 'lower_pps']:.1f}% of what "
                f"Linux carries")
-    s = search_trials()
+    s = search_trials(D / BMV2)
     lx = s[s["engine"] == "linux"]
     assert not lx["generator_limited"].any()
     says(BMV2, "None of its trials was generator-limited.")
@@ -289,7 +271,7 @@ def test_bmv2_sweep():
     assert pd.to_datetime(r["when"]).min() > pd.to_datetime(t["started_at"]).max()  # later in the same run
     lo, hi = r.loc["bmv2", "lower_pps"], r.loc["bmv2", "upper_pps"]
     assert last < lo < hi < f0
-    st = search_trials()
+    st = search_trials(D / BMV2)
     b = st[(st["engine"] == "bmv2") & (st["phase"] == "final")]
     ans, bad = b[np.isclose(b["load"], lo)], b[np.isclose(b["load"], hi)]
     assert len(ans) == 3 and len(bad) == 3
@@ -348,7 +330,7 @@ def test_bmv2_validation_of_the_searches():
     old = superseded(BMV2, "superseded_search_trials.csv")
     assert (old["why"] != "").all() and old["disturbed"].all()
     says(BMV2, f"**The searches: {len(old)} attempts measured again.**")
-    s = search_trials()
+    s = search_trials(D / BMV2)
     b, bs = old[old["engine"] == "bmv2"], s[s["engine"] == "bmv2"]
     assert b["why"].str.fullmatch(r"steal \S+ > 2\.0%").all() and not bs["disturbed"].any()
     says(BMV2, f"bmv2's search repeated {len(b)} attempts, in {b['probe'].nunique()} of its {len(bs)} trials, each "
@@ -439,9 +421,7 @@ def test_bmv2_terms():
     x = stats.assess(datasets.read(D / BMV2).trials)[0]
     p = x.verdict.params
     assert (p.eta, p.entry_multiplier) == (defaults.ETA, defaults.ENTRY_MULTIPLIER)
-    main = D.parent / "README.md"  # the section the Terms cite (a checkout only)
-    if main.exists():
-        assert "\n## The statistics, in one paragraph\n" in main.read_text()
+    statistics_paragraph_exists()  # the section the terms cite
     assert not x.verdict.good and x.verdict.still_rising
     says(BMV2, "**Terms** (the main `README.md`, \"The statistics, in one paragraph\", defines them):",
          "**K** = the trials the statistics count at that load (generator-limited ones left out).",
@@ -466,11 +446,6 @@ def test_bmv2_points_at_the_testbed_doc():
 def halting(tmp_path):
     """The files this data replaced, measured with idle CPUs halting (commit HALTING), in a folder of their own."""
     return previous_files(BMV2, tmp_path, files=FILES, commit=HALTING)
-
-
-def attempts(folder) -> pd.DataFrame:
-    """Every sweep attempt of a folder: the kept trials and those measured again."""
-    return pd.concat([pd.read_csv(folder / "trials.csv"), pd.read_csv(folder / "superseded_trials.csv")])
 
 
 def with_loss(t: pd.DataFrame) -> pd.DataFrame:
@@ -505,13 +480,13 @@ def test_bmv2_against_halting(halting):
     says(BMV2, f"the code differs in two ways: the generator's build (`rlgen {og}` then, `rlgen {ng}` now), which now "
                f"also adds up its lags, and the validation, which now adds up the stops and the lags.")
     o_loads = sorted(set(datasets.read_kind(halting, "search_trials.csv")["load"].round()))
-    assert o_loads != sorted(set(search_trials()["load"].round()))
+    assert o_loads != sorted(set(search_trials(D / BMV2)["load"].round()))
     says(BMV2, "the searches, which start from the ceiling, tried different loads")
     oc, nc = o_r["generator_ceiling_pps"].iloc[0], n_r["generator_ceiling_pps"].iloc[0]
     assert oe["generator_ceiling_pps"] > ne["generator_ceiling_pps"] and oc > nc
     # the validation's totals, new now, decide nothing here: the old rule (longest stop or lag alone) agrees
     nsup, nss = superseded(BMV2, "superseded_trials.csv"), superseded(BMV2, "superseded_search_trials.csv")
-    st = search_trials()
+    st = search_trials(D / BMV2)
     for rows in (nt, nsup, nss, st):
         assert set(TOTALS) <= set(rows.columns)
         # the same reasons, but for the added-up total a reason names beside its longest stop or lag

@@ -10,8 +10,9 @@ import pytest
 from routerlab import datasets, stats
 from routerlab.validation import TrialValidation
 from routerlab import defaults, traffic
-from readme_checks import (CODE_ALONE, D, HALTING, POLL_CODE, POLL_COMPARISON_CODE, assessed, committed, pct, per_load, pps, previous_files,
-                           says, sig2, span, trials, when_range, why)
+from readme_checks import (CODE_ALONE, D, HALTING, POLL_CODE, POLL_COMPARISON_CODE, assessed, committed, pct, per_load,
+                           pps, previous_files, says, sig2, span, trials, when_range, why, attempts, search_trials,
+                           statistics_paragraph_exists)
 
 
 CLICK = "testbed-click"
@@ -27,11 +28,6 @@ IDLE_POLL = "; idle CPUs: poll ("
 
 def click_searches(folder=D / CLICK) -> pd.DataFrame:
     return datasets.read_searches([folder])
-
-
-def search_trials(folder=D / CLICK) -> pd.DataFrame:
-    p = pd.read_csv(folder / "search_trials.csv")
-    return p.assign(loss=p["lost"] / p["tx"])
 
 
 def notes(e: pd.DataFrame) -> dict:
@@ -52,13 +48,6 @@ def frac(load, ceiling) -> str:
 def at_load(p: pd.DataFrame, engine: str, load: float) -> pd.DataFrame:
     """A search's trials at one load (full duration and short alike)."""
     return p[(p["engine"] == engine) & np.isclose(p["load"], load)]
-
-
-def attempts(folder=D / CLICK, kind="sweep") -> pd.DataFrame:
-    """Every attempt of the sweeps (or the searches): the kept trials and the ones set aside."""
-    if kind == "sweep":
-        return pd.concat([pd.read_csv(folder / "trials.csv"), pd.read_csv(folder / "superseded_trials.csv")])
-    return pd.concat([pd.read_csv(folder / "search_trials.csv"), pd.read_csv(folder / "superseded_search_trials.csv")])
 
 
 def brought_in(path: str, commit: str) -> str:
@@ -154,7 +143,7 @@ def test_click_where_when_how():
         says_command(head.replace(f"--engine {row.engine} ", "--engine E ") + " --out datasets/testbed-click")
     assert all(f"--ceiling {ceiling:.0f} " in c for c in e["command"])
     says(CLICK, f"# E = {', '.join(engines)}")
-    p = search_trials()
+    p = search_trials(D / CLICK)
     assert set(p[p["phase"] == "final"]["duration"]) == {1.0}
     says_command("routerlab bench engines " + " ".join(f"--engine {x}" for x in r["engine"])
                  + " --duration 1 --out datasets/testbed-click")
@@ -186,9 +175,7 @@ def test_click_where_when_how():
 
 
 def test_click_terms():
-    main = D.parent / "README.md"  # the section the Terms cite (a checkout only)
-    if main.exists():
-        assert "\n## The statistics, in one paragraph\n" in main.read_text()
+    statistics_paragraph_exists()  # the section the terms cite
     a = stats.assess(datasets.read(D / CLICK).trials)
     p = a[0].verdict.params
     assert all(x.verdict.params == p for x in a) and p.mode == "strict"
@@ -228,8 +215,8 @@ def test_click_terms():
 def test_click_steal():
     thr = float(notes(datasets.read_experiments(D / CLICK))["fastclick"]["steal_threshold"])
     r = click_searches()
-    k = search_trials()
-    s = attempts(kind="search")
+    k = search_trials(D / CLICK)
+    s = attempts(D / CLICK, "search")
     hi = s[s["steal"] > thr]
     per = s.groupby("engine", sort=False).agg(n=("steal", "size"), hi=("steal", lambda x: (x > thr).sum()))
     per = per.loc[r["engine"]]
@@ -242,7 +229,7 @@ def test_click_steal():
     assert len(dh) > len(hi) / 2 and (dh["generator_limited"].astype(bool)).all()
     says(CLICK, f"{len(dh)} of the {len(hi)} were fastclick-dpdk's, all in trials the generator could not deliver")
     t = trials(CLICK)
-    a = attempts()
+    a = attempts(D / CLICK)
     ahi = a[a["steal"] > thr]
     assert a["steal"].median() < thr / 2
     says(CLICK, f"Of the {len(a)} sweep attempts (the {len(t)} kept trials and the {len(a) - len(t)} set aside), "
@@ -273,7 +260,7 @@ def test_click_pdr_table_never_sets_a_lower_bound_against_another():
     assert own == ["click", "fastclick"]
     says(CLICK, f"The other {WORDS[len(own)].lower()} answers, click's and fastclick's, are the routers' own: no trial "
                 "at their failing loads was generator-limited")
-    p = search_trials()
+    p = search_trials(D / CLICK)
     s = r.set_index("engine")
     for e in own:
         assert not at_load(p, e, s.loc[e, "upper_pps"])["generator_limited"].any()
@@ -298,7 +285,7 @@ def test_click_pdr_table_never_sets_a_lower_bound_against_another():
 
 def test_click_linux_and_ebpf_passed_at_the_ceiling():
     r = click_searches().set_index("engine")
-    p = search_trials()
+    p = search_trials(D / CLICK)
     ceiling = r["generator_ceiling_pps"].iloc[0]
     parts = {}
     for e in ("linux", "ebpf"):
@@ -329,7 +316,7 @@ def test_click_linux_and_ebpf_passed_at_the_ceiling():
 
 def test_click_fastclick_dpdk_search():
     r = click_searches().set_index("engine")
-    p = search_trials()
+    p = search_trials(D / CLICK)
     dpdk = p[p["engine"] == "fastclick-dpdk"]
     upper = r.loc["fastclick-dpdk", "upper_pps"]
     at = at_load(p, "fastclick-dpdk", upper)
@@ -383,7 +370,7 @@ def test_click_fastclick_dpdk_search():
 
 def test_click_click_and_fastclick(halting):
     r = click_searches().set_index("engine")
-    p = search_trials()
+    p = search_trials(D / CLICK)
     parts = []
     for e in ("click", "fastclick"):
         u = at_load(p, e, r.loc[e, "upper_pps"])
@@ -435,7 +422,7 @@ def test_click_generator_in_the_sweeps():
                 f"({frac(lim['offered_pps'].min(), ceiling)} of the ceiling) or more")
     # the generator fell short with click and fastclick too: each search's one short trial at the ceiling,
     # and fastclick's sweep trials
-    p = search_trials()
+    p = search_trials(D / CLICK)
     (top,) = click_searches()["generator_ceiling_pps"].unique()
     sl = p[p["generator_limited"] & p["engine"].isin(["click", "fastclick"])]
     assert sorted(sl["engine"]) == ["click", "fastclick"] and (sl["phase"] == "short").all()
@@ -514,7 +501,7 @@ def test_click_sweeps():
     r = click_searches().set_index("engine")
     f = r.loc["fastclick", "lower_pps"]
     assert pdr.load < nxt < f
-    p = search_trials()
+    p = search_trials(D / CLICK)
     sp = p[(p["engine"] == "fastclick") & (p["phase"] == "final") & (p["load"] < nxt)]
     assert sp.empty
     says(CLICK, f"The fastclick search's answer ({pps(f)} pps) lies above the sweep's first failing load ({pps(nxt)} pps): "
@@ -570,7 +557,7 @@ def test_click_trial_validation():
     runs = stats.summaries([x for x in stats.assess(datasets.read(D / CLICK).trials)])
     assert runs["runs"].sum() == (~t["limited"]).sum()
     # the searches
-    p = search_trials()
+    p = search_trials(D / CLICK)
     ssup = pd.read_csv(D / CLICK / "superseded_search_trials.csv")
     sw = why(ssup)
     assert ssup["disturbed"].all() and (sw != "").all()
@@ -630,7 +617,7 @@ def test_click_where_the_loss_went():
                 f"{pps(r.loc['fastclick-dpdk', 'lower_pps'])} pps, limited by the generator, against "
                 f"{pps(r.loc['fastclick', 'lower_pps'])} on AF_PACKET and {pps(r.loc['click', 'lower_pps'])} for Click)")
     # the searches of click and fastclick lost at their capture socket, all but a few
-    p = search_trials()
+    p = search_trials(D / CLICK)
     cf = p[p["engine"].isin(["click", "fastclick"]) & (p["lost"] > 0)]
     counters = cf["drops"].str.split(";").explode().str.split("=", expand=True)
     counters[1] = counters[1].astype(int)
@@ -691,7 +678,7 @@ def test_click_compared_with_halting(halting):
     # steal then and now
     thr = 0.02
     osw, oss = attempts(halting), attempts(halting, "search")
-    nsw, nss = attempts(), attempts(kind="search")
+    nsw, nss = attempts(D / CLICK), attempts(D / CLICK, "search")
     says(CLICK, f"Steal: halting, {(oss['steal'] > thr).sum()} of the {len(oss)} search attempts and "
                 f"{(osw['steal'] > thr).sum()} of the {len(osw)} sweep attempts had steal above 2% (at most "
                 f"{100 * oss['steal'].max():.1f}% and {100 * osw['steal'].max():.1f}%); polling, "
@@ -701,7 +688,7 @@ def test_click_compared_with_halting(halting):
                 f"{100 * nsw['steal'].mean():.2f}% now, the search attempts' {100 * oss['steal'].mean():.2f}% and "
                 f"{100 * nss['steal'].mean():.2f}%")
     # repeats and disturbed trials
-    op, np_ = search_trials(halting), search_trials()
+    op, np_ = search_trials(halting), search_trials(D / CLICK)
     says(CLICK, f"Measured again: {(ot['attempt'] > 1).sum()} of the {len(ot)} sweep trials then "
                 f"({len(osw) - len(ot)} attempts set aside), {(nt['attempt'] > 1).sum()} now ({len(nsw) - len(nt)}); "
                 f"{(op['attempt'] > 1).sum()} of the {len(op)} search trials then ({len(oss) - len(op)} set aside), "

@@ -11,7 +11,7 @@ import pytest
 from routerlab import comparison, datasets, drops, plots, stats, traffic
 from routerlab.validation import TrialValidation
 from readme_checks import (BMV2, CODE_ALONE, D, HALTING, POLL_CODE, POLL_COMPARISON_CODE, VETH, committed, pct, pps,
-                           previous_files, says, sig2, span, trials)
+                           previous_files, says, sig2, span, trials, attempts, notes, superseded, why)
 
 NAME = "comparison"
 SHORT = {"single_flow_50fw": "single flow", "gre_multiflow_50fw": "GRE", "routes_900k_multiflow_50fw": "900k routes",
@@ -42,11 +42,6 @@ def halting(tmp_path_factory):
                           commit=HALTING)
 
 
-def notes(e) -> dict:
-    """An experiment's ``notes`` as a dict of text values."""
-    return dict(kv.split("=", 1) for kv in e["notes"].split("; "))
-
-
 def experiments(folder=D / NAME) -> pd.DataFrame:
     return datasets.read_experiments(folder)
 
@@ -61,23 +56,6 @@ def kept(folder=D / NAME) -> pd.DataFrame:
     """The kept trials the generator delivered (what the tables count), with their engine."""
     t = datasets.read(folder).trials
     return t[~t["generator_limited"].astype(bool)]
-
-
-def attempts(folder=D / NAME) -> pd.DataFrame:
-    """Every attempt: the kept trials and those set aside."""
-    return pd.concat([datasets.read(folder).trials, pd.read_csv(folder / "superseded_trials.csv")])
-
-
-def why(rows: pd.DataFrame) -> pd.Series:
-    """The validation's reasons for each row (a trial or an attempt), ``; ``-separated."""
-    return pd.Series([TrialValidation().why_disturbed(r) for r in rows.to_dict("records")], index=rows.index,
-                     dtype=str)
-
-
-def superseded(folder=D / NAME) -> pd.DataFrame:
-    """The attempts measured again, each with the validation's reason."""
-    s = pd.read_csv(folder / "superseded_trials.csv")
-    return s.assign(why=why(s))
 
 
 def by_reason(df: pd.DataFrame):
@@ -263,7 +241,7 @@ def test_comparison_how():
 def test_comparison_files():
     t = trials(NAME)
     e = experiments()
-    s = superseded()
+    s = superseded(NAME, "superseded_trials.csv")
     d = datasets.read_drops([D / NAME])
     assert len(t) == len(e) * 8 * 5 and len(e) == 23
     says(NAME, f"the {len(t)} kept trials ({len(e)} rows of engine and scenario × {t['offered_pps'].nunique()} "
@@ -330,7 +308,7 @@ def test_comparison_grey_cells(ours):
 
 def test_comparison_validation():
     t = trials(NAME)
-    s = superseded()
+    s = superseded(NAME, "superseded_trials.csv")
     assert (s["why"] != "").all() and s["disturbed"].all()
     again = t[t["attempt"] > 1]
     assert len(s) == (again["attempt"] - 1).sum()
@@ -420,7 +398,7 @@ def test_comparison_figure(ours):
 
 def test_comparison_steal(halting):
     t = trials(NAME)
-    every, then = attempts(), attempts(halting)
+    every, then = attempts(D / NAME), attempts(halting)
     limit = TrialValidation().steal_threshold
     assert all(float(notes(x)["steal_threshold"]) == limit for _, x in experiments().iterrows())
     high = every["steal"] > limit
@@ -922,11 +900,11 @@ def test_comparison_against_halting(halting):
                f"{colours[1]} now")
     limit = TrialValidation().steal_threshold
     says(NAME, f"the ceiling ({pps(ceiling_of(halting))} → {pps(ceiling_of())} pps, so lower loads at the same "
-               f"fraction)", f"({(attempts(halting)['steal'] > limit).sum()} → {(attempts()['steal'] > limit).sum()} "
+               f"fraction)", f"({(attempts(halting)['steal'] > limit).sum()} → {(attempts(D / NAME)['steal'] > limit).sum()} "
                              "attempts above 2%)")
-    hd, nd_ = (a_[a_["scenario"] == "ddos-drop50"] for a_ in (attempts(halting), attempts()))
+    hd, nd_ = (a_[a_["scenario"] == "ddos-drop50"] for a_ in (attempts(halting), attempts(D / NAME)))
     assert (nd_["steal"] > limit).sum() > (hd["steal"] > limit).sum()
     says(NAME, "**What the two runs can tell.** Against the evening halting run it replaces, fewer attempts met steal "
-               f"above 2% ({(attempts(halting)['steal'] > limit).sum()} → {(attempts()['steal'] > limit).sum()} "
+               f"above 2% ({(attempts(halting)['steal'] > limit).sum()} → {(attempts(D / NAME)['steal'] > limit).sum()} "
                f"attempts above 2%), though more in the drop scenario ({(hd['steal'] > limit).sum()} → "
                f"{(nd_['steal'] > limit).sum()}), fewer trials were measured again or kept `disturbed`")

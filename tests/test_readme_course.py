@@ -10,7 +10,8 @@ import pytest
 from routerlab import datasets, stats
 from routerlab.validation import TrialValidation
 from readme_checks import (HALTING, CODE_ALONE, POLL_CODE, D, assessed, committed, loss_rows, pct, per_load, pps,
-                           previous_files, says, sig2, span, superseded, the_testbed_doc, when_range, why)
+                           previous_files, says, sig2, span, superseded, the_testbed_doc, when_range, why, one,
+                           statistics_paragraph_exists)
 
 #: The commit that began reading back which idle mode the kernel honours (the cpuidle driver in the record).
 READ_BACK = "fbb864d2aea292e9242dd2d0809f3ddfafbb3184"
@@ -62,10 +63,6 @@ def replaced(folder=None) -> pd.DataFrame:
 def cell(row) -> str:
     """A table's loss cell: the mean loss with two significant digits, K where fewer than 5 trials."""
     return sig2(row["loss"]) + (f" (K={int(row['n'])})" if row["n"] < 5 else "")
-
-
-def one(x) -> str:
-    return f"{x:.1f}"
 
 
 def text() -> str:
@@ -220,9 +217,7 @@ def test_course_terms():
     assert len(params) == 1
     v = params.pop()
     assert v.mode == "strict" and v.pdr == stats.PDR_FRACTION
-    top = D.parent / "README.md"
-    if top.exists():  # a checkout
-        assert "## The statistics, in one paragraph" in top.read_text()
+    statistics_paragraph_exists()  # the section the terms cite
     says(COURSE, "The terms (`README.md`, \"The statistics, in one paragraph\"): **PDR@0.5%** is the highest offered "
                  f"load such that it and every lower load lose at most {100 * v.pdr:g}% (mean loss over the load's "
                  "trials); **NDR** is the same with no trial losing a packet.",

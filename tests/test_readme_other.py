@@ -11,7 +11,7 @@ from routerlab import datasets
 from routerlab.benchmarks import forwarding
 from readme_checks import (the_testbed_doc, CODE_ALONE, D, HALTING, KERNEL_PATHS, MORNING, POLL_CODE,
                            POLL_COMPARISON_CODE, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE_ALONE, VETH_SHARED, committed,
-                           pct, pps, previous_files, says, sig2, span, trials, veth_as_shared, when_range)
+                           pct, pps, previous_files, says, sig2, span, trials, veth_as_shared, when_range, attempts)
 
 
 def test_microbench_testbed_rows_give_no_ratio_to_a_limited_pdr(tmp_path):
@@ -182,13 +182,6 @@ def halting(tmp_path_factory):
     """The five datasets with idle CPUs halting (commit HALTING), each in a folder of its own."""
     return {name: previous_files(name, tmp_path_factory.mktemp(f"halting-{name}"), files, commit=HALTING)
             for name, files in HALTING_FILES.items()}
-
-
-def attempts(folder) -> pd.DataFrame:
-    """A dataset's sweep attempts: the kept trials and the ones measured again."""
-    t = datasets.read(folder).trials
-    s = folder / "superseded_trials.csv"
-    return pd.concat([t, pd.read_csv(s)]) if s.exists() else t
 
 
 def the_run_began(first: pd.Timestamp, doc_time: str) -> bool:

@@ -11,7 +11,8 @@ import pytest
 from routerlab import datasets, defaults, search, stats, testbed, traffic
 from readme_checks import (superseded, the_testbed_doc, why, D, HALTING, KERNEL_PATHS, POLL_CODE, POLL_COMPARISON_CODE,
                            VETH, VETH_BEFORE, VETH_CODE_ALONE, check_superseded_searches, committed, pct, pps,
-                           previous_files, says, sig2, span, veth, when_range)
+                           previous_files, says, sig2, span, veth, when_range, notes, one, search_trials,
+                           statistics_paragraph_exists)
 
 
 VETH_NAMES = {"linux-single-flow": "linux", "nft-single-flow-fw0": "nft, empty chain",
@@ -43,11 +44,6 @@ def in_sweep(e) -> str:
     return "Click's" if e == CLICK else f"the sweep of {SPOKEN[e]}"
 
 
-def one(x) -> str:
-    """A number of milliseconds (or a percentage) with one decimal."""
-    return f"{x:.1f}"
-
-
 def kept_trials(folder=None) -> pd.DataFrame:
     """The sweep trials the statistics count (generator-limited ones left out)."""
     t = veth()[0] if folder is None else datasets.read(folder).trials
@@ -56,11 +52,6 @@ def kept_trials(folder=None) -> pd.DataFrame:
 
 def veth_searches(folder=None) -> pd.DataFrame:
     return datasets.read_searches([folder or D / VETH])
-
-
-def notes(e) -> dict:
-    """An experiment's ``notes`` as a dict of text values."""
-    return dict(kv.split("=", 1) for kv in e["notes"].split("; "))
 
 
 def steal_threshold(folder=None) -> float:
@@ -77,14 +68,6 @@ def lowest(t: pd.DataFrame) -> pd.DataFrame:
 
 def with_frac(t: pd.DataFrame, ceiling: float) -> pd.DataFrame:
     return t.assign(frac=(t["offered_pps"] / ceiling).round(2))
-
-
-def search_trials(folder=None) -> pd.DataFrame:
-    """search_trials.csv with each row's index within its experiment (the ``probe`` of its
-    superseded attempts) and the flags as booleans."""
-    s = datasets.read_kind(folder or D / VETH, "search_trials.csv")
-    return s.assign(probe=s.groupby("experiment").cumcount(), loss=s["lost"] / s["tx"],
-                    **{c: s[c].astype(str).str.lower() == "true" for c in ("passed", "generator_limited", "disturbed")})
 
 
 def sweep_attempts(folder=None) -> pd.DataFrame:
@@ -255,7 +238,7 @@ def test_veth_files():
     assert list(sup.columns[:-1]) == list(pd.read_csv(D / VETH / "trials.csv").columns)
     assert "probe" in ssup.columns and "trial" not in ssup.columns
     # probe is the row in search_trials.csv within its experiment: the kept row counts the attempts before it
-    s = search_trials()
+    s = search_trials(D / VETH)
     check_superseded_searches(s, ssup)
     g = pd.read_csv(D / VETH / "generators.csv")
     says(VETH, f"{len(g)} trials of {g['generator'].nunique()} generators: rate error of "
@@ -305,9 +288,7 @@ def test_veth_files():
 def test_veth_terms():
     p = veth()[2][KERNEL_PATHS[0]].verdict.params
     assert (p.eta, p.entry_multiplier) == (defaults.ETA, defaults.ENTRY_MULTIPLIER)
-    main = D.parent / "README.md"  # the section the Terms cite (a checkout only)
-    if main.exists():
-        assert "\n## The statistics, in one paragraph\n" in main.read_text()
+    statistics_paragraph_exists()  # the section the terms cite
     says(VETH, "**Terms** (the main `README.md`, \"The statistics, in one paragraph\", defines them):",
          "**K** = the trials the statistics count at that load (generator-limited ones left out); 10 unless a table "
          "says otherwise.",
@@ -433,7 +414,7 @@ def test_veth_validation_of_the_sweeps():
 
 
 def test_veth_validation_of_the_searches():
-    s = search_trials()
+    s = search_trials(D / VETH)
     ss = superseded(VETH, "superseded_search_trials.csv")
     assert (ss["why"] != "").all() and ss["disturbed"].all()
     r = reasons(ss)
@@ -610,7 +591,7 @@ def test_veth_where_the_loss_went_table():
         says(VETH, f"| {name} | {pps(r['lost'])} | " + " | ".join(cell(r[c], r["lost"]) for c in cols)
              + f" | {pps(r['trace_missed'])} |")
     t, d, a, _ = veth()
-    s = search_trials()
+    s = search_trials(D / VETH)
     assert (t["lost_unexplained"] == 0).all() and (s["lost_unexplained"] == 0).all()
     assert not (d[d["place"] == "sink"]["counted_as"] == "loss").any()
     says(VETH, f"`lost_unexplained` is 0 in all {len(t)} sweep trials (the generator-limited ones too) and in all "
@@ -638,7 +619,7 @@ def test_veth_searches():
             continue
         x = ours[ours["experiment"] == exp].set_index("kind")
         says(VETH, f"| {name} | {x.loc['pdr', 'answer']} | {x.loc['ndr', 'answer']} |")
-    s = search_trials()
+    s = search_trials(D / VETH)
     mine = s[(s["method"] == "routerlab")]
     assert set(mine[mine["phase"] == "short"]["duration"]) == {0.5}
     assert set(mine[mine["phase"] == "final"]["duration"]) == {1}
@@ -912,7 +893,7 @@ def test_veth_against_mlrsearch(halting):
     # every answer is the ceiling: none failed a load, so the ratio of the answers is 1 by construction
     assert b["upper_pps"].isna().all() and np.allclose(b["lower_pps"], ceiling)
     says(VETH, f"All four answers are lower bounds at the ceiling, {pps(ceiling)} pps")
-    st = search_trials()
+    st = search_trials(D / VETH)
     st = st[st["experiment"] == "bench-search-linux-single-flow"]
     lim = st[st["generator_limited"]]
     assert len(lim) == 1 and lim["kind"].iloc[0] == "ndr" and lim["method"].iloc[0] == "routerlab"
@@ -1055,7 +1036,7 @@ def test_veth_click_places():
 
 
 def test_veth_searches_that_disagree():
-    s = search_trials()
+    s = search_trials(D / VETH)
     r = veth_searches().set_index(["experiment", "kind"])
     e = "nft-single-flow-fw50"
     pdr, ndr = r.loc[(e, "pdr")], r.loc[(e, "ndr")]
@@ -1119,7 +1100,7 @@ def test_veth_what_changed_with_polling(halting):
                f"{(ro['steal'] > thr).sum()} of {len(ro):,}.")
     old = datasets.read(halting).trials
     do, dn = old[old["disturbed"]], t[t["disturbed"]]
-    so, sn = search_trials(halting), search_trials()
+    so, sn = search_trials(halting), search_trials(D / VETH)
     says(VETH, f"The validation measured {(t['attempt'] > 1).sum()} sweep trials again instead of "
                f"{(old['attempt'] > 1).sum()}, and kept {len(dn)} `disturbed` instead of {len(do)}, "
                f"{(dn['experiment'] == top).sum()} of them in that one sweep; in the searches, "
