@@ -413,8 +413,8 @@ def report(res: CalibrationRun) -> str:
                          "dut CPU_BACKLOG is the router's input queue overflowing while its CPU was held up; "
                          "dut NETFILTER_DROP there is the limiter meeting arrivals bunched beyond its bucket "
                          "(routerlab.engines.calibration). A trial disturbed in every attempt had steal above "
-                         "the threshold, or lost packets that stops of its router CPU or lags of the generator, "
-                         "the longest longer than the router's queue lasts, can account for, each time it was "
+                         "the threshold, or lost packets that stops of its router CPU (the longest longer than "
+                         "the router's queue lasts) or lags of the generator can account for, each time it was "
                          "measured (routerlab.validation).")
         lines.append(f"{len(bad)} of {len(a)} answers lie outside their precision of the truth: "
                      + "; ".join(f"{r.capacity_fraction:g} {r.kind.upper()} {r.method}" for r in bad.itertuples()))
