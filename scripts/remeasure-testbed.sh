@@ -1,8 +1,8 @@
 #!/bin/bash
 # Re-measure every testbed dataset (testbed-click, click-course, testbed-bmv2, testbed-veth,
 # comparison) in one run: about an hour and a half on 2 cores with the machine to itself
-# (on 2026-11-26, idle CPUs polling: the four others 42 minutes, of which testbed-veth 26;
-# the comparison 46).
+# (on 2026-11-26 at code c3e008e, idle CPUs polling: the four others 42 minutes, of
+# which testbed-veth 27; the comparison 43).
 # Name some datasets after OUT to measure only
 # those: scripts/remeasure-testbed.sh runs/remeasure testbed-veth (it needs Click only).
 # Needs root and the engines built (make engines). Writes to OUT (default runs/remeasure),

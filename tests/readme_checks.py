@@ -150,6 +150,14 @@ POLL_COMPARISON_CODE = "28d8e4b1209a89b0a9110be219ad421421a9670b"
 #: The commit that holds the five datasets the polling runs replaced, measured with idle CPUs
 #: halting (testbed-veth with VETH_CODE_ALONE, the other four with CODE_ALONE).
 HALTING = "28d8e4b1209a89b0a9110be219ad421421a9670b"
+#: The commit the five datasets' measurement with the generator's lags held against any loss
+#: they can account for ran with (2026-11-26 from 14:51 UTC, ``scripts/remeasure-testbed.sh
+#: OUT`` from a fresh clone, the machine to itself, idle CPUs polling): testbed-click,
+#: click-course, testbed-bmv2, testbed-veth and comparison, in that order, in one run with one ceiling.
+LAG_CODE = "c3e008ed75f419ded385a24dfd4b0dcbb36a3a01"
+#: The commit that holds the five datasets that measurement replaced: the polling runs
+#: (four at POLL_CODE, the comparison at POLL_COMPARISON_CODE).
+POLLING = "29af4e87dabe7ae970612f3d447945bbf8f68946"
 
 
 def assessed(folder):

@@ -9,9 +9,9 @@ import pytest
 
 from routerlab import datasets, stats
 from routerlab.validation import TrialValidation
-from readme_checks import (HALTING, CODE_ALONE, POLL_CODE, D, assessed, committed, loss_rows, pct, per_load, pps,
-                           previous_files, says, sig2, span, superseded, the_testbed_doc, when_range, why, one,
-                           statistics_paragraph_exists)
+from readme_checks import (HALTING, CODE_ALONE, LAG_CODE, POLL_CODE, POLLING, D, assessed, committed, loss_rows, pct,
+                           per_load, pps, previous_files, says, sig2, span, superseded, the_testbed_doc, when_range,
+                           why, one, statistics_paragraph_exists)
 
 #: The commit that began reading back which idle mode the kernel honours (the cpuidle driver in the record).
 READ_BACK = "fbb864d2aea292e9242dd2d0809f3ddfafbb3184"
@@ -24,6 +24,7 @@ CLICKS = ("your-router", "click-reference")
 CLICK_WORDS = {"your-router": "the student's router", "click-reference": "the reference router"}
 LINUX = "linux-kernel"
 FILES = ("trials.csv", "experiments.csv", "drops.csv", "superseded_trials.csv")
+ORDINAL = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
 
 
 def course():
@@ -65,14 +66,58 @@ def cell(row) -> str:
     return sig2(row["loss"]) + (f" (K={int(row['n'])})" if row["n"] < 5 else "")
 
 
+def minutes(stamps) -> str:
+    """``HH:MM-HH:MM`` of the stamps, or one ``HH:MM`` when they fall in one minute."""
+    r = when_range(stamps)
+    lo, hi = r.split("-")
+    return lo if lo == hi else r
+
+
+def apart(a: float, b: float) -> tuple[str, str]:
+    """Two loss ratios as percentages: two significant digits, or as many decimals as tell them apart."""
+    if a == 0 or b == 0 or sig2(a) != sig2(b):
+        return sig2(a), sig2(b)
+    d = 1
+    while f"{100 * a:.{d}f}" == f"{100 * b:.{d}f}":
+        d += 1
+    return f"{100 * a:.{d}f}", f"{100 * b:.{d}f}"
+
+
+def share(x, ce):
+    return f"{x / ce:.2g}"
+
+
+def pdr_words(x, ce):
+    """An assessment's PDR in pps with its share of the ceiling ``ce``; "at least" for a lower bound."""
+    r = stats.records([x]).iloc[0]
+    if r["pdr_status"] == "at_least_max":
+        return f"at least {pps(x.summary['offered_pps'].max())} pps ({share(x.summary['offered_pps'].max(), ce)})"
+    return f"{pps(r['pdr_pps'])} pps ({share(r['pdr_pps'], ce)})"
+
+
+def ndr_words(x, ce):
+    """An assessment's NDR in pps with its share of the ceiling ``ce``; "at least" for a lower bound."""
+    s = x.ndr.status
+    assert s in ("found", "at_least_max")
+    return f"{'at least ' if s == 'at_least_max' else ''}{pps(x.ndr.load)} pps ({share(x.ndr.load, ce)})"
+
+
 def text() -> str:
     return " ".join((D / COURSE / "README.md").read_text().split())
 
 
 @pytest.fixture
 def halting(tmp_path):
-    """The files this run replaced (measured with idle CPUs halting; commit HALTING), in a folder of their own."""
+    """The files the polling files replaced (measured with idle CPUs halting; commit HALTING), in a folder of
+    their own."""
     return previous_files(COURSE, tmp_path, files=FILES, commit=HALTING)
+
+
+@pytest.fixture
+def polling(tmp_path):
+    """The files this run replaced (measured with idle CPUs polling and the lag rule before LAG_CODE; commit
+    POLLING), in a folder of their own."""
+    return previous_files(COURSE, tmp_path, files=FILES, commit=POLLING)
 
 
 def test_course_where_when_how():
@@ -83,28 +128,20 @@ def test_course_where_when_how():
     pin = e["pinning"].iloc[0]
     says(COURSE, f"kernel {e['kernel'].iloc[0]}, 2 vCPUs ({e['cpu'].iloc[0]})", f"`{pin}`",
          f"Click is {e.loc['your-router', 'engine_version']}")
-    # idle CPUs polled, as the record says
-    assert pin.split("; idle CPUs: ")[1].startswith("poll (/dev/cpu_dma_latency 0 us held")
+    # idle CPUs polled, as the record says, and the record names the driver that honoured the request
+    idle = pin.split("; idle CPUs: ")[1]
+    assert idle.startswith("poll (/dev/cpu_dma_latency 0 us held")
     says(COURSE, "Idle CPUs polled while the testbed was up (`docs/testbed.md`, \"Idle CPUs poll\"): the record's "
                  "pinning ends with `idle CPUs: poll (...)`.")
-    # that code wrote "poll" once the file opened, reading nothing back; the read-back came with READ_BACK, and the
-    # comparison's record of the same day, made with it, names the cpuidle driver that honoured the request
-    code = committed("lib/routerlab/testbed.py", POLL_CODE)
-    assert 'self.idle = f"poll ({CPU_LATENCY} 0 us held while up)"' in code and "cpuidle driver" not in code
+    # the read-back came with READ_BACK; the code that ran (LAG_CODE) has it and wrote what it read
     assert "cpuidle driver {driver}" in committed("lib/routerlab/testbed.py", READ_BACK)
-    ce = datasets.read_experiments(D / "comparison")
-    driver = {re.search(r"; idle CPUs: poll \(/dev/cpu_dma_latency 0 us held while up; (cpuidle driver \w+)\)",
-                        x).group(1) for x in ce["pinning"]}
-    assert len(driver) == 1
-    held = {re.search(r"/dev/cpu_dma_latency (\d+) us held", x).group(1) for x in ce["pinning"]} | {
-        re.search(r"/dev/cpu_dma_latency (\d+) us held", x).group(1) for x in e["pinning"]}
-    assert len(held) == 1
-    c_at = pd.to_datetime(datasets.read(D / "comparison").trials["started_at"])
-    assert {f"{x:%Y-%m-%d}" for x in c_at} == {f"{x:%Y-%m-%d}" for x in pd.to_datetime(t["started_at"])}
-    says(COURSE, f"The code of {POLL_CODE[:7]} writes `poll` once it has opened `/dev/cpu_dma_latency`, without "
-                 f"reading back what the kernel honours (that came with {READ_BACK[:7]}). The comparison's record of the same "
-                 f"day, made with that read-back, names `{driver.pop()}` (`datasets/comparison/experiments.csv`): on "
-                 f"this machine the request held at {held.pop()} µs does make idle CPUs poll.")
+    assert "cpuidle driver {driver}" in committed("lib/routerlab/testbed.py", LAG_CODE)
+    assert "cpuidle driver" not in committed("lib/routerlab/testbed.py", POLL_CODE)
+    driver = re.search(r"; (cpuidle driver \w+)\)$", idle).group(1)
+    held = re.search(r"/dev/cpu_dma_latency (\d+) us held", idle).group(1)
+    says(COURSE, f"The code of {LAG_CODE[:7]} reads back what the kernel honours (since {READ_BACK[:7]}) and names "
+                 f"the cpuidle driver that honoured the request, `{driver}`: on this machine the request held at "
+                 f"{held} µs does make idle CPUs poll.")
     cfg = D.parent / "routers" / "exercises" / "iprouter" / "solution" / "iprouter.click"
     sha = e.loc["your-router", "notes"].split("click_config_sha256=")[1].split(";")[0]
     says(COURSE, f"(sha256 prefix `{sha}`)")
@@ -122,19 +159,23 @@ def test_course_where_when_how():
     at = pd.to_datetime(t["started_at"])
     assert at.dt.date.nunique() == 1
     # the code: each record names the commit it ran
-    assert e["versions"].iloc[0] == f"routerlab: 0.1.0 (git {POLL_CODE[:7]})"
+    assert e["versions"].iloc[0] == f"routerlab: 0.1.0 (git {LAG_CODE[:7]})"
     says(COURSE, f"**When:** {at.min():%Y-%m-%d}, {when_range(t['started_at'])} UTC (first and last trial start)",
-         *(f"`{x}` {when_range(g['started_at'])}" for x, g in t.groupby("experiment", sort=False)),
-         f"Code: commit {POLL_CODE[:7]}.")
+         ", ".join(f"`{x}` {minutes(g['started_at'])}" for x, g in t.groupby("experiment", sort=False)) + ".",
+         f"Code: commit {LAG_CODE[:7]}.")
     # the script, as it was at that commit: with no dataset named, all of them, testbed-click first, then this one
-    script = committed("scripts/remeasure-testbed.sh", POLL_CODE)
+    script = committed("scripts/remeasure-testbed.sh", LAG_CODE)
     order = re.search(r'^ALL="([^"]+)"$', script, re.M).group(1).split()
     assert 'WANT=" ${*:-$ALL} "' in script and order.index(COURSE) == 1 and order[0] == "testbed-click"
     blocks = [script.index(f"if want {x}; then") for x in order]
     assert blocks == sorted(blocks)
     says(COURSE, f"`scripts/remeasure-testbed.sh OUT` (every testbed dataset: {', '.join(order)}, in that order) "
-                 f"measured this dataset second, after {order[0]}, with the machine to itself",
-         "(the files cannot show that; no file of the project or of /tmp changed during the run, apart from notes;")
+                 f"measured this dataset second, after {order[0]}, in one run of all five with one ceiling, with the "
+                 "machine to itself",
+         "(the files cannot show that; `docs/testbed.md`, \"Other work on the machine spoils a run unseen\", says why "
+         "it matters)")
+    says(COURSE, f"It replaces the polling files of {POLLING[:7]} (below, \"The polling files this run replaces\"); "
+                 "the files measured with idle CPUs halting are compared at the end.")
     # the ceiling: measured once when the script started, given to each of the three commands
     assert script.count("measuring.generator_ceiling()") == 1
     assert script.index("measuring.generator_ceiling()") < blocks[0]
@@ -153,8 +194,13 @@ def test_course_where_when_how():
     n = notes[0]
     assert n["loss_attribution"] == "on"
     says(COURSE, f"up to {n['max_repeats']} times, when its steal is above {100 * float(n['steal_threshold']):.0f}%",
-         f"(the router's queue: {n['router_queue_packets']} packets; the stop probe's period: "
+         f"the router's queue: {n['router_queue_packets']} packets; the stop probe's period: "
          f"{float(n['probe_period_ms']):.0f} ms;")
+    # the rule that ran: a stop keeps the queue's test, a lag does not
+    src = committed("lib/routerlab/validation.py", LAG_CODE)
+    assert "if accounts(longest, total):" in src and "if accounts(lag, total, queue=None):" in src
+    says(COURSE, "(a stop only when it may have outlasted the router's queue; a lag however short it is next to the "
+                 "queue;")
     readme = " ".join((D / COURSE / "README.md").read_text().replace("\\\n", " ").split())
     outs = {x.split("--out ")[1] for x in e["command"]}
     assert len(outs) == 1 and not outs & {f"datasets/{COURSE}"}
@@ -176,7 +222,7 @@ def test_course_where_when_how():
 
 
 def test_course_commits_are_in_history():
-    for commit in (POLL_CODE, HALTING, CODE_ALONE):
+    for commit in (LAG_CODE, POLLING, POLL_CODE, READ_BACK, HALTING, CODE_ALONE):
         committed("README.md", commit)  # skips outside a checkout; fails when the commit is unknown there
 
 
@@ -206,7 +252,12 @@ def test_course_table():
             pdr = f"at least {pps(s.index.max())} pps (no load failed)"
             reason = (f"{v.why.split(' (to do')[0]}: no load's mean loss is above {100 * v.params.pdr:.1f}%, up to "
                       f"{pps(c)} pps, the generator's ceiling")
-        says(COURSE, f"| {name} | {pdr} | {pps(r['ndr_pps'])} pps | **{v.label}** | {reason} |")
+        if x.ndr.status == "found":
+            ndr = f"{pps(r['ndr_pps'])} pps"
+        else:
+            assert x.ndr.status == "at_least_max" and x.ndr.load == c and exp == LINUX
+            ndr = f"at least {pps(x.ndr.load)} pps (no trial lost)"
+        says(COURSE, f"| {name} | {pdr} | {ndr} | **{v.label}** | {reason} |")
 
 
 def test_course_terms():
@@ -265,80 +316,118 @@ def test_course_click_routers():
     ys, rs = (x.summary.set_index("offered_pps") for x in (yours, ref))
     loads = list(ys.index)
     assert loads == list(rs.index)
-    assert yours.pdr.load == ref.pdr.load and yours.ndr.load == ref.ndr.load
-    assert yours.verdict.label == ref.verdict.label and yours.saturation_load == ref.saturation_load
-    says(COURSE, f"They have the same PDR ({pps(yours.pdr.load)} pps), the same NDR ({pps(yours.ndr.load)} pps), "
-                 f"the same verdict and the same saturation load ({pps(yours.saturation_load)} pps)")
+    assert yours.pdr.load > ref.pdr.load and yours.ndr.load > ref.ndr.load
+    assert yours.verdict.label == ref.verdict.label == "GOOD"
+    for x in (yours, ref):
+        assert x.saturation_load == loads[x.verdict.candidate_index]
+    assert loads.index(yours.saturation_load) == loads.index(ref.saturation_load) + 1
+    says(COURSE, f"The student's router has the higher PDR ({pps(yours.pdr.load)} pps against {pps(ref.pdr.load)} "
+                 f"pps) and the higher NDR ({pps(yours.ndr.load)} pps against {pps(ref.ndr.load)} pps); both verdicts "
+                 f"are GOOD, and its candidate saturation load is one load higher ({pps(yours.saturation_load)} pps "
+                 f"against {pps(ref.saturation_load)} pps).")
+    nd = ref.ndr.load
     for x in (ys, rs):
-        assert (x.loc[:yours.ndr.load, "plr"] == 0).all() and x.loc[loads[loads.index(yours.ndr.load) + 1], "plr"] > 0
-    says(COURSE, f"Both lose nothing up to {pps(yours.ndr.load)} pps.")
-    # past the NDR, the student's router loses more at the first loads, then less at every load after them
-    past = [o for o in loads if o > yours.ndr.load]
-    more = [o for o in past if ys.loc[o, "plr"] > rs.loc[o, "plr"]]
+        assert (x.loc[:nd, "plr"] == 0).all()
+    assert rs.loc[loads[loads.index(nd) + 1], "plr"] > 0
+    says(COURSE, f"Both lose nothing up to {pps(nd)} pps.")
+    # past it, the student's router loses less at the first loads, then more at every load after them
+    past = [o for o in loads if o > nd]
     less = [o for o in past if ys.loc[o, "plr"] < rs.loc[o, "plr"]]
-    assert more and less and more + less == past
+    more = [o for o in past if ys.loc[o, "plr"] > rs.loc[o, "plr"]]
+    assert less and more and less + more == past
 
     def vs(o):
-        return f"{sig2(ys.loc[o, 'plr'])}% against {sig2(rs.loc[o, 'plr'])}% at {pps(o)} pps"
-    top = past[-1]
-    k_top = (int(ys.loc[top, "runs"]), int(rs.loc[top, "runs"]))
-    assert k_top[0] == k_top[1] < 5
-    says(COURSE, f"Past it the student's router loses more at the next {len(more)} loads ("
-                 + "; ".join(vs(o) for o in more) + f") and less at the {len(less)} above them ("
-                 + "; ".join(vs(o) for o in less) + f", on {k_top[0]} trials each).")
+        y, r = apart(ys.loc[o, "plr"], rs.loc[o, "plr"])
+        return f"{y}% against {r}% at {pps(o)} pps"
+    says(COURSE, f"Past it the student's router loses less at the next {len(less)} loads ("
+                 + "; ".join(vs(o) for o in less) + f") and more at the {len(more)} above them ("
+                 + "; ".join(vs(o) for o in more) + "), on the trials the generator delivered (K in the table).")
     py, pr = ys["throughput_pps"].idxmax(), rs["throughput_pps"].idxmax()
-    assert py == pr and ys.loc[py, "throughput_pps"] < rs.loc[pr, "throughput_pps"]
-    says(COURSE, f"Its throughput (offered load × (1 - mean loss)) peaks lower: {pps(ys.loc[py, 'throughput_pps'])} pps "
-                 f"against {pps(rs.loc[pr, 'throughput_pps'])} pps, both at {pps(py)} pps offered.")
-    # CPU 1: alike at the lowest loads, the student's router busier at its NDR load, both near full from the PDR on
+    assert py == pr and ys.loc[py, "throughput_pps"] > rs.loc[pr, "throughput_pps"]
+    says(COURSE, f"Its throughput (offered load × (1 - mean loss)) peaks higher: {pps(ys.loc[py, 'throughput_pps'])} "
+                 f"pps against {pps(rs.loc[pr, 'throughput_pps'])} pps, both at {pps(py)} pps offered.")
+    # CPU 1: within a few points up to the student's PDR load, near full above it
     cy, cr = p.loc["your-router", "cpu"], p.loc["click-reference", "cpu"]
-    nd, nx = yours.ndr.load, yours.pdr.load
-    low = [o for o in loads if o < nd]
-    assert all(abs(cy[o] - cr[o]) < 0.05 for o in low) and cy[nd] - cr[nd] > 0.05
-    says(COURSE, f"CPU 1 read within {100 * max(abs(cy[o] - cr[o]) for o in low):.0f} points under the two up to "
-                 f"{pps(low[-1])} pps; at {pps(nd)} pps the student's router kept it busier ({100 * cy[nd]:.0f}% "
-                 f"against {100 * cr[nd]:.0f}%), and from {pps(nx)} pps on both read "
-                 f"{span(pd.concat([cy[nx:], cr[nx:]]), pct())}%.")
-    # the student's PDR load: two lossy trials, one of them kept disturbed; a third lossy in every attempt but its last
+    nx = yours.pdr.load
+    low = [o for o in loads if o <= nx]
+    high = [o for o in loads if o > nx]
+    by = [o for o in low if cy[o] > cr[o]]
+    br = [o for o in low if cy[o] < cr[o]]
+    assert by == low[:len(by)] and br == low[len(by):] and len(br) == 2
+    says(COURSE, f"CPU 1 read within {one(100 * max(abs(cy[o] - cr[o]) for o in low))} points under the two up to "
+                 f"{pps(nx)} pps (busier under the student's router up to {pps(by[-1])} pps, under the reference "
+                 f"router at {pps(br[0])} and {pps(br[1])} pps), and from {pps(high[0])} pps on both read "
+                 f"{span(pd.concat([cy[high], cr[high]]), pct())}%.")
+    # the student's PDR load: nothing lost in the kept trials; one attempt set aside for a lag shorter than the queue
     k = kept(t)
     y = k[(k["experiment"] == "your-router") & (k["offered_pps"] == nx)]
-    lossy = y[y["lost"] > 0]
-    clean, dist = lossy[~lossy["disturbed"]], lossy[lossy["disturbed"]]
-    assert len(clean) == len(dist) == 1 and (why(dist).map(cause) == "steal").all() and why(clean).eq("").all()
-    c, w = clean.iloc[0], dist.iloc[0]
-    assert c["attempt"] == 1
+    assert len(y) == 5 and (y["lost"] == 0).all() and not y["disturbed"].any()
     sup = replaced()
     mine = sup[(sup["experiment"] == "your-router") & (sup["offered_pps"] == nx)]
-    before = mine[mine["trial"] == w["trial"]]
-    assert len(before) == w["attempt"] - 1 and (before["lost"] > 0).all()
-    # the mean passes by a few packets: the trials offered the same count, so the mean loss is the pooled one
-    assert y["tx"].nunique() == 1 and abs(ys.loc[nx, "plr"] - y["lost"].sum() / y["tx"].sum()) < 1e-12
-    margin = math.floor(stats.PDR_FRACTION * y["tx"].sum() - y["lost"].sum()) + 1
-    assert ys.loc[nx, "plr"] <= stats.PDR_FRACTION < (y["lost"].sum() + margin) / y["tx"].sum()
-    assert (y.drop(lossy.index)["lost"] == 0).all()
-    says(COURSE, f"**At the student's PDR load ({pps(nx)} pps), {len(lossy)} trials of {len(y)} lost packets**: "
-                 f"{pps(c['lost'])} ({sig2(c['loss'])}%) in a trial not `disturbed` (its first attempt), and "
-                 f"{pps(w['lost'])} ({sig2(w['loss'])}%) in one kept `disturbed`, with steal of "
-                 f"{100 * w['steal']:.1f}%, after {w['attempt']} attempts; the {len(before)} before it, set aside, "
-                 f"lost {span(before['lost'], pps)} packets each. The mean, {sig2(ys.loc[nx, 'plr'])}%, stays below "
-                 f"0.5% by {pps(margin)} packets: {pps(margin)} more lost in these {len(y)} trials would have failed "
-                 f"the load.")
-    # another trial there: lossy in every attempt that was set aside, lossless in the one kept
-    other = mine[mine["trial"] != w["trial"]]
-    assert other["trial"].nunique() == 1
-    o = y[y["trial"] == other["trial"].iloc[0]].iloc[0]
-    assert o["lost"] == 0 and not o["disturbed"] and o["attempt"] == len(other) + 1 == 1 + TrialValidation().max_repeats
-    assert (other["lost"] > 0).all() and (other["cause"] == "steal").all()
-    # any one of those set-aside attempts, kept in place of the lossless one, would have failed the load
-    assert other["lost"].min() > margin
-    says(COURSE, f"Another trial there lost {span(other['lost'], pps)} packets in each of its first {len(other)} "
-                 f"attempts, each set aside for steal above 2% ({span(other['steal'], pct(1))}%), and nothing in the "
-                 f"{o['attempt']}th, which was kept.")
-    r = k[(k["experiment"] == "click-reference") & (k["offered_pps"] == nx)]
-    rl = r[r["lost"] > 0]
-    assert not rl["disturbed"].any() and (r["attempt"] == 1).all()
-    says(COURSE, f"The reference router lost packets there in {len(rl)} trials of {len(r)} ({span(rl['lost'], pps)} "
-                 f"packets), none `disturbed`, a mean of {sig2(rs.loc[nx, 'plr'])}%.")
+    assert len(mine) == 1
+    m = mine.iloc[0]
+    again = y[y["trial"] == m["trial"]].iloc[0]
+    assert again["attempt"] == 2 and (y.drop(again.name)["attempt"] == 1).all()
+    v = TrialValidation()
+    assert m["cause"] == "lag" and m["gen_late_ms"] <= m["queue_ms"] and m["lost"] > 0
+    assert m["steal"] <= v.steal_threshold and m["cpu_stop_ms"] <= v.probe_period_ms
+    lag = max(m["gen_late_ms"], m["gen_lagged_ms"])
+    assert lag == m["gen_late_ms"]
+    bound = m["offered_pps"] * lag / 1e3
+    assert m["lost"] <= bound
+    says(COURSE, f"**At the student's PDR load ({pps(nx)} pps), its router lost nothing in the {len(y)} kept "
+                 f"trials.** One of them took {again['attempt']} attempts: its first lost {pps(m['lost'])} packets "
+                 f"({sig2(m['lost'] / m['tx'])}%), with steal of {100 * m['steal']:.1f}% and the longest stop of the "
+                 f"router's CPU read {one(m['cpu_stop_ms'])} ms, while the generator lagged {one(m['gen_late_ms'])} "
+                 f"ms, shorter than the router's {one(m['queue_ms'])}-ms queue at that load; {pps(nx)} pps over "
+                 f"{one(lag)} ms is {pps(bound)} packets, as many as it lost or more, so trial validation held the lag "
+                 f"against the loss and measured the trial again, and the second attempt lost nothing.")
+    # the rule before LAG_CODE held a lag only when it outlasted the queue: that attempt would have been kept
+    assert "if accounts(lag, total):" in committed("lib/routerlab/validation.py", POLL_CODE)
+    assert "(queue is None or longest > queue)" in committed("lib/routerlab/validation.py", POLL_CODE)
+    alt = t.copy()
+    i = alt[(alt["experiment"] == "your-router") & (alt["offered_pps"] == nx) & (alt["trial"] == m["trial"])].index
+    assert len(i) == 1
+    for col in ("tx", "rx", "lost", "sent_pps", "generator_limited"):
+        alt.loc[i, col] = m[col]
+    alt_a = {x.experiment: x for x in stats.assess(alt)}["your-router"]
+    alt_s = alt_a.summary.set_index("offered_pps")
+    assert alt_a.pdr.load == nx and alt_a.ndr.load == loads[loads.index(nx) - 1]
+    says(COURSE, f"Under the rule before {LAG_CODE[:7]} (a lag had to outlast the queue) that first attempt would "
+                 f"have been kept: the load's mean loss would have been {sig2(alt_s.loc[nx, 'plr'])}%, the PDR the "
+                 f"same, and the NDR one load lower, {pps(alt_a.ndr.load)} pps.")
+    # the reference router fails the student's PDR load by a few hundred packets
+    rf = loads[loads.index(ref.pdr.load) + 1]
+    assert rf == nx and rs.loc[rf, "plr"] > stats.PDR_FRACTION
+    r = k[(k["experiment"] == "click-reference") & (k["offered_pps"] == rf)]
+    rl = r[r["lost"] > 0].sort_values("lost", ascending=False)
+    assert len(r) == 5 and not r["disturbed"].any() and (rl["attempt"] == 1).all() and rl["tx"].nunique() == 1
+    # the mean of the trials' loss ratios: the lossy ones sent the same count, so it passes with the pooled loss
+    tx = rl["tx"].iloc[0]
+    limit = math.floor(stats.PDR_FRACTION * len(r) * tx)
+    margin = int(rl["lost"].sum() - limit)
+    assert abs(rs.loc[rf, "plr"] - rl["lost"].sum() / tx / len(r)) < 1e-12
+    passed = rl["lost"].sum() - margin
+    assert passed / tx / len(r) <= stats.PDR_FRACTION < (passed + 1) / tx / len(r)
+    says(COURSE, f"**The reference router fails at {pps(rf)} pps** by a few hundred packets: it lost packets there in "
+                 f"{len(rl)} trials of {len(r)} ({' and '.join(pps(x) for x in rl['lost'])}), both first attempts, "
+                 f"not `disturbed`, a mean of {sig2(rs.loc[rf, 'plr'])}%, above 0.5% by {pps(margin)} packets: "
+                 f"{pps(margin)} fewer lost in these {len(r)} trials would have passed the load.")
+    assert 100 <= margin < 1000 and len(rl) == 2
+    w = rl.iloc[0]
+    wl = max(w["gen_late_ms"], w["gen_lagged_ms"])
+    wb = w["offered_pps"] * wl / 1e3
+    assert w["gen_late_ms"] > w["queue_ms"] and w["lost"] > wb and why(rl.iloc[:1]).eq("").all()
+    says(COURSE, f"In the trial that lost {pps(w['lost'])} the generator lagged {one(w['gen_late_ms'])} ms, longer "
+                 f"than the {one(w['queue_ms'])}-ms queue, but {pps(rf)} pps over {one(wl)} ms is {pps(wb)} packets, "
+                 f"fewer than it lost, so trial validation held that loss against the router.")
+    below = k[(k["experiment"] == "click-reference") & (k["offered_pps"] == ref.pdr.load)]
+    bl = below[below["lost"] > 0]
+    assert ref.ndr.load == loads[loads.index(ref.pdr.load) - 1] and not bl["disturbed"].any()
+    says(COURSE, f"One load below, at {pps(ref.pdr.load)} pps, it lost {' and '.join(pps(x) for x in bl['lost'])} "
+                 f"packets in {len(bl)} trial of {len(below)} (a mean of {sig2(rs.loc[ref.pdr.load, 'plr'])}%), "
+                 f"which sets its NDR at {pps(ref.ndr.load)} pps.")
+    assert len(bl) == 1
     assert (t["engine_forwarded"] == t["rx"]).all()
 
 
@@ -347,65 +436,81 @@ def test_course_linux_kernel():
     p = per_load(t).loc[LINUX]
     lk = a[LINUX]
     c = ceiling()
+    v = TrialValidation()
     k = kept(t)
     k = k[k["experiment"] == LINUX]
-    assert lk.ndr.load == p.index[(p["loss"] > 0).argmax() - 1] and (p.loc[:lk.ndr.load, "loss"] == 0).all()
-    assert (p["loss"] < 0.005).all() and p.index.max() == c
-    says(COURSE, f"**The Linux kernel** loses nothing up to {pps(lk.ndr.load)} pps, and its mean loss stays below 0.5% "
-                 f"at every load up to the generator's ceiling")
-    # a lower bound is set against no other answer as a ratio: it is only above theirs
-    assert a["your-router"].pdr.load == a["click-reference"].pdr.load < c
-    says(COURSE, f"so its PDR is only a lower bound (at least {pps(c)} pps), above the Click routers' "
-                 f"{pps(a['your-router'].pdr.load)} pps.")
+    assert (p["loss"] == 0).all() and (k["lost"] == 0).all() and p.index.max() == c and lk.ndr.load == c
+    assert stats.records([lk]).iloc[0]["pdr_status"] == "at_least_max" and lk.ndr.status == "at_least_max"
+    assert a["your-router"].pdr.load > a["click-reference"].pdr.load
+    says(COURSE, f"**The Linux kernel** loses nothing in any trial the generator delivered, up to the generator's "
+                 f"ceiling: its NDR and its PDR are only lower bounds (at least {pps(c)} pps, the highest load), above "
+                 f"the Click routers' PDRs of {pps(a['your-router'].pdr.load)} and "
+                 f"{pps(a['click-reference'].pdr.load)} pps.")
     # the notebook's column: a lower bound is set against nothing
     nb = (D.parent / "notebooks" / "click-measure.ipynb")
     if nb.exists():
         assert "none: Linux's PDR is a lower bound" in nb.read_text()
-    assert stats.records([lk]).iloc[0]["pdr_status"] == "at_least_max"
     says(COURSE, "The notebook's `PDR / Linux's` column says \"none: Linux's PDR is a lower bound\"")
-    # one lossy trial in all: held against the router, it sets the NDR
-    lossy = t[(t["experiment"] == LINUX) & (t["lost"] > 0)]
+    # one kept trial lost packets: one the generator could not deliver, not disturbed
+    mine = t[t["experiment"] == LINUX]
+    lossy = mine[mine["lost"] > 0]
     assert len(lossy) == 1 and not lossy["disturbed"].any() and why(lossy).eq("").all()
-    w = kept(lossy).iloc[0]
-    assert w["offered_pps"] == p.index[p.index.get_loc(lk.ndr.load) + 1] and w["attempt"] == 1
-    d = loss_rows(COURSE)
-    d = d[(d["experiment"] == LINUX)]
-    assert list(d["reason"].unique()) == ["CPU_BACKLOG"] and d["packets"].sum() == w["lost"]
-    assert w["cpu_stop_ms"] <= TrialValidation().probe_period_ms < w["queue_ms"] and w["gen_late_ms"] < w["queue_ms"]
-    says(COURSE, f"Of its {len(t[t['experiment'] == LINUX])} trials one lost packets: {pps(w['lost'])} "
-                 f"({sig2(w['loss'])}%) at {pps(w['offered_pps'])} pps, all at the DUT's input backlog, in its first "
-                 f"attempt, not `disturbed`: steal {100 * w['steal']:.1f}%, the longest stop of the router's CPU the "
-                 f"probe read {one(w['cpu_stop_ms'])} ms (a stop no longer than the probe's "
-                 f"{TrialValidation().probe_period_ms:.0f}-ms period never counts as a disturbance), the generator's "
-                 f"worst lag {one(w['gen_late_ms'])} ms, against a {one(w['queue_ms'])}-ms queue.")
-    assert (k[k["offered_pps"] == c]["lost"] == 0).all() and len(k[k["offered_pps"] == c]) == 5
-    says(COURSE, f"At the ceiling, {pps(c)} pps, none of its {len(k[k['offered_pps'] == c])} trials lost a packet.")
+    w = lossy.iloc[0]
+    assert bool(w["generator_limited"])
+    # its stop may have outlasted the queue, but accounts for fewer packets than it lost; its lag is not judged
+    P = v.probe_period_ms
+    total = max(w["cpu_stop_ms"] + P, w["cpu_stopped_ms"] + w["cpu_stops"] * P)
+    bound = w["offered_pps"] * total / 1e3
+    assert w["cpu_stop_ms"] > P and total > w["queue_ms"] and w["lost"] > bound and w["steal"] <= v.steal_threshold
+    assert total == w["cpu_stop_ms"] + P
+    assert "generator fell behind" in v.why_disturbed({**w.to_dict(), "generator_limited": False})
+    says(COURSE, f"Of its {len(mine)} kept trials one lost packets: {pps(w['lost'])} ({sig2(w['lost'] / w['tx'])}%) "
+                 f"at {pps(w['offered_pps'])} pps, in a trial the generator could not deliver (left out of the "
+                 f"statistics, below), its {ORDINAL[int(w['attempt'])]} attempt, not `disturbed`: steal "
+                 f"{100 * w['steal']:.1f}%, and the longest stop of the router's CPU read {one(w['cpu_stop_ms'])} ms, "
+                 f"which with the probe's {P:.0f}-ms period could account for {pps(bound)} packets, fewer than it "
+                 f"lost (a generator-limited trial is not judged on its lag).")
+    # the lossy attempts set aside: each held against a stop (some against more); the kept ones lost nothing
+    sup = replaced()
+    ls = sup[(sup["experiment"] == LINUX) & (sup["lost"] > 0)]
+    assert ls["cause"].str.contains("stop").all() and (ls["cause"] != "stop").any()
+    assert {w for x in ls["cause"] for w in x.split(" and ") if w != "stop"} == {"steal", "lag"}
+    keys = set(zip(sup[sup["experiment"] == LINUX]["offered_pps"], sup[sup["experiment"] == LINUX]["trial"]))
+    redone = mine[[(o, tr) in keys for o, tr in zip(mine["offered_pps"], mine["trial"])]]
+    assert len(redone) == (mine["attempt"] > 1).sum() and (redone.drop(w.name)["lost"] == 0).all()
+    assert w.name in redone.index
+    says(COURSE, f"Trial validation set aside {len(ls)} lossy attempts of the kernel (at "
+                 f"{span(ls['offered_pps'], pps)} pps, {span(ls['lost'], pps)} packets each), each held against a "
+                 f"stop of the router's CPU (read {span(ls['cpu_stop_ms'], one)} ms, against queues of "
+                 f"{span(ls['queue_ms'], one)} ms), some also against steal or a lag; the attempts kept in their "
+                 f"place lost nothing, but for the one above.")
     # CPU 1 under the kernel
     assert p["cpu"].is_monotonic_increasing
     says(COURSE, f"**CPU 1 under the kernel** rises with the load, from {100 * p['cpu'].iloc[0]:.0f}% at "
                  f"{pps(p.index[0])} pps to {100 * p['cpu'].iloc[-1]:.0f}% at {pps(p.index[-1])} pps (the table); its "
-                 f"busiest kept trial read {100 * k['cpu_load'].max():.1f}%.")
-    clicks = per_load(t)
-    nd = a["your-router"].ndr.load
-    assert (clicks.xs(nd, level="offered_pps")["loss"] == 0).all()
-    times = [clicks.loc[(x, nd), "cpu"] / p.loc[nd, "cpu"] for x in CLICKS]
-    says(COURSE, f"At {pps(nd)} pps, where no router lost a packet, the Click routers kept CPU 1 "
-                 f"{span(times, one)} times as busy as the kernel did")
+                 f"busiest kept trial the generator delivered read {100 * k['cpu_load'].max():.1f}%.")
+    every = per_load(t)
+    clean = [o for o in p.index if (every.xs(o, level="offered_pps")["loss"] == 0).all()]
+    nd = max(clean)
+    assert clean == [o for o in p.index if o <= nd]
+    times = [every.loc[(x, nd), "cpu"] / p.loc[nd, "cpu"] for x in CLICKS]
+    says(COURSE, f"At {pps(nd)} pps, the highest load where no router lost a packet, the Click routers kept CPU 1 "
+                 f"{span(times, one)} times as busy as the kernel did.")
 
 
 def test_course_generator_limited():
     t, _ = course()
+    c = ceiling()
     lim = t[t["generator_limited"].astype(bool)]
     by = lim.groupby("experiment").size().reindex(list(COURSE_NAMES), fill_value=0)
     n = t.groupby("experiment").size()
-    assert by[LINUX] == 0 and lim["offered_pps"].nunique() == 1
-    says(COURSE, f"{by['your-router']} of `your-router`'s {n['your-router']}, {by['click-reference']} of "
-                 f"`click-reference`'s and none of `linux-kernel`'s, all at {pps(lim['offered_pps'].min())} pps, "
-                 f"the ceiling",
-         f"In them it sent {span(lim['sent_pps'], pps)} pps, and its worst lag was {span(lim['gen_late_ms'], one)} ms",
-         f"Under the kernel it delivered all {n[LINUX]}, the ceiling's too")
-    assert lim["offered_pps"].min() == ceiling()
-    assert (t[(t["experiment"] == LINUX) & (t["offered_pps"] == ceiling())]["generator_limited"] == False).all()  # noqa
+    yl = lim[lim["experiment"] == "your-router"].groupby("offered_pps").size()
+    others = lim[lim["experiment"] != "your-router"]
+    assert (others["offered_pps"] == c).all() and len(yl) == 2 and yl.index.max() == c
+    says(COURSE, f"{by['your-router']} of `your-router`'s {n['your-router']} ("
+                 + ", ".join(f"{k} at {pps(o)} pps" for o, k in yl.items()) + f"), {by['click-reference']} of "
+                 f"`click-reference`'s and {by[LINUX]} of `linux-kernel`'s, all at {pps(c)} pps, the ceiling.",
+         f"In them it sent {span(lim['sent_pps'], pps)} pps, and its worst lag was {span(lim['gen_late_ms'], one)} ms.")
 
 
 def test_course_where_the_loss_went():
@@ -414,15 +519,16 @@ def test_course_where_the_loss_went():
     lost = t.groupby("experiment")["lost"].sum()
     assert (t["lost_unexplained"] == 0).all() and (by.groupby(level=0).sum() == lost).all()
     says(COURSE, f"(`drops.csv`, all {len(t)} trials, generator-limited ones included)")
-    fd = {e: by[e][by[e].index.str.startswith("FromDevice@")].iloc[0] for e in CLICKS}
-    bl = {e: by[e, "CPU_BACKLOG"] for e in CLICKS}
     fdname = {e: by[e].index[by[e].index.str.startswith("FromDevice@")][0] for e in CLICKS}
-    assert set(by["your-router"].index) == {fdname["your-router"], "out/Queue@1.drops", "CPU_BACKLOG"}
-    assert set(by["click-reference"].index) == {fdname["click-reference"], "CPU_BACKLOG"}
-    says(COURSE, f"the student's router {pps(fd['your-router'])} of {pps(lost['your-router'])}, the reference router "
-                 f"{pps(fd['click-reference'])} of {pps(lost['click-reference'])}",
-         f"backlog ({pps(bl['your-router'])} and {pps(bl['click-reference'])})",
-         f"the student's router's output `Queue` ({pps(by['your-router', 'out/Queue@1.drops'])})",
+    assert list(by["your-router"].index) == [fdname["your-router"]]
+    assert set(by["click-reference"].index) == {fdname["click-reference"], "out/Queue@1.drops", "CPU_BACKLOG"}
+    fd = {e: by[e, fdname[e]] for e in CLICKS}
+    assert fd["your-router"] == lost["your-router"]
+    says(COURSE, f"All {pps(lost['your-router'])} packets the student's router lost went to its capture socket "
+                 f"(FromDevice's `kernel_drops`); of the reference router's {pps(lost['click-reference'])}, "
+                 f"{pps(fd['click-reference'])} went there, the rest to the DUT's input backlog "
+                 f"({pps(by['click-reference', 'CPU_BACKLOG'])}) and its output `Queue` "
+                 f"({pps(by['click-reference', 'out/Queue@1.drops'])}).",
          f"The kernel's {pps(lost[LINUX])} lost packets were all dropped at that backlog")
     assert list(by[LINUX].index) == ["CPU_BACKLOG"]
     tm = t.groupby("experiment")["trace_missed"].sum()
@@ -436,7 +542,8 @@ def causes_table(sup: pd.DataFrame) -> dict:
              "steal and lag": "steal and a lag of the generator",
              "steal and stop and lag": "steal, a stop of the router's CPU and a lag of the generator",
              "stop": "a stop of the router's CPU (read {} ms, queue {} ms)",
-             "lag": "a lag of the generator", "stop and lag": "a stop of the router's CPU and a lag of the generator"}
+             "lag": "a lag of the generator (read {} ms, queue {} ms)",
+             "stop and lag": "a stop of the router's CPU and a lag of the generator"}
 
     def loads(x):
         u = sorted(x.unique())
@@ -448,6 +555,8 @@ def causes_table(sup: pd.DataFrame) -> dict:
             w = w.format(span(x["steal"], pct(1)) + "%")
         elif c == "stop":
             w = w.format(span(x["cpu_stop_ms"], one), span(x["queue_ms"], one))
+        elif c == "lag":
+            w = w.format(span(x["gen_late_ms"], one), span(x["queue_ms"], one))
         rows[c] = f"| {w} | {len(x)} | {(x['lost'] > 0).sum()} | {loads(x['offered_pps'])} | {span(x['lost'], pps)} |"
     return rows
 
@@ -459,24 +568,21 @@ def test_course_trial_validation():
     n = sup.groupby("experiment").size().reindex(list(COURSE_NAMES), fill_value=0)
     tr = (t["attempt"] > 1).groupby(t["experiment"]).sum()
     says(COURSE, f"row of `superseded_trials.csv`) measured {len(sup)} attempts again, in {tr.sum()} trials: "
-                 + ", ".join(f"{n[x]} of `{x}` ({tr[x]} trials)" for x in COURSE_NAMES) + ".")
+                 + ", ".join(f"{n[x]} of `{x}` ({tr[x]} trial{'s' if tr[x] != 1 else ''})" for x in COURSE_NAMES)
+                 + ".")
     steal = pd.concat([t["steal"], sup["steal"]])
     says(COURSE, f"{(steal > 0.02).sum()} of the {len(steal)} attempts (kept or set aside) had steal above 2%, "
                  f"at most {100 * steal.max():.1f}%")
-    for row in causes_table(sup).values():
+    rows = causes_table(sup)
+    for row in rows.values():
         says(COURSE, row)
-    dist = t[t["disturbed"]]
-    dn = dist.groupby("experiment").size()
-    assert list(dn.index) == ["your-router"]
-    dc = why(dist).map(cause)
-    assert (dc == "steal").all()
-    attempts = 1 + TrialValidation().max_repeats
-    assert (dist["attempt"] == attempts).all()
-    d = dist.sort_values("offered_pps")
-    says(COURSE, f"Of the kept trials, {len(dist)} are still `disturbed` after the last attempt, both of `your-router` "
-                 f"and for steal above 2% ({span(d['steal'], pct(1))}%): at {pps(d['offered_pps'].iloc[0])} pps, "
-                 f"where it lost nothing, and at {pps(d['offered_pps'].iloc[1])} pps (above).")
-    assert len(dist) == 2 and d["lost"].iloc[0] == 0 and d["lost"].iloc[1] > 0
+    # the table's rows are all there, in the README's order, and nothing else is
+    body = text()
+    at = [body.index(" ".join(r.split())) for r in rows.values()]
+    assert len(set(at)) == len(rows)
+    dist = t[t["disturbed"].astype(bool)]
+    assert dist.empty
+    says(COURSE, "Of the kept trials, none is still `disturbed` after the last attempt.")
 
 
 def loss_rows_of(folder) -> pd.Series:
@@ -498,6 +604,69 @@ def attempts_of(trials: pd.DataFrame, sup: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def all_attempts(trials, sup) -> pd.Series:
+    return attempts_of(trials.assign(experiment="all"), sup.assign(experiment="all")).loc["all"]
+
+
+def form(x):
+    """Each experiment's command without its ceiling and its output folder."""
+    return {r.experiment: r.command.split(" --out ")[0].replace(f"--ceiling {r.generator_ceiling_pps:.0f}", "")
+            for r in x.itertuples()}
+
+
+def test_course_against_polling(polling):
+    old, oa, oc = assessed(polling)
+    oe = datasets.read_experiments(polling)
+    t, a = course()
+    e = datasets.read_experiments(D / COURSE)
+    c = ceiling()
+    # the files of POLLING: measured at POLL_CODE, idle CPUs polling, before this run
+    assert set(oe["versions"]) == {f"routerlab: 0.1.0 (git {POLL_CODE[:7]})"}
+    assert oe["pinning"].str.contains("; idle CPUs: poll (/dev/cpu_dma_latency 0 us held while up)", regex=False).all()
+    assert "cpuidle driver" not in " ".join(oe["pinning"]) and e["pinning"].str.contains("cpuidle driver").all()
+    start = pd.to_datetime(old["started_at"])
+    now = pd.to_datetime(t["started_at"])
+    assert start.max() < now.min() and start.dt.date.nunique() == 1
+    assert form(oe) == form(e) and list(oe["kernel"]) == list(e["kernel"])
+    assert set(oe["generator"]) == set(e["generator"]) and oe["generator"].nunique() == 1
+    assert sorted((old["offered_pps"].unique() / oc).round(2)) == sorted((t["offered_pps"].unique() / c).round(2))
+    block = [committed("scripts/remeasure-testbed.sh", x).split("if want click-course; then")[1].split("\nfi\n")[0]
+             for x in (POLL_CODE, LAG_CODE)]
+    assert block[0] == block[1]
+    says(COURSE, f"These files replace those in git at {POLLING[:7]}, measured with idle CPUs polling too, on "
+                 f"{start.min():%Y-%m-%d}, {when_range(old['started_at'])} UTC, with code {POLL_CODE[:7]} and a "
+                 f"generator ceiling of {pps(oc)} pps, by the same script, commands and generator build (the same "
+                 f"fractions of each run's ceiling; this run's ceiling is {100 * (c / oc - 1):.0f}% higher, so its "
+                 "loads are too).")
+    hours = (now.min() - start.min()).total_seconds() / 3600
+    says(COURSE, f"What differed: the time of day (this run began {hours:.1f} hours later), the ceiling, and the code.")
+    # the lag rule: at LAG_CODE a lag is held however short it is next to the queue; at POLL_CODE it had to outlast it
+    new, before = (committed("lib/routerlab/validation.py", x) for x in (LAG_CODE, POLL_CODE))
+    assert "if accounts(lag, total, queue=None):" in new and "if accounts(lag, total):" in before
+    assert "if accounts(longest, total):" in new and "if accounts(longest, total):" in before
+    says(COURSE, f"At {LAG_CODE[:7]} trial validation holds a lag of the generator against a loss it can account for "
+                 "however short the lag is next to the router's queue; before, the lag had to outlast the queue "
+                 "(stops keep that test).")
+    # the attempts that rule measured again and the rule before would have kept: a lag alone, no longer than the queue
+    sup = replaced()
+    lag = sup[sup["cause"].str.contains("lag")]
+    short = lag[lag["gen_late_ms"] <= lag["queue_ms"]]
+    assert (short["cause"] == "lag").all() and len(short) == 1
+    s = short.iloc[0]
+    assert s["experiment"] == "your-router" and s["offered_pps"] == a["your-router"].pdr.load
+    says(COURSE, f"That rule measured {len(short)} attempt again that the rule before would have kept: the "
+                 f"student's router's at {pps(s['offered_pps'])} pps (above).")
+    says(COURSE, f"Since {READ_BACK[:7]} the record also reads back the idle mode the kernel honours.")
+    osup = replaced(polling)
+    o, n = all_attempts(old, osup), all_attempts(t, sup)
+    says(COURSE, f"Steal was above 2% in {int(o['high'])} of {int(o['n'])} attempts then, {int(n['high'])} of "
+                 f"{int(n['n'])} now.")
+    for exp, name in COURSE_NAMES.items():
+        says(COURSE, f"| {name} | {pdr_words(oa[exp], oc)} → {pdr_words(a[exp], c)} | {ndr_words(oa[exp], oc)} → "
+                     f"{ndr_words(a[exp], c)} | "
+                     f"{oa[exp].verdict.label} → {a[exp].verdict.label} |")
+
+
 def test_course_against_halting(halting):
     old, oa, oc = assessed(halting)
     oe = datasets.read_experiments(halting)
@@ -514,17 +683,13 @@ def test_course_against_halting(halting):
     assert "idle CPUs" not in oe["pinning"].iloc[0] and oe["pinning"].nunique() == 1
     assert e["pinning"].iloc[0].startswith(oe["pinning"].iloc[0] + "; idle CPUs: poll (")
     assert "cpu_dma_latency" not in committed("lib/routerlab/testbed.py", CODE_ALONE)
-    assert "cpu_dma_latency" in committed("lib/routerlab/testbed.py", POLL_CODE)
-    says(COURSE, f"The files this run replaces were measured on {start.min():%Y-%m-%d}, {when_range(old['started_at'])} "
-                 f"UTC, with code {CODE_ALONE[:7]} (in git at commit {HALTING[:7]}), on the same kernel and Click, with "
-                 f"idle CPUs halting: that code had no CPU latency request, and their records' pinning ends before "
-                 f"`idle CPUs`.")
+    assert "cpu_dma_latency" in committed("lib/routerlab/testbed.py", LAG_CODE)
+    says(COURSE, f"The files the polling files replaced were measured on {start.min():%Y-%m-%d}, "
+                 f"{when_range(old['started_at'])} UTC, with code {CODE_ALONE[:7]} (in git at commit {HALTING[:7]}), "
+                 f"on the same kernel and Click, with idle CPUs halting: that code had no CPU latency request, and "
+                 f"their records' pinning ends before `idle CPUs`.")
     says(COURSE, f"Their generator ceiling was {pps(oc)} pps; this run's is {pps(c)} pps, {100 * (1 - c / oc):.0f}% "
                  f"lower. The ceiling varies between runs")
-
-    def form(x):
-        return {r.experiment: r.command.split(" --out ")[0].replace(f"--ceiling {r.generator_ceiling_pps:.0f}", "")
-                for r in x.itertuples()}
     assert form(oe) == form(e)
     assert sorted((old["offered_pps"].unique() / oc).round(2)) == sorted((t["offered_pps"].unique() / c).round(2))
     says(COURSE, "The commands were the same, with the same fractions of each run's ceiling, so the loads differ in pps.")
@@ -533,42 +698,35 @@ def test_course_against_halting(halting):
     def reader(commit):
         src = committed("lib/routerlab/testbed.py", commit)
         return src[src.index("def cpu_times"):src.index("@dataclass\nclass Testbed")]
-    assert reader(CODE_ALONE) == reader(POLL_CODE) and "def cpu_usage" in reader(POLL_CODE)
+    assert reader(CODE_ALONE) == reader(LAG_CODE) and "def cpu_usage" in reader(LAG_CODE)
     says(COURSE, "`cpu_load` and `steal` were read the same way at both commits (`routerlab.testbed.cpu_times` and "
                  "`cpu_usage` are the same).")
-    # trial validation adds up stops and lags since: the old files lack those columns
+    # trial validation adds up stops and lags since, and holds a lag however short: the old files lack the totals
     totals = ("cpu_stops", "cpu_stopped_ms", "gen_lagged_ms")
     assert not set(totals) & set(old.columns) and set(totals) <= set(t.columns)
-    assert "cpu_stopped_ms" not in committed("lib/routerlab/validation.py", CODE_ALONE)
-    assert "cpu_stopped_ms" in committed("lib/routerlab/validation.py", POLL_CODE)
+    vo, vn = (committed("lib/routerlab/validation.py", x) for x in (CODE_ALONE, LAG_CODE))
+    assert "cpu_stopped_ms" not in vo and "cpu_stopped_ms" in vn
+    assert "queue=None" not in vo and "if accounts(lag, total, queue=None):" in vn
     says(COURSE, "Between the two commits trial validation began adding up the stops of the router's CPU and the "
                  "generator's lags over 5 ms (" + ", ".join(f"`{x}`" for x in totals) + ", columns the halting files do "
-                 "not have): with them it can hold more lossy attempts `disturbed`, never fewer.")
+                 "not have) and holding a lag however short it is next to the queue: with them it can hold more lossy "
+                 "attempts `disturbed`, never fewer.")
     gens = [x["generator"].unique() for x in (oe, e)]
     assert all(len(g) == 1 for g in gens) and gens[0][0] != gens[1][0]
     says(COURSE, f"The generator is another build (`generator`: {gens[0][0].split(' (')[0]} then, "
                  f"{gens[1][0].split(' (')[0]} now).")
 
     # the answers
-    def share(x, ce):
-        return f"{x / ce:.2g}"
-
-    def pdr(x, ce):
-        r = stats.records([x]).iloc[0]
-        if r["pdr_status"] == "at_least_max":
-            return f"at least {pps(x.summary['offered_pps'].max())} pps ({share(x.summary['offered_pps'].max(), ce)})"
-        return f"{pps(r['pdr_pps'])} pps ({share(r['pdr_pps'], ce)})"
     for exp, name in COURSE_NAMES.items():
         assert oa[exp].verdict.label == a[exp].verdict.label
-        says(COURSE, f"| {name} | {pdr(oa[exp], oc)} → {pdr(a[exp], c)} | {pps(oa[exp].ndr.load)} pps "
-                     f"({share(oa[exp].ndr.load, oc)}) → {pps(a[exp].ndr.load)} pps ({share(a[exp].ndr.load, c)}) | "
+        says(COURSE, f"| {name} | {pdr_words(oa[exp], oc)} → {pdr_words(a[exp], c)} | {ndr_words(oa[exp], oc)} → "
+                     f"{ndr_words(a[exp], c)} | "
                      f"{oa[exp].verdict.label} → {a[exp].verdict.label} |")
 
     # steal and trial validation, per router and in all
     osup, nsup = replaced(halting), replaced()
     ox, nx = attempts_of(old, osup), attempts_of(t, nsup)
-    oall = attempts_of(old.assign(experiment="all"), osup.assign(experiment="all")).loc["all"]
-    nall = attempts_of(t.assign(experiment="all"), nsup.assign(experiment="all")).loc["all"]
+    oall, nall = all_attempts(old, osup), all_attempts(t, nsup)
 
     def row(name, o, n):
         i = {k: (int(o[k]), int(n[k])) for k in ("n", "high", "again", "trials", "disturbed")}
@@ -579,53 +737,117 @@ def test_course_against_halting(halting):
     for exp, name in COURSE_NAMES.items():
         says(COURSE, row(name, ox.loc[exp], nx.loc[exp]))
     says(COURSE, row("all three", oall, nall))
-    # steal fell under the kernel, not under Click
+    # steal fell under the kernel; under Click it was low both times
     assert nx.loc[LINUX, "high"] < ox.loc[LINUX, "high"] and nx.loc[LINUX, "mean"] < ox.loc[LINUX, "mean"]
-    assert all(nx.loc[x, "high"] >= ox.loc[x, "high"] and nx.loc[x, "mean"] > ox.loc[x, "mean"] for x in CLICKS)
-    # the closing summary: the kernel's sweep measured again less often, lossy in fewer trials (below)
-    assert nx.loc[LINUX, "again"] < ox.loc[LINUX, "again"]
-    says(COURSE, "So the kernel's sweep met less steal than in the halting run, was measured again less often and lost "
-                 "packets in fewer trials; the Click routers' sweeps met more steal")
+    assert all(ox.loc[x, "mean"] < 0.02 and nx.loc[x, "mean"] < 0.02 for x in CLICKS)
+    says(COURSE, f"Under the kernel, attempts with steal above 2% fell from {ox.loc[LINUX, 'high']} of "
+                 f"{ox.loc[LINUX, 'n']} to {nx.loc[LINUX, 'high']} of {nx.loc[LINUX, 'n']}, and its kept trials still "
+                 f"`disturbed` from {ox.loc[LINUX, 'disturbed']} to {nx.loc[LINUX, 'disturbed']}; under the two Click "
+                 f"routers they went from {ox.loc[CLICKS[0], 'high']} and {ox.loc[CLICKS[1], 'high']} to "
+                 f"{nx.loc[CLICKS[0], 'high']} and {nx.loc[CLICKS[1], 'high']}.")
 
-    # the loads nearest in pps (within 3%): loss and CPU 1, then and now
+    # the loads nearest in pps: none within 6%; those within 11%, this run's the higher
     op, npl = per_load(old), per_load(t)
     ofr, nfr = sorted(old["offered_pps"].unique()), sorted(t["offered_pps"].unique())
+    gap = min(abs(n / o - 1) for o in ofr for n in nfr)
     pairs = [(min(ofr, key=lambda o: abs(o - n)), n) for n in nfr]
-    pairs = [(o, n) for o, n in pairs if abs(n / o - 1) < 0.03]
-    assert len(pairs) == 3
+    pairs = [(o, n) for o, n in pairs if abs(n / o - 1) < 0.11]
+    assert len(pairs) == 3 and all(n > o for o, n in pairs)
+    assert not [(o, n) for o in ofr for n in nfr if abs(n / o - 1) < 0.11 and (o, n) not in pairs]
+    higher = [n / o - 1 for o, n in pairs]
+    says(COURSE, f"No load of one run lies closer than {100 * gap:.1f}% in pps to a load of the other. Those within "
+                 f"11% of each other, this run's {span(higher, pct(1))}% higher (share of each run's ceiling): mean "
+                 f"loss (%) and CPU 1, then → now:")
     for o, n in pairs:
         cells = []
         for exp in COURSE_NAMES:
             ro, rn = op.loc[(exp, o)], npl.loc[(exp, n)]
             cells += [f"{cell(ro)} → {cell(rn)}", f"{100 * ro['cpu']:.0f}% → {100 * rn['cpu']:.0f}%"]
         says(COURSE, f"| {pps(o)} ({share(o, oc)}) → {pps(n)} ({share(n, c)}) | " + " | ".join(cells) + " |")
-    # the Click routers: loss not lower at these loads, CPU 1 near full in both runs
+
+    # the kernel: its loss then and now
+    ko, kn = kept(old), kept(t)
+    ko, kn = ko[ko["experiment"] == LINUX], kn[kn["experiment"] == LINUX]
+    lo, ln = ko[ko["lost"] > 0], kn[kn["lost"] > 0]
+    lo_loads = sorted(lo["offered_pps"].unique())
+    assert ln.empty
+    above = lo[lo["offered_pps"] > c]
+    within = lo[lo["offered_pps"] <= c]
+    assert above["offered_pps"].nunique() == 1 and above["offered_pps"].iloc[0] not in nfr
+    says(COURSE, f"**At the loads both runs covered, the kernel lost packets in no delivered trial instead of "
+                 f"{len(within)}.**")
+    says(COURSE, f"With idle CPUs halting the kernel lost packets in {len(lo)} trials at {len(lo_loads)} loads "
+                 f"({pps(lo_loads[0])}-{pps(lo_loads[-1])} pps), {int(lo['disturbed'].sum())} of them kept "
+                 f"`disturbed`; {len(above)} of the {len(lo)} were at {pps(above['offered_pps'].iloc[0])} pps, above "
+                 f"this run's ceiling, a load this run never offered. Up to {pps(c)} pps it is {len(within)} trials "
+                 f"({int(within['disturbed'].sum())} of them kept `disturbed`) against none.")
+    ol, nl = op.loc[LINUX], npl.loc[LINUX]
+    o5, n5 = next((o, n) for o, n in pairs if ol.loc[o, "loss"] > 0)
+    assert nl.loc[n5, "loss"] == 0
+    says(COURSE, f"At the nearest loads, at {pps(o5)} pps then it lost a mean of {sig2(ol.loc[o5, 'loss'])}%, at "
+                 f"{pps(n5)} pps now nothing.")
+    assert oa[LINUX].ndr.status == "found" and a[LINUX].ndr.status == "at_least_max"
+    says(COURSE, f"Its NDR rose from {share(oa[LINUX].ndr.load, oc)} of the ceiling to at least "
+                 f"{share(a[LINUX].ndr.load, c)} ({pps(oa[LINUX].ndr.load)} pps to at least {pps(a[LINUX].ndr.load)} "
+                 f"pps, a lower bound); its PDR is a lower bound, the ceiling, both times.")
+    for x in (oa, a):
+        assert stats.records([x[LINUX]]).iloc[0]["pdr_status"] == "at_least_max"
+    assert oa[LINUX].summary["offered_pps"].max() == oc
+
+    # the Click routers' answers against the halting run's
+    def first_loss(x, ex, undisturbed=False):
+        k = kept(x)
+        k = k[(k["experiment"] == ex) & (k["lost"] > 0)]
+        if undisturbed:
+            k = k[~k["disturbed"].astype(bool)]
+        return k["offered_pps"].min()
+
+    def first_fail(x, ex):
+        s = x[ex].summary
+        return s[s["plr"] > stats.PDR_FRACTION]["offered_pps"].min()
+    y, r = "your-router", "click-reference"
+    assert a[r].ndr.load < first_loss(old, r) and a[r].pdr.load < first_fail(oa, r)
+    says(COURSE, f"The reference router's fit the halting run's: this run's NDR, {pps(a[r].ndr.load)} pps, lies below "
+                 f"the first load where the halting run lost packets ({pps(first_loss(old, r))} pps), and its PDR, "
+                 f"{pps(a[r].pdr.load)} pps, below the first load where the halting run's mean loss passed 0.5% "
+                 f"({pps(first_fail(oa, r))} pps).")
+    fy = first_loss(old, y)
+    w = kept(old)
+    w = w[(w["experiment"] == y) & (w["offered_pps"] == fy) & (w["lost"] > 0)]
+    assert len(w) == 1 and w["disturbed"].all() and (why(w).map(cause) == "steal").all()
+    w = w.iloc[0]
+    assert a[y].pdr.load < first_fail(oa, y) and a[y].ndr.load > fy and first_fail(oa, y) == first_fail(oa, r)
+    assert a[y].ndr.load < first_loss(old, y, undisturbed=True)
+    says(COURSE, f"The student's router's PDR, {pps(a[y].pdr.load)} pps, lies below that load too, but its NDR, "
+                 f"{pps(a[y].ndr.load)} pps, above the halting run's first lossy load, {pps(fy)} pps, where one trial "
+                 f"lost {pps(w['lost'])} packets and was kept `disturbed` for steal of {100 * w['steal']:.1f}% after "
+                 f"{w['attempt']} attempts; the halting run's first load where the student's router lost packets in a "
+                 f"trial not `disturbed` is {pps(first_loss(old, y, undisturbed=True))} pps.")
+    # at the nearest loads: more loss, fewer packets delivered, CPU 1 near full
     both = [(x, o, n) for x in CLICKS for o, n in pairs]
-    assert all(op.loc[(x, o), "loss"] > stats.PDR_FRACTION and npl.loc[(x, n), "loss"] > stats.PDR_FRACTION
-               for x, o, n in both)
+    assert all(npl.loc[(x, n), "loss"] > op.loc[(x, o), "loss"] for x, o, n in both)
+    assert all(n * (1 - npl.loc[(x, n), "loss"]) < o * (1 - op.loc[(x, o), "loss"]) for x, o, n in both)
     cpus = [v for x, o, n in both for v in (op.loc[(x, o), "cpu"], npl.loc[(x, n), "cpu"])]
-    up = [(x, o, n) for x, o, n in both if npl.loc[(x, n), "loss"] > op.loc[(x, o), "loss"]]
-    down = [(x, o, n) for x, o, n in both if (x, o, n) not in up]
-    assert len(down) == 1
-    x, o, n = down[0]
-    # the polling loads are higher in some pairs; the top pair kept fewer trials then than now
-    higher = [n / o - 1 for o, n in pairs if n > o]
-    assert higher and len(higher) < len(pairs)
-    ko_, kn_ = ({int(q.loc[(y, pairs[-1][i]), "n"]) for y in CLICKS} for i, q in ((0, op), (1, npl)))
-    assert len(ko_) == len(kn_) == 1
-    ko_, kn_ = ko_.pop(), kn_.pop()
-    assert ko_ != kn_
-    says(COURSE, f"At these loads the polling run lost more in {len(up)} of the {len(both)} cases, at loads up to "
-                 f"{100 * max(higher):.1f}% higher (at the top pair on {kn_} trials against {ko_}), and less in one "
-                 f"({CLICK_WORDS[x]} at {pps(o)} → {pps(n)} pps: "
-                 f"{100 * op.loc[(x, o), 'loss']:.1f}% → {100 * npl.loc[(x, n), 'loss']:.1f}%), with CPU 1 "
-                 f"{span(cpus, pct())}% busy in both runs")
-    says(COURSE, f"the Click routers' sweeps met more steal, lost more in {len(up)} of the {len(both)} cases where "
-                 "they saturate (above)")
-    # the kernel: busier at every one of these loads
+    says(COURSE, f"At the nearest loads (the third table) the Click routers lost more in this run in all {len(both)} "
+                 f"cases, at loads {span(higher, pct(1))}% higher, with CPU 1 {span(cpus, pct())}% busy in both runs, "
+                 f"and delivered fewer packets in all {len(both)} (offered load × (1 - mean loss)).")
+    peaks = []
+    for x in CLICKS:
+        so, sn = oa[x].summary.set_index("offered_pps"), a[x].summary.set_index("offered_pps")
+        po, pn = so["throughput_pps"].idxmax(), sn["throughput_pps"].idxmax()
+        peaks.append((po, pn, so.loc[po, "throughput_pps"], sn.loc[pn, "throughput_pps"]))
+    assert peaks[0][:2] == peaks[1][:2]
+    pn = peaks[0][1]
+    nxt = nfr[nfr.index(pn) + 1]
+    says(COURSE, "Their highest throughput: " + ", ".join(f"{CLICK_WORDS[x]} {pps(q[2])} → {pps(q[3])} pps"
+                                                         for x, q in zip(CLICKS, peaks))
+         + f", at {pps(peaks[0][0])} → {pps(pn)} pps offered; this run measured no load between {pps(pn)} and "
+           f"{pps(nxt)} pps.")
+
+    # the kernel's CPU 1: busier at every one of these loads
     ratio = [npl.loc[(LINUX, n), "cpu"] / op.loc[(LINUX, o), "cpu"] for o, n in pairs]
     assert min(ratio) > 1.4
-    says(COURSE, f"under the kernel CPU 1 read {span(ratio, one)} times as busy as then")
+    says(COURSE, f"At the nearest loads, under the kernel CPU 1 read {span(ratio, one)} times as busy as then")
     # but the halting run's kernel readings do not rise with the load up to the first of these loads; this run's do
     early = [o for o in ofr if o <= pairs[0][0]]
     readings = [op.loc[(LINUX, o), "cpu"] for o in early]
@@ -633,98 +855,34 @@ def test_course_against_halting(halting):
     says(COURSE, f"But the halting run's readings under the kernel do not rise with the load up to {pps(early[-1])} "
                  f"pps ({', '.join(f'{100 * r:.0f}%' for r in readings)} at {pps(early[0])}-{pps(early[-1])} pps), as "
                  "this run's do, so they look unreliable, and so do these ratios.")
-
-    # the Click routers' answers: consistent with the halting run's, the grid moved
-    ys_o, ys_n = oa["your-router"], a["your-router"]
-
-    def first_loss(x, ex):
-        k = kept(x)
-        return k[(k["experiment"] == ex) & (k["lost"] > 0)]["offered_pps"].min()
-
-    def first_fail(x, ex):
-        s = x[ex].summary
-        return s[s["plr"] > stats.PDR_FRACTION]["offered_pps"].min()
-    for x in CLICKS:
-        assert oa[x].ndr.load == ys_o.ndr.load and a[x].ndr.load == ys_n.ndr.load
-        assert oa[x].pdr.load == ys_o.pdr.load and a[x].pdr.load == ys_n.pdr.load
-        assert first_loss(old, x) == first_loss(old, "your-router") and first_fail(oa, x) == first_fail(oa, "your-router")
-    fl, ff = first_loss(old, "your-router"), first_fail(oa, "your-router")
-    assert ys_o.ndr.load < ys_n.ndr.load < fl and ys_o.pdr.load < ys_n.pdr.load < ff
-    assert not [o for o in ofr if ys_o.ndr.load < o < fl] and not [o for o in ofr if ys_o.pdr.load < o < ff]
-    says(COURSE, f"this run's NDR, {pps(ys_n.ndr.load)} pps, lies below the first load where the halting run lost "
-                 f"packets ({pps(fl)} pps), and its PDR, {pps(ys_n.pdr.load)} pps, below the first load where the "
-                 f"halting run's mean loss passed 0.5% ({pps(ff)} pps). The halting run measured no load between "
-                 f"{pps(ys_o.ndr.load)} and {pps(fl)} pps, nor between {pps(ys_o.pdr.load)} and {pps(ff)} pps")
-    # the highest throughput, at nearly the same offered load
-    peaks = []
-    for x in CLICKS:
-        so, sn = oa[x].summary.set_index("offered_pps"), a[x].summary.set_index("offered_pps")
-        po, pn = so["throughput_pps"].idxmax(), sn["throughput_pps"].idxmax()
-        peaks.append((po, pn, so.loc[po, "throughput_pps"], sn.loc[pn, "throughput_pps"]))
-    assert peaks[0][:2] == peaks[1][:2] and peaks[0][:2] in pairs
-    change = [abs(q[3] / q[2] - 1) for q in peaks]
-    says(COURSE, f"Their highest throughput moved by {span(change[:1], pct(1))}% and {span(change[1:], pct(1))}%: "
-                 + ", ".join(f"{CLICK_WORDS[x]} {pps(q[2])} → {pps(q[3])} pps" for x, q in zip(CLICKS, peaks))
-                 + f", both at {pps(peaks[0][0])} → {pps(peaks[0][1])} pps offered.")
-
-    # steal: down under the kernel, up under Click
-    says(COURSE, f"Under the kernel, attempts with steal above 2% fell from {ox.loc[LINUX, 'high']} of "
-                 f"{ox.loc[LINUX, 'n']} to {nx.loc[LINUX, 'high']} of {nx.loc[LINUX, 'n']}, and its kept trials still "
-                 f"`disturbed` from {ox.loc[LINUX, 'disturbed']} to {nx.loc[LINUX, 'disturbed']}; under the two Click "
-                 f"routers they rose from {ox.loc[CLICKS[0], 'high']} and {ox.loc[CLICKS[1], 'high']} to "
-                 f"{nx.loc[CLICKS[0], 'high']} and {nx.loc[CLICKS[1], 'high']}.")
-
-    # the kernel: its loss then and now
-    ko, kn = kept(old), kept(t)
-    ko, kn = ko[ko["experiment"] == LINUX], kn[kn["experiment"] == LINUX]
-    lo, ln = ko[ko["lost"] > 0], kn[kn["lost"] > 0]
-    lo_loads = sorted(lo["offered_pps"].unique())
-    assert len(ln) == 1
-    # the loads both runs covered: up to this run's ceiling
-    above = lo[lo["offered_pps"] > c]
-    within = lo[lo["offered_pps"] <= c]
-    assert above["offered_pps"].nunique() == 1 and above["offered_pps"].iloc[0] not in nfr
-    says(COURSE, f"**At the loads both runs covered, the kernel lost packets in {len(ln)} trial instead of "
-                 f"{len(within)}.**")
-    says(COURSE, f"With idle CPUs halting the kernel lost packets in {len(lo)} trials at {len(lo_loads)} loads "
-                 f"({pps(lo_loads[0])}-{pps(lo_loads[-1])} pps), {int(lo['disturbed'].sum())} of them kept "
-                 f"`disturbed`; {len(above)} of the {len(lo)} were at {pps(above['offered_pps'].iloc[0])} pps, above "
-                 f"this run's ceiling, a load this run never offered. Up to {pps(c)} pps it is {len(within)} trials "
-                 f"({int(within['disturbed'].sum())} of them kept `disturbed`) against {len(ln)}, not `disturbed`.")
-    ol, nl = op.loc[LINUX], npl.loc[LINUX]
-    o5, n5 = next((o, n) for o, n in pairs if ol.loc[o, "loss"] > 0)
-    assert nl.loc[n5, "loss"] == 0
-    says(COURSE, f"at {pps(o5)} pps then it lost a mean of {sig2(ol.loc[o5, 'loss'])}%, at {pps(n5)} pps now nothing")
-    says(COURSE, f"Its NDR rose from {share(oa[LINUX].ndr.load, oc)} of the ceiling to {share(a[LINUX].ndr.load, c)} "
-                 f"({pps(oa[LINUX].ndr.load)} to {pps(a[LINUX].ndr.load)} pps); its PDR is a lower bound, the ceiling, "
-                 f"both times.")
-    assert len(ln) == 1 and not ln["disturbed"].any()
-    for x in (oa, a):
-        assert stats.records([x[LINUX]]).iloc[0]["pdr_status"] == "at_least_max"
-    assert oa[LINUX].summary["offered_pps"].max() == oc
-    # CPU 1 at the lowest load: polling does not read as busy
+    # CPU 1 at the lowest load: a few points apart at most
     lo_o, lo_n = ofr[0], nfr[0]
-    assert npl.loc[(LINUX, lo_n), "cpu"] < 0.1
+    assert all(abs(npl.loc[(x, lo_n), "cpu"] - op.loc[(x, lo_o), "cpu"]) < 0.05 for x in COURSE_NAMES)
     says(COURSE, f"At the lowest load ({pps(lo_o)} → {pps(lo_n)} pps) CPU 1 read "
                  + ", ".join(f"{100 * op.loc[(x, lo_o), 'cpu']:.0f}% → {100 * npl.loc[(x, lo_n), 'cpu']:.0f}%"
                              for x in COURSE_NAMES)
                  + f" (the student's router, the reference router, the kernel): in these three cells, at loads "
-                   f"{100 * (1 - lo_n / lo_o):.0f}% apart, idle polling did not show as busy time.")
-    # no cell's reading rose by more than a few points there
-    assert all(npl.loc[(x, lo_n), "cpu"] - op.loc[(x, lo_o), "cpu"] < 0.05 for x in COURSE_NAMES)
+                   f"{100 * (1 - lo_n / lo_o):.0f}% apart, idle polling did not show as more than a few points of "
+                   f"busy time.")
     # generator-limited trials
     lim_o = old[old["generator_limited"].astype(bool)].groupby("experiment").size()
     lim_n = t[t["generator_limited"].astype(bool)].groupby("experiment").size()
-    assert LINUX not in lim_o.index and LINUX not in lim_n.index
-    says(COURSE, f"The generator fell short in {lim_o['your-router']} and {lim_o['click-reference']} of the Click "
-                 f"routers' trials then, {lim_n['your-router']} and {lim_n['click-reference']} now, and in none of the "
-                 f"kernel's either time")
-    # where the loss went: the same places, but for the reference router's Queue
+    assert LINUX not in lim_o.index
+    says(COURSE, f"The generator fell short in {lim_o[y]} and {lim_o[r]} of the Click routers' trials then, "
+                 f"{lim_n[y]} and {lim_n[r]} now, and in none of the kernel's then, {lim_n[LINUX]} now.")
+    # where the loss went: the same places, but for the student's router's backlog and Queue
     od, nd = loss_rows_of(halting), loss_rows(COURSE).groupby(["experiment", "reason"])["packets"].sum()
     assert (old["lost_unexplained"] == 0).all() and (t["lost_unexplained"] == 0).all()
-    assert set(nd.index) <= set(od.index) and set(od.index) - set(nd.index) == {("click-reference", "out/Queue@1.drops")}
-    says(COURSE, f"No lost packet was unexplained then or now, and the same counters took them, but the reference "
-                 f"router's output `Queue`: {pps(od['click-reference', 'out/Queue@1.drops'])} packets then, none now.")
+    gone = set(od.index) - set(nd.index)
+    assert set(nd.index) <= set(od.index) and gone == {(y, "CPU_BACKLOG"), (y, "out/Queue@1.drops")}
+    says(COURSE, f"No lost packet was unexplained then or now. The same counters took them, but for the student's "
+                 f"router's input backlog and output `Queue`: {pps(od[y, 'CPU_BACKLOG'])} and "
+                 f"{pps(od[y, 'out/Queue@1.drops'])} packets then, none now.")
+    # the closing summary
+    assert nx.loc[LINUX, "again"] < ox.loc[LINUX, "again"] and len(within) > len(ln)
+    says(COURSE, "So the kernel's sweep met less steal than in the halting run, was measured again less often and lost "
+                 "packets in fewer trials; the Click routers' sweeps met about as little steal, lost more at loads "
+                 f"{span(higher, pct(1))}% higher, and kept their verdicts.")
 
 
 def test_course_points_at_the_testbed_doc():

@@ -3,15 +3,15 @@
 import io
 import re
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from routerlab import datasets
 from routerlab.benchmarks import forwarding
-from readme_checks import (the_testbed_doc, CODE_ALONE, D, HALTING, KERNEL_PATHS, MORNING, POLL_CODE,
-                           POLL_COMPARISON_CODE, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE_ALONE, VETH_SHARED, committed,
-                           pct, pps, previous_files, says, sig2, span, trials, veth_as_shared, when_range, attempts)
+from readme_checks import (the_testbed_doc, CODE_ALONE, D, HALTING, KERNEL_PATHS, LAG_CODE, MORNING, POLL_CODE,
+                           POLL_COMPARISON_CODE, POLLING, PREVIOUS, VETH, VETH_BEFORE, VETH_CODE_ALONE, VETH_SHARED,
+                           committed, pct, pps, previous_files, says, sig2, span, trials, veth_as_shared, when_range,
+                           attempts, superseded)
 
 
 def test_microbench_testbed_rows_give_no_ratio_to_a_limited_pdr(tmp_path):
@@ -33,37 +33,46 @@ def test_microbench_testbed_rows_give_no_ratio_to_a_limited_pdr(tmp_path):
     says("microbench", *rows)
     text = (D / "microbench" / "README.md").read_text()
     assert [text.index(x) for x in rows] == sorted(text.index(x) for x in rows)  # fastest first, bounds last
+    says("microbench", f"on the testbed to the fastest router whose PDR is its own ({fastest} here)")
     ceiling = searches["generator_ceiling_pps"].unique()
     assert len(ceiling) == 1
     day = pd.to_datetime(searches["when"]).min()
-    says("microbench", f"(one run, {day:%Y-%m-%d}, generator ceiling {ceiling[0] / 1e3:.0f} kpps)")
-    # the lower bounds: answers that passed at the ceiling, and the one the generator bounded
+    says("microbench", f"(one run, {day:%Y-%m-%d}, the searches' generator ceiling {ceiling[0] / 1e3:.0f} kpps)")
+    # the one lower bound: the generator bounded fastclick-dpdk's search; every other search failed at a load
+    # below the ceiling (none passed at the ceiling)
     limited = tb[tb["at_least"]]
-    top = limited[limited["bound"] == "passed at the ceiling"]
-    bounded = limited[limited["bound"] == "limited by the generator"]
-    assert len(top) + len(bounded) == len(limited) and list(bounded.index) == ["fastclick-dpdk"]
-    assert np.allclose(top["mpps"] * 1e6, ceiling[0])
-    word = {2: "two", 3: "three", 4: "four"}[len(limited)]
-    says("microbench", f"{word} answers are lower bounds and have no ratio: {' and '.join(top.index)} passed at the "
-                       f"ceiling (at least {ceiling[0] / 1e3:.0f} kpps, the highest load the search offers), and the "
-                       "generator, not the router, bounded the search of FastClick on DPDK's af_xdp driver (at least "
-                       f"{bounded.loc['fastclick-dpdk', 'mpps'] * 1e3:.0f} kpps)")
+    assert list(limited.index) == ["fastclick-dpdk"] and limited.loc["fastclick-dpdk", "bound"] == \
+        "limited by the generator"
+    r = searches[(searches["kind"] == "pdr") & (searches["method"] == "routerlab")].set_index("engine")
+    assert (r.drop("fastclick-dpdk")["upper_pps"] < ceiling[0]).all()
+    says("microbench", "one answer is a lower bound and has no ratio: the generator, not the router, bounded the "
+                       "search of FastClick on DPDK's af_xdp driver (at least "
+                       f"{limited.loc['fastclick-dpdk', 'mpps'] * 1e3:.0f} kpps); every other search failed at a load "
+                       "below the ceiling")
     says("microbench", f"so the testbed's ratios are to {fastest}, the fastest whose PDR is the router's own "
                        f"({known.loc[fastest, 'mpps'] * 1e3:.0f} kpps)")
     f = datasets.read_microbench(D / "microbench", "forwarding").groupby("engine")["mpps"].median()
     ratio = known.loc["fastclick", "mpps"] / known.loc["click", "mpps"]
     assert ratio < 1  # "none of its lead is left"
-    # the run the polling files replaced (HALTING), for the ratio then
-    with_halting = previous_files("testbed-click", tmp_path, ("search_results.csv", "search_trials.csv"),
-                                  commit=HALTING)
-    then = datasets.search_pdr(datasets.read_searches([with_halting])).set_index("engine")["pdr_pps"]
-    when = pd.to_datetime(datasets.read_searches([with_halting])["when"]).min()
+    # the runs these files replaced: the polling run with the earlier lag rule (POLLING) and the run with idle CPUs
+    # halting (HALTING), for the ratio then
+    then = {}
+    for key, commit in (("polling", POLLING), ("halting", HALTING)):
+        folder = tmp_path / key
+        folder.mkdir()
+        previous_files("testbed-click", folder, ("search_results.csv", "search_trials.csv"), commit=commit)
+        s = datasets.read_searches([folder])
+        p = datasets.search_pdr(s).set_index("engine")
+        assert not p.loc[["click", "fastclick"], "at_least"].any()
+        then[key] = (p.loc["fastclick", "pdr_pps"] / p.loc["click", "pdr_pps"], pd.to_datetime(s["when"]).min())
+    assert f"{then['polling'][1]:%Y-%m-%d}" == f"{day:%Y-%m-%d}" and then["polling"][1] < day
     says("microbench", f"FastClick on AF_PACKET carries {ratio:.2f} times what Click carries in this run "
-                       f"({then['fastclick'] / then['click']:.2f} on {when:%Y-%m-%d}, with the testbed's idle CPUs "
-                       f"halting): none of its {f['fastclick'] / f['click']:.2f}× lead in memory is left")
-    assert (ratio - 1) * (then["fastclick"] / then["click"] - 1) < 0  # "which of the two carries more differs"
+                       f"({then['polling'][0]:.2f} in the run these files replaced, that morning with the earlier lag "
+                       f"rule, in git at commit {POLLING[:7]}; {then['halting'][0]:.2f} on "
+                       f"{then['halting'][1]:%Y-%m-%d}, with the testbed's idle CPUs halting): none of its "
+                       f"{f['fastclick'] / f['click']:.2f}× lead in memory is left")
+    assert (ratio - 1) * (then["halting"][0] - 1) < 0  # "which of the two carries more differs"
     # FastClick's answer lies below the load at which Click passed: not within one search step of it
-    r = searches[(searches["kind"] == "pdr") & (searches["method"] == "routerlab")].set_index("engine")
     assert r.loc["fastclick", "upper_pps"] < r.loc["click", "lower_pps"]
 
 
@@ -184,6 +193,23 @@ def halting(tmp_path_factory):
             for name, files in HALTING_FILES.items()}
 
 
+#: The five testbed datasets the current files replaced, as the runs with idle CPUs polling and the earlier lag rule
+#: left them (commit POLLING): testbed-click, click-course, testbed-bmv2 and testbed-veth at POLL_CODE, the comparison
+#: at POLL_COMPARISON_CODE.
+POLLING_FILES = {**{n: ("trials.csv", "experiments.csv", "superseded_trials.csv", "search_results.csv",
+                        "search_trials.csv") for n in ("testbed-click", "testbed-bmv2", VETH)},
+                 **{n: ("trials.csv", "experiments.csv", "superseded_trials.csv") for n in ("click-course",
+                                                                                            "comparison")}}
+
+
+@pytest.fixture(scope="module")
+def polling(tmp_path_factory):
+    """The five datasets with idle CPUs polling and the earlier lag rule (commit POLLING), each in a folder of its
+    own."""
+    return {name: previous_files(name, tmp_path_factory.mktemp(f"polling-{name}"), files, commit=POLLING)
+            for name, files in POLLING_FILES.items()}
+
+
 def the_run_began(first: pd.Timestamp, doc_time: str) -> bool:
     """A run's start as the text gives it (HH:MM, the script's own log) against its first record (a search's end or
     a trial's start): a few minutes before it, at most."""
@@ -275,28 +301,47 @@ def test_the_testbed_doc_states_the_largest_steal_of_a_trial(shared, morning_fou
 POLLED = ("testbed-click", "click-course", "testbed-bmv2", VETH, "comparison")
 
 
-def test_the_testbed_doc_states_the_steal_with_idle_cpus_polling(halting):
-    """"Steal time": the five datasets measured again with idle CPUs polling (the current files), against the same
-    five with idle CPUs halting (HALTING)."""
+def test_the_testbed_doc_states_the_steal_with_idle_cpus_polling(halting, polling):
+    """"Steal time": the five datasets measured again with idle CPUs polling in one run at LAG_CODE (the current
+    files), against the same five with idle CPUs halting (HALTING) and the polling runs with the earlier lag rule
+    that these files replaced (POLLING)."""
     doc = the_testbed_doc()
     for n in POLLED:
         assert datasets.read_experiments(D / n)["pinning"].str.contains("idle CPUs: poll").all(), n
+        assert datasets.read_experiments(polling[n])["pinning"].str.contains("idle CPUs: poll").all(), n
         assert not datasets.read_experiments(halting[n])["pinning"].str.contains("idle CPUs").any(), n
+        assert datasets.read_experiments(D / n)["versions"].str.contains(f"(git {LAG_CODE[:7]})", regex=False).all()
     now = pd.concat([attempts(D / n) for n in POLLED])
+    before = pd.concat([attempts(polling[n]) for n in POLLED])
     then = pd.concat([attempts(halting[n]) for n in POLLED])
     kept = pd.concat([datasets.read(D / n).trials for n in POLLED])
     kept = kept[kept["steal"] > 0.02]
     first = min(first_record(D / n) for n in POLLED)
-    assert the_run_began(first, "10:20")
+    assert the_run_began(first, "14:51")
+    assert min(first_record(polling[n]) for n in POLLED) < first  # "that morning"
+    ceiling = set().union(*(sweep_ceilings(D / n) for n in POLLED))
+    assert len(ceiling) == 1
     still = (f"{len(kept)} kept trials still had more after 3 repeats (at most {100 * kept['steal'].max():.1f}%)"
              if len(kept) else "no kept trial still had more after 3 repeats")
-    began = first_record(D / "comparison")
-    assert began > max(pd.to_datetime(datasets.read(D / n).trials["started_at"]).max() for n in POLLED[:4])
     phrase = (f"With idle CPUs polling, in the re-measurement of the five testbed datasets on {first:%Y-%m-%d} "
-              f"({', '.join(POLLED[:3])} and {POLLED[3]} from 10:20 UTC, the comparison from {began:%H:%M}; the "
-              f"current files), {pps((now['steal'] > 0.02).sum())} of their {pps(len(now))} sweep attempts had more "
-              f"than 2% (at most {100 * now['steal'].max():.1f}%), against {pps((then['steal'] > 0.02).sum())} of "
-              f"{pps(len(then))} with the CPUs halting the evening before, and {still}")
+              f"(one run from 14:51 UTC at code {LAG_CODE[:7]}, its sweeps given a ceiling of "
+              f"{pps(ceiling.pop())} pps; the current files), {pps((now['steal'] > 0.02).sum())} of their "
+              f"{pps(len(now))} sweep attempts had more than 2% (at most {100 * now['steal'].max():.1f}%), against "
+              f"{pps((then['steal'] > 0.02).sum())} of {pps(len(then))} with the CPUs halting the evening before and "
+              f"{pps((before['steal'] > 0.02).sum())} of {pps(len(before))} in the polling runs these files replaced, "
+              f"that morning (in git at commit {POLLING[:7]}), and {still}")
+    assert " ".join(phrase.split()) in doc, phrase
+    # "less steal, not none"
+    assert (now["steal"] > 0.02).mean() < (then["steal"] > 0.02).mean() / 2 and (now["steal"] > 0.02).any()
+    # the attempts the run measured again (sweeps and searches) whose only reason was a lag of the generator no longer
+    # than the queue: the rule before c3e008e held a lag only when it outlasted the queue, and would have kept them
+    files = ("superseded_trials.csv", "superseded_search_trials.csv")
+    sup = pd.concat([superseded(n, f) for n in POLLED for f in files if (D / n / f).exists()], ignore_index=True)
+    assert (sup["why"] != "").all()  # each was disturbed by the rule that measured it
+    short = sup[sup["why"].str.startswith("generator fell behind") & ~sup["why"].str.contains(";")
+                & (sup["gen_late_ms"] <= sup["queue_ms"])]
+    phrase = (f"of the {pps(len(sup))} attempts it measured again (sweeps and searches), {len(short)} were disturbed "
+              "by nothing but a lag no longer than the queue, which the earlier rule would have kept")
     assert " ".join(phrase.split()) in doc, phrase
 
 
@@ -312,18 +357,21 @@ def tracer_misses(t: pd.DataFrame) -> str:
            f"{span(share.groupby(struck['experiment']).median(), pct(2))}% and at most {100 * share.max():.1f}%"
 
 
-def test_the_testbed_doc_states_how_often_the_tracer_missed(shared, halting):
+def test_the_testbed_doc_states_how_often_the_tracer_missed(shared, halting, polling):
     doc = the_testbed_doc()
-    morning, alone, polled = datasets.read(shared).trials, trials(datasets.read(halting[VETH]).trials), trials(VETH)
+    morning, alone = datasets.read(shared).trials, trials(datasets.read(halting[VETH]).trials)
+    before, now = trials(datasets.read(polling[VETH]).trials), trials(VETH)
     day = f"{pd.to_datetime(morning['started_at']).min():%Y-%m-%d}"
     assert f"{pd.to_datetime(alone['started_at']).min():%Y-%m-%d}" == day
-    at = pd.to_datetime(polled["started_at"]).min()
+    at, at_now = pd.to_datetime(before["started_at"]).min(), pd.to_datetime(now["started_at"]).min()
+    assert f"{at:%Y-%m-%d}" == f"{at_now:%Y-%m-%d}"
     phrase = (f"{tracer_misses(morning)} in its re-measurement of {day} "
               f"{pd.to_datetime(morning['started_at']).min():%H:%M} UTC (the files in git at commit {VETH_SHARED[:7]}), "
               f"{tracer_misses(alone)} in its measurement alone from "
               f"{pd.to_datetime(alone['started_at']).min():%H:%M} UTC the same day (in git at commit {HALTING[:7]}), "
-              f"and {tracer_misses(polled)} in its re-measurement with idle CPUs polling of {at:%Y-%m-%d %H:%M} UTC "
-              f"(the current files)")
+              f"{tracer_misses(before)} in its re-measurement with idle CPUs polling of {at:%Y-%m-%d %H:%M} UTC (in "
+              f"git at commit {POLLING[:7]}), and {tracer_misses(now)} in that of {at_now:%H:%M} UTC the same day, "
+              f"polling too (code {LAG_CODE[:7]}: the current files)")
     assert " ".join(phrase.split()) in doc, phrase
 
 
@@ -671,47 +719,80 @@ def test_the_comparison_notebook_states_how_long_the_comparison_takes():
     assert f"(root; about {round(minutes, -1):.0f} minutes with every engine)" in md
 
 
-def the_two_runs() -> dict:
-    """The runs the current testbed files come from, with idle CPUs polling: the four others' (testbed-click,
-    click-course, testbed-bmv2, testbed-veth, in that order) and the comparison's, each its first and last record (a
-    trial's start, a search's end)."""
+def the_run() -> dict:
+    """The run the current testbed files come from (idle CPUs polling, LAG_CODE): each dataset's first and last
+    record (a trial's start, a search's end), in the order it measured them."""
     runs = {}
-    for key, names in (("four", [n for n in POLLED if n != "comparison"]), ("comparison", ["comparison"])):
-        at = []
-        for n in names:
-            at.append(pd.to_datetime(datasets.read(D / n).trials["started_at"]))
-            if (D / n / "search_results.csv").exists():
-                at.append(pd.to_datetime(datasets.read_searches([D / n])["when"]))
-        runs[key] = (min(x.min() for x in at), max(x.max() for x in at))
+    for n in POLLED:
+        at = [pd.to_datetime(datasets.read(D / n).trials["started_at"])]
+        if (D / n / "search_results.csv").exists():
+            at.append(pd.to_datetime(datasets.read_searches([D / n])["when"]))
+        runs[n] = (min(x.min() for x in at), max(x.max() for x in at))
     return runs
 
 
-def test_the_datasets_readme_and_the_script_state_the_two_runs():
-    runs = the_two_runs()
-    (f0, f1), (c0, c1) = runs["four"], runs["comparison"]
-    assert f"{f0:%Y-%m-%d}" == f"{c0:%Y-%m-%d}" and f1 < c0
-    assert the_run_began(f0, "10:20") and the_run_began(c0, "12:24")
-    text = " ".join((D / "README.md").read_text().split())
-    assert f"The current files come from two runs on {f0:%Y-%m-%d}, each alone on the machine and with idle CPUs " \
-           f"polling: testbed-click, click-course, testbed-bmv2 and testbed-veth from 10:20 to {f1:%H:%M} UTC (code " \
-           f"{POLL_CODE[:7]}), the comparison from 12:24 to {c1:%H:%M} UTC (code {POLL_COMPARISON_CODE[:7]})." in text
+def sweep_ceilings(folder) -> set:
+    """The ceilings a folder's sweeps at fractions of one (``--loads-frac``, or ``routerlab compare``) were given."""
+    e = datasets.read_experiments(folder)
+    given = e["command"].str.contains("--ceiling") & (e["command"].str.contains("--loads-frac")
+                                                       | e["command"].str.contains("compare"))
+    return set(e[given]["generator_ceiling_pps"])
+
+
+def test_the_datasets_readme_and_the_script_state_the_run(polling):
+    runs = the_run()
+    for a, b in zip(POLLED, POLLED[1:]):
+        assert runs[a][1] < runs[b][0], (a, b)  # in that order, one after the other
+    first, last = runs[POLLED[0]][0], runs["comparison"][1]
+    assert f"{first:%Y-%m-%d}" == f"{last:%Y-%m-%d}"
+    assert the_run_began(first, "14:51")
     for n in POLLED:
+        e = datasets.read_experiments(D / n)
+        assert e["versions"].str.contains(f"routerlab: 0.1.0 (git {LAG_CODE[:7]})", regex=False).all(), n
+        assert e["pinning"].str.contains("idle CPUs: poll").all(), n
+    ceiling = set().union(*(sweep_ceilings(D / n) for n in POLLED))
+    assert len(ceiling) == 1
+    ceiling = ceiling.pop()
+    # testbed-veth's searches of its sweeps were given it too; testbed-bmv2's sweep, at fixed loads, and the `bench`
+    # searches measured their own
+    bmv2 = datasets.read_experiments(D / "testbed-bmv2")
+    assert not bmv2["command"].str.contains("--ceiling").any() and (bmv2["generator_ceiling_pps"] != ceiling).all()
+    s = datasets.read_searches([D / n for n in POLLED])
+    bench = s["experiment"].str.startswith("bench-")
+    assert (s[bench]["generator_ceiling_pps"] != ceiling).all()
+    assert (s[~bench]["generator_ceiling_pps"] == ceiling).all() and set(s[~bench]["experiment"]) <= set(
+        datasets.read(D / VETH).trials["experiment"])
+    # the files they replaced: the polling runs (POLLING: four at POLL_CODE, the comparison at POLL_COMPARISON_CODE)
+    for n, folder in polling.items():
+        e = datasets.read_experiments(folder)
         code = POLL_COMPARISON_CODE if n == "comparison" else POLL_CODE
-        assert (datasets.read_experiments(D / n)["versions"].str.contains(f"routerlab: 0.1.0 (git {code[:7]})",
-                                                                          regex=False)).all(), n
+        assert e["versions"].str.contains(f"routerlab: 0.1.0 (git {code[:7]})", regex=False).all(), n
+        assert e["pinning"].str.contains("idle CPUs: poll").all(), n
+    text = " ".join((D / "README.md").read_text().split())
+    phrase = (f"The current files come from one run on {first:%Y-%m-%d}, alone on the machine and with idle CPUs "
+              f"polling: testbed-click, click-course, testbed-bmv2, testbed-veth and the comparison, in that order, "
+              f"from 14:51 to {last:%H:%M} UTC (code {LAG_CODE[:7]}), its sweeps at fractions of a ceiling, and "
+              f"testbed-veth's searches of them, given the one it measured at its start ({pps(ceiling)} pps; "
+              f"testbed-bmv2's sweep, at fixed loads, and the `bench` searches measured their own). The files they "
+              f"replaced, from two runs that morning with idle CPUs polling too (code {POLL_CODE[:7]} and, for the "
+              f"comparison, {POLL_COMPARISON_CODE[:7]}), whose trial validation held a lag of the generator against "
+              f"a trial's loss only when the lag outlasted the router's queue, are in git at commit {POLLING[:7]}; "
+              f"those measured with idle CPUs halting (`docs/testbed.md`, \"Idle CPUs poll\") at commit {HALTING[:7]}.")
+    assert " ".join(phrase.split()) in text, phrase
     script = D.parent / "scripts" / "remeasure-testbed.sh"
     if not script.exists():
         pytest.skip("scripts/ is not installed with the package: only a checkout has it")
     head = " ".join(x.lstrip("# ") for x in script.read_text().splitlines()[1:6])
-    m = re.search(r"about (an hour and a half) on 2 cores with the machine to itself \(on (\S+), idle CPUs polling: "
-                  r"the four others (\d+) minutes, of which testbed-veth (\d+); the comparison (\d+)\)", head)
+    m = re.search(r"in one run: about (an hour and a half) on 2 cores with the machine to itself \(on (\S+) at code "
+                  r"(\w+), idle CPUs polling: the four others (\d+) minutes, of which testbed-veth (\d+); the "
+                  r"comparison (\d+)\)", head)
     assert m, head
-    assert m[2] == f"{f0:%Y-%m-%d}"
-    # each from its run's start (the script's log) to its last record, within a minute
-    four, comparison = int(m[3]), int(m[5])
-    assert abs(four - (f1 - pd.Timestamp(f"{f0:%Y-%m-%d} 10:20", tz="UTC")).total_seconds() / 60) < 1
-    assert abs(comparison - (c1 - pd.Timestamp(f"{c0:%Y-%m-%d} 12:24", tz="UTC")).total_seconds() / 60) < 1
-    v = datasets.read(D / VETH).trials["started_at"]
-    v = pd.to_datetime(pd.concat([v, datasets.read_searches([D / VETH])["when"]]))
-    assert abs(int(m[4]) - (v.max() - v.min()).total_seconds() / 60) < 1
+    assert m[2] == f"{first:%Y-%m-%d}" and m[3] == LAG_CODE[:7]
+    # the four others from the run's start (its log: 14:51, as datasets/README.md says) to testbed-veth's last record;
+    # testbed-veth and the comparison each from the record before it to its own last, within a minute
+    began = pd.Timestamp(f"{first:%Y-%m-%d} 14:51", tz="UTC")
+    four, veth_min, comparison = int(m[4]), int(m[5]), int(m[6])
+    assert abs(four - (runs[VETH][1] - began).total_seconds() / 60) < 1
+    assert abs(veth_min - (runs[VETH][1] - runs["testbed-bmv2"][1]).total_seconds() / 60) < 1
+    assert abs(comparison - (last - runs[VETH][1]).total_seconds() / 60) < 1
     assert 75 <= four + comparison <= 105  # an hour and a half

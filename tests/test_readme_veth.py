@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from routerlab import datasets, defaults, search, stats, testbed, traffic
-from readme_checks import (superseded, the_testbed_doc, why, D, HALTING, KERNEL_PATHS, POLL_CODE, POLL_COMPARISON_CODE,
+from readme_checks import (superseded, the_testbed_doc, why, D, HALTING, KERNEL_PATHS, LAG_CODE, POLL_CODE, POLLING,
                            VETH, VETH_BEFORE, VETH_CODE_ALONE, check_superseded_searches, committed, pct, pps,
                            previous_files, says, sig2, span, veth, when_range, notes, one, search_trials,
                            statistics_paragraph_exists)
@@ -90,6 +90,38 @@ def halting(tmp_path_factory):
     return previous_files(VETH, tmp_path_factory.mktemp("halting"), MEASURED, commit=HALTING)
 
 
+@pytest.fixture(scope="module")
+def polling(tmp_path_factory):
+    """The files this data replaced (commit POLLING): idle CPUs polling too, measured at POLL_CODE, before the lag
+    rule of LAG_CODE."""
+    return previous_files(VETH, tmp_path_factory.mktemp("polling"), MEASURED, commit=POLLING)
+
+
+def set_aside() -> pd.DataFrame:
+    """Every attempt this dataset's sweeps and searches set aside, with the validation's reasons and its kind."""
+    s = pd.concat([pd.read_csv(D / VETH / "superseded_trials.csv").assign(kind_of="sweep"),
+                   pd.read_csv(D / VETH / "superseded_search_trials.csv").assign(kind_of="search")], ignore_index=True)
+    return s.assign(why=why(s))
+
+
+def judged_before(rows: pd.DataFrame) -> pd.Series:
+    """Whether the rule before LAG_CODE (a lag had to outlast the router's queue; stops and steal as now) would have
+    held the row as disturbed: the validation's reasons now, less a lag no longer than the queue."""
+    w = rows["why"] if "why" in rows else why(rows)
+    return pd.Series([any(not (part.startswith("generator fell behind") and lag <= queue) for part in x.split("; ")
+                          if part) for x, lag, queue in zip(w, rows["gen_late_ms"], rows["queue_ms"])],
+                     index=rows.index, dtype=bool)
+
+
+def short_lag(rows: pd.DataFrame) -> pd.Series:
+    """The rows the validation held as disturbed for a lag of the generator no longer than the router's queue
+    (``gen_late_ms`` <= ``queue_ms``), whatever else it held against them."""
+    w = rows["why"] if "why" in rows else why(rows)
+    return pd.Series([any(p.startswith("generator fell behind") for p in x.split("; ")) and lag <= queue
+                      for x, lag, queue in zip(w, rows["gen_late_ms"], rows["queue_ms"])], index=rows.index,
+                     dtype=bool)
+
+
 def test_veth_what_where_when_how(halting):
     t, _, _, ceiling = veth()
     e = datasets.read_experiments(D / VETH)
@@ -97,7 +129,7 @@ def test_veth_what_where_when_how(halting):
         assert e[col].nunique() == 1
     pin = e["pinning"].iloc[0]
     # idle CPUs polled: the testbed held the CPU latency request while it was up
-    assert "from its own veth ring" in pin and pin.split("; ")[-1].startswith("idle CPUs: poll (")
+    assert "from its own veth ring" in pin and "; idle CPUs: poll (" in pin and pin.endswith(")")
     assert not datasets.read_experiments(halting)["pinning"].str.contains("idle CPUs").any()
     says(VETH, f"kernel {e['kernel'].iloc[0]}) with 2 vCPUs ({e['cpu'].iloc[0]})", f"`{pin}`",
          f"Click {e.set_index('engine').loc['click', 'engine_version']}")
@@ -117,39 +149,33 @@ def test_veth_what_where_when_how(halting):
     r = veth_searches()
     assert pd.to_datetime(r["when"]).dt.strftime("%Y-%m-%d").eq(day[0]).all()
     # the code: every record names the commit, and it is the one the script ran at
-    assert e["versions"].iloc[0] == f"routerlab: 0.1.0 (git {POLL_CODE[:7]})"
+    assert e["versions"].iloc[0] == f"routerlab: 0.1.0 (git {LAG_CODE[:7]})"
     says(VETH, f"**When:** {day[0]}, sweeps from {when_range(t['started_at']).replace('-', ' to ')} UTC "
                f"(Click last, from {when_range(t[t['experiment'] == CLICK]['started_at']).split('-')[0]})",
          f"searches and benchmarks recorded from {when_range(r['when']).replace('-', ' to ')} UTC",
-         f"Code: commit {POLL_CODE[:7]}.")
+         f"Code: commit {LAG_CODE[:7]}.")
     assert when_range(sweeps["started_at"]).split("-")[1] < when_range(r["when"]).split("-")[0]
     # the script, as it was at that commit: with no dataset named after OUT it measures all five, in its order
-    script = committed("scripts/remeasure-testbed.sh", POLL_CODE)
+    script = committed("scripts/remeasure-testbed.sh", LAG_CODE)
     assert f'ALL="{" ".join(ALL)}"' in script and 'WANT=" ${*:-$ALL} "' in script
     assert "if want testbed-veth; then" in script
     before, after = ALL[:ALL.index(VETH)], ALL[ALL.index(VETH) + 1:]
-    n_words = ['one', 'two', 'three', 'four', 'five']
-    says(VETH, f"`scripts/remeasure-testbed.sh OUT` measured {n_words[len(before)]} of the {n_words[len(ALL) - 1]} "
-               f"testbed datasets in one run, this one "
-               f"{['first', 'second', 'third', 'fourth', 'fifth'][ALL.index(VETH)]}, after {listed(before)}")
+    assert after == ["comparison"]
+    says(VETH, f"`scripts/remeasure-testbed.sh OUT` measured all "
+               f"{['one', 'two', 'three', 'four', 'five'][len(ALL) - 1]} testbed datasets in one run at "
+               f"{LAG_CODE[:7]}, "
+               f"from a fresh clone, this one "
+               f"{['first', 'second', 'third', 'fourth', 'fifth'][ALL.index(VETH)]}, after {listed(before)}, and "
+               f"before the {after[0]}, with the machine to itself")
     # the three before it: measured by the same code, each finished before this one's first trial
     first, last = pd.to_datetime(t["started_at"]).min(), pd.to_datetime(r["when"]).max()
     for other in before:
         oe = datasets.read_experiments(D / other)
-        assert oe["versions"].str.contains(f"git {POLL_CODE[:7]}").all(), other
+        assert oe["versions"].str.contains(f"git {LAG_CODE[:7]}").all(), other
         at = pd.to_datetime(datasets.read(D / other).trials["started_at"])
         if (D / other / "search_results.csv").exists():
             at = pd.concat([at, pd.to_datetime(pd.read_csv(D / other / "search_results.csv")["when"])])
         assert at.max() < first, other
-    assert after == ["comparison"]
-    says(VETH, "The comparison, which the script measures last, was stopped before its first trial")
-    # the comparison's files come from a later run, with later code
-    ct = pd.to_datetime(datasets.read(D / "comparison").trials["started_at"])
-    assert ct.min() > last
-    assert datasets.read_experiments(D / "comparison")["versions"].str.contains(
-        f"git {POLL_COMPARISON_CODE[:7]}").all()
-    says(VETH, f"`datasets/comparison` comes from a later run ({ct.min():%H:%M}-{ct.max():%H:%M} UTC, code "
-               f"{POLL_COMPARISON_CODE[:7]})")
     # no other dataset's trial falls within this one
     for other in before + after:
         at = pd.to_datetime(datasets.read(D / other).trials["started_at"])
@@ -164,10 +190,14 @@ def test_veth_what_where_when_how(halting):
     for k in ("steal_threshold", "probe_period_ms", "max_repeats"):
         assert len({x[k] for x in n}) == 1 and (r[k].astype(float) == float(n[0][k])).all(), k
     assert all(x["loss_attribution"] == "on" for x in n)
+    # the rule, as the code at that commit has it: a stop must outlast the queue, a lag need not
+    val = committed("lib/routerlab/validation.py", LAG_CODE)
+    assert "if accounts(lag, total, queue=None):" in val and "if accounts(longest, total):" in val
     says(VETH, f"up to {int(n[0]['max_repeats'])} times, when its steal is above {float(n[0]['steal_threshold']):.0%}",
-         f"the longest stop or lag is longer than the probe's {float(n[0]['probe_period_ms']):g} ms period and than "
-         f"the router's queue lasts, and the loss is no more than the packets offered during it or, if more, during "
-         f"all the stops (or lags) over {traffic.STOP_TOTAL_OVER_MS:g} ms added up")
+         f"the longest stop is longer than the probe's {float(n[0]['probe_period_ms']):g} ms period and than the "
+         f"router's queue lasts, or the longest lag is longer than the probe's period, however short next to the "
+         f"queue; and the loss is no more than the packets offered during it or, if more, during all the stops (or "
+         f"lags) over {traffic.STOP_TOTAL_OVER_MS:g} ms added up")
     queue = {row["engine"]: notes(row)["router_queue_packets"] for _, row in e.iterrows()}
     assert queue == {"linux": "1000", "nft": "1000", "click": "1000", "ebpf": "256"}
     assert (r.set_index("engine")["router_queue_packets"].astype(str).groupby(level=0).unique().map(list).to_dict()
@@ -185,6 +215,16 @@ def test_veth_what_where_when_how(halting):
     assert block.count('--ceiling "$C"') == 3 and block.count("$R measure") == 3
     says(VETH, "measured once when the script started, before its first dataset, with "
                "`measuring.generator_ceiling()`")
+    # the datasets before it whose sweeps take a ceiling (not testbed-bmv2's fixed loads) were given the same one
+    given = []
+    for other in before:
+        oe = datasets.read_experiments(D / other)
+        if oe["command"].str.contains("--ceiling").all():
+            assert (oe["generator_ceiling_pps"] == ceiling).all(), other
+            given.append(other)
+        else:
+            assert not oe["command"].str.contains("--ceiling").any(), other
+    says(VETH, f"The sweeps and the six searches were given it, as were the sweeps of {listed(given)} before them.")
     # when: the README takes the time from the script's log (no file records it); it must come before the
     # first dataset's first record, and the minutes to this dataset's first sweep follow from it
     text = " ".join((D / VETH / "README.md").read_text().split())
@@ -219,8 +259,90 @@ def test_veth_what_where_when_how(halting):
                                     if x.engine != "click"}
 
 
+def test_veth_replaces_the_polling_files(polling, halting):
+    """What these files replaced (commit POLLING), what differed, and what the new lag rule measured again."""
+    t, _, _, ceiling = veth()
+    e, pe = datasets.read_experiments(D / VETH), datasets.read_experiments(polling)
+    pt, pr, r = datasets.read(polling).trials, veth_searches(polling), veth_searches()
+    # the same commands, the same day, idle CPUs polling too; the code before the new lag rule
+    assert (pe["versions"] == f"routerlab: 0.1.0 (git {POLL_CODE[:7]})").all()
+    assert pe["pinning"].str.contains("; idle CPUs: poll (", regex=False).all()
+
+    def form(x):
+        return {y.experiment: y.command.split(" --out ")[0].replace(f"--ceiling {y.generator_ceiling_pps:.0f}", "")
+                for y in x.itertuples()}
+    assert form(pe) == form(e) and set(pr["experiment"]) == set(r["experiment"])
+    start = pd.to_datetime(pt["started_at"])
+    assert {f"{x:%Y-%m-%d}" for x in start} == {f"{x:%Y-%m-%d}" for x in pd.to_datetime(t["started_at"])}
+    assert pd.to_datetime(pr["when"]).max() < pd.to_datetime(t["started_at"]).min()
+    pc = pe["generator_ceiling_pps"].unique()
+    assert len(pc) == 1
+    says(VETH, f"These files replace those of a run of the same commands earlier that day, also with idle CPUs polling "
+               f"(in git at commit {POLLING[:7]}: sweeps from {when_range(pt['started_at']).replace('-', ' to ')} "
+               f"UTC, searches and benchmarks to {pd.to_datetime(pr['when']).max():%H:%M} UTC, code {POLL_CODE[:7]}, "
+               f"ceiling {pps(pc[0])} pps)")
+    # the rule: the one commit to validation.py between the two codes drops the queue's test for lags
+    changed = subprocess.run(["git", "-C", str(D.parent), "log", "--format=%H", f"{POLL_CODE}..{LAG_CODE}", "--",
+                              "lib/routerlab/validation.py"], capture_output=True, text=True, check=True).stdout.split()
+    assert changed == [LAG_CODE]
+    old, new = (committed("lib/routerlab/validation.py", c) for c in (POLL_CODE, LAG_CODE))
+    assert "if accounts(lag, total):" in old and "(queue is None or longest > queue)" in old
+    assert "if accounts(lag, total, queue=None):" in new
+    says(VETH, f"The trial validation's rule differed: since {LAG_CODE[:7]} a lag of the generator is held against a "
+               "loss it can account for however short the lag is next to the router's queue, where before it had to "
+               "outlast the queue (How, below).")
+    # the attempts set aside for a lag no longer than the queue; and those the rule before would have kept
+    s = set_aside()
+    assert (s["why"] != "").all()
+    short = s[short_lag(s)]
+    only = s[~judged_before(s)]
+    assert set(only.index) <= set(short.index)
+    n_sweep, n_search = ((short["kind_of"] == k).sum() for k in ("sweep", "search"))
+    o_sweep, o_search = ((only["kind_of"] == k).sum() for k in ("sweep", "search"))
+    says(VETH, f"Of the {len(s)} attempts set aside here ({(s['kind_of'] == 'sweep').sum()} of the sweeps, "
+               f"{(s['kind_of'] == 'search').sum()} of the searches), {len(short)} were set aside for a lag of the "
+               f"generator no longer than the queue ({n_sweep} of the sweeps, {n_search} of the searches), "
+               f"{len(only)} of them for that alone, which the rule before would have kept ({o_sweep} of the sweeps, "
+               f"{o_search} of the searches)")
+    # every kept trial the rule before judges alike, but for those the new rule held a short lag against
+    kept = pd.concat([t, search_trials(D / VETH).rename(columns={"load": "offered_pps"})], ignore_index=True)
+    kept = kept.assign(why=why(kept))
+    differ = kept[(kept["why"] != "") != judged_before(kept)]
+    says(VETH, f"Of the kept trials, {len(differ)} would have been judged otherwise by the rule before"
+         if len(differ) else "Every kept trial the rule before would have judged alike.")
+    # the other differences: the time of day, the ceilings, the testbed's code for idle CPUs
+    bench = [x.groupby("experiment")["generator_ceiling_pps"].first() for x in (pr, r)]
+    bs, bp = "bench-search-linux-single-flow", "bench-pdr-linux-single-flow"
+    says(VETH, f"the generator's ceilings ({pps(pc[0])} pps for the sweeps and searches then, {pps(ceiling)} now; "
+               f"{pps(bench[0][bs])} and {pps(bench[0][bp])} pps for `bench search` and `bench engines` then, "
+               f"{pps(bench[1][bs])} and {pps(bench[1][bp])} now)")
+    revised = subprocess.run(["git", "-C", str(D.parent), "log", "--format=%h", "--abbrev=7",
+                              f"{POLL_CODE}..{LAG_CODE}", "--", "lib/routerlab/testbed.py"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    tb_old, tb_new = (committed("lib/routerlab/testbed.py", c) for c in (POLL_CODE, LAG_CODE))
+    assert "fbb864d" in revised and "0 us held while up" in tb_old and "0 us held while up" in tb_new
+    assert not pe["pinning"].str.contains("cpuidle driver").any() and e["pinning"].str.contains("cpuidle driver").all()
+    says(VETH, "and the testbed's code for idle CPUs, revised in between (fbb864d: the same 0-µs latency request, now "
+               "taken when a testbed is entered, and a record that names the cpuidle driver)")
+    # one verdict differs from the polling files': Click's
+    pa, a = {x.experiment: x for x in stats.assess(pt)}, veth()[2]
+    diff = [x for x in VETH_NAMES if pa[x].verdict.label != a[x].verdict.label]
+    assert diff == [CLICK] and pa[CLICK].verdict.good and not a[CLICK].verdict.good
+    ps = pa[CLICK].summary.set_index("offered_pps")
+    cross = pa[CLICK].summary["offered_pps"].iloc[pa[CLICK].verdict.pdr_index]
+    nxt = ps.index[ps.index.get_loc(cross) + 1]
+    assert ps.loc[nxt, "throughput_pps"] < ps.loc[cross, "throughput_pps"]
+    says(VETH, f"One verdict differs: Click's sweep was GOOD in the polling files ({sig2(ps.loc[cross, 'plr'])}% "
+               f"lost at {pps(cross)} pps, then {sig2(ps.loc[nxt, 'plr'])}% at {pps(nxt)}, where its throughput fell) "
+               f"and is BAD here (below).")
+    # the files the polling run replaced are the halting ones, which stay in git and are compared at the end
+    for f in MEASURED:
+        assert committed(f"datasets/{VETH}/{f}", POLL_CODE) == committed(f"datasets/{VETH}/{f}", HALTING), f
+    says(VETH, "The files measured with idle CPUs halting, which the polling files replaced, are compared at the end.")
+
+
 def test_veth_code_commit_is_in_history():
-    committed("README.md", POLL_CODE)  # skips outside a checkout; fails when the commit is unknown there
+    committed("README.md", LAG_CODE)  # skips outside a checkout; fails when the commit is unknown there
     e = datasets.read_experiments(D / VETH)
     assert "probe_period_ms" in notes(e.iloc[0])  # written by the code of the stop probe (9f2de31 and later)
 
@@ -255,8 +377,8 @@ def test_veth_files():
     says(VETH, f"is the run of {run} described in `docs/testbed.md`", f"from {run} (see above)")
     # that run's code had no polling (no CPU latency request) and another rlgen.c than this run's
     assert "cpu_dma_latency" not in committed("lib/routerlab/testbed.py", VETH_BEFORE)
-    assert "cpu_dma_latency" in committed("lib/routerlab/testbed.py", POLL_CODE)
-    assert committed("lib/routerlab/csrc/rlgen.c", VETH_BEFORE) != committed("lib/routerlab/csrc/rlgen.c", POLL_CODE)
+    assert "cpu_dma_latency" in committed("lib/routerlab/testbed.py", LAG_CODE)
+    assert committed("lib/routerlab/csrc/rlgen.c", VETH_BEFORE) != committed("lib/routerlab/csrc/rlgen.c", LAG_CODE)
     assert "rlgen" not in " ".join(g.columns)
     says(VETH, "That run had idle CPUs halting and an older build of rlgen (the file does not record which), so it "
                "does not say how precise the generator is with idle CPUs polling.")
@@ -339,11 +461,14 @@ def test_veth_steal():
     hi = att[att["steal"] > thr]
     says(VETH, f"Of the {len(att):,} sweep attempts (the {len(t)} kept trials and the {len(sup)} attempts set aside), "
                f"{len(hi)} had steal above {thr:.0%} ({span(hi['steal'], pct(1))}%)")
-    per = hi.groupby("experiment").size().sort_values(ascending=False)
+    per = (hi.groupby("experiment").size().reindex(list(VETH_NAMES), fill_value=0)
+           .sort_values(ascending=False, kind="stable"))
     top = per.index[0]
-    at = pd.to_datetime(att[att["experiment"] == top]["started_at"])
-    says(VETH, f"{per.iloc[0]} of them in the sweep of {SPOKEN[top]} ({at.min():%H:%M}-{at.max():%H:%M} UTC), "
-               f"{span(per.iloc[1:], str)} in each of the others")
+    at = pd.to_datetime(hi[hi["experiment"] == top]["started_at"])
+    rest = [f"{n} in {in_sweep(e)}" for e, n in per.iloc[1:].items() if n > 0]
+    none = [SPOKEN.get(e, "Click") for e, n in per.items() if n == 0]
+    says(VETH, f"{per.iloc[0]} of them in {in_sweep(top)} ({at.min():%H:%M}-{at.max():%H:%M} UTC), "
+               + listed(rest) + (f"; none in the sweep{'s' * (len(none) > 1)} of {' or '.join(none)}" if none else ""))
     ta = pd.to_datetime(att["started_at"]).dt.floor("min")
     minutes = pd.date_range(ta.min(), ta.max(), freq="min")
     struck = pd.to_datetime(hi["started_at"]).dt.floor("min").unique()
@@ -388,13 +513,14 @@ def test_veth_validation_of_the_sweeps():
                f"(`superseded_trials.csv`), in every sweep ({span(per, str)} trials each, Click's included)")
     r = reasons(sup)
     most = sup["why"].str.count(";").max() + 1
-    assert sum(len(x) for x in r.values()) > len(sup)
-    says(VETH, f"of the {len(sup)} attempts set aside, with {'two' if most == 2 else 'two or three'} reasons for "
-               f"some: steal above 2% in "
+    several = {1: "one reason each", 2: "with two reasons for some", 3: "with two or three reasons for some"}[most]
+    lag = r["lag"]
+    says(VETH, f"of the {len(sup)} attempts set aside, {several}: steal above 2% in "
                f"{len(r['steal'])} ({span(r['steal']['steal'], pct(1))}%), a stop of the router's CPU in "
                f"{len(r['stop'])} (read as {span(r['stop']['cpu_stop_ms'], one)} ms, against a queue of "
-               f"{span(r['stop']['queue_ms'], one)} ms), a lag of the generator in {len(r['lag'])} "
-               f"({span(r['lag']['gen_late_ms'], one)} ms)")
+               f"{span(r['stop']['queue_ms'], one)} ms), a lag of the generator in {len(lag)} "
+               f"({span(lag['gen_late_ms'], one)} ms; {(lag['gen_late_ms'] <= lag['queue_ms']).sum()} of them no "
+               f"longer than the queue)")
     dist = t[t["disturbed"]]
     assert (dist["attempt"] == 4).all()
     f = first_reason(dist)
@@ -418,10 +544,12 @@ def test_veth_validation_of_the_searches():
     ss = superseded(VETH, "superseded_search_trials.csv")
     assert (ss["why"] != "").all() and ss["disturbed"].all()
     r = reasons(ss)
-    assert sum(len(x) for x in r.values()) > len(ss)  # several reasons for some
+    several = " (several reasons for some)" if sum(len(x) for x in r.values()) > len(ss) else ""
+    lag = r["lag"]
     says(VETH, f"{len(ss)} attempts were measured again, in {(s['attempt'] > 1).sum()} of the {len(s)} search trials: "
-               f"{len(r['steal'])} for steal, {len(r['stop'])} for a stop of the router's CPU, {len(r['lag'])} for a "
-               f"lag of the generator (several reasons for some)")
+               f"{len(r['steal'])} for steal, {len(r['stop'])} for a stop of the router's CPU, {len(lag)} for a "
+               f"lag of the generator ({(lag['gen_late_ms'] <= lag['queue_ms']).sum()} of them no longer than the "
+               f"queue){several}")
     per = ss.groupby("engine").size()
     says(VETH, "by engine: " + ", ".join(f"{n} {e}'s" for e, n in per.sort_values(ascending=False).items()))
     dist = s[s["disturbed"]]
@@ -452,39 +580,17 @@ def test_veth_ceilings_and_the_generators_shortfall():
     says(VETH, f"{pps(ceiling)} pps when the script started (the ceiling of the sweeps and searches), "
                f"{pps(bs)} pps when `bench search` started and {pps(bench_pdr[0])} pps when `bench engines` did")
     lim = t[t["generator_limited"].astype(bool)]
-    g = lim.groupby("experiment")
     parts = []
     for e in VETH_NAMES:
-        if e in g.groups:
-            x = g.get_group(e)
-            parts.append(f"{len(x)} of {SPOKEN[e] if e != CLICK else 'Click' + chr(39) + 's'} at "
-                         + listed([pps(o) for o in sorted(x["offered_pps"].unique())]) + " pps")
-    says(VETH, f"{len(lim)} of the {len(t)} sweep trials were generator-limited (left out of the statistics): "
-               + listed(parts))
-
-
-def burst(e) -> dict:
-    """A sweep's lossy kept trials and generator-limited trials, the minutes they started in, and its attempts with
-    steal above the threshold in those minutes and in as many minutes before."""
-    t = veth()[0]
-    x = t[t["experiment"] == e]
-    lossy = x[(x["lost"] > 0) & ~x["generator_limited"].astype(bool)]
-    lim = x[x["generator_limited"].astype(bool)]
-    at = pd.to_datetime(pd.concat([lossy["started_at"], lim["started_at"]])).dt.floor("min")
-    lo, hi = at.min(), at.max()
-    width = hi - lo + pd.Timedelta(minutes=1)
-    att = sweep_attempts()
-    att = att[att["experiment"] == e].assign(m=lambda d: pd.to_datetime(d["started_at"]).dt.floor("min"))
-    thr = steal_threshold()
-    inside = att[att["m"].between(lo, hi)]
-    before = att[(att["m"] >= lo - width) & (att["m"] < lo)]
-    return {"lossy": lossy, "limited": lim, "span": f"{lo:%H:%M}-{hi:%H:%M}",
-            "minutes": int(width / pd.Timedelta(minutes=1)),
-            "in": ((inside["steal"] > thr).sum(), len(inside)), "before": ((before["steal"] > thr).sum(), len(before))}
-
-
-#: the sweeps whose loss fell in a steal burst: the verdict table marks them
-BURST = "nft-single-flow-fw5"
+        x = lim[lim["experiment"] == e]
+        if len(x):
+            n = x.groupby("offered_pps").size()
+            parts.append(f"{SPOKEN[e] if e != CLICK else 'Click'}'s " if len(parts) or len(x) < len(lim) else "")
+            parts[-1] += listed([f"{k} at {pps(o)} pps" for o, k in n.items()])
+    whose = "" if lim["experiment"].nunique() > 1 else \
+        f"all of them {SPOKEN.get(lim['experiment'].iloc[0], 'Click')}'s: "
+    says(VETH, f"{len(lim)} of the {len(t)} sweep trials were generator-limited (left out of the statistics), "
+               + whose + "; ".join(parts))
 
 
 def verdict_row(x, ceiling, name) -> str:
@@ -512,15 +618,8 @@ def verdict_row(x, ceiling, name) -> str:
     i = v.candidate_index
     o = x.summary["offered_pps"].iloc[i]
     assert x.summary["offered_pps"].iloc[i - 1] == over.index[0]
-    mark = ""
-    if x.experiment == BURST:
-        b = burst(x.experiment)
-        assert b["in"][0] > b["in"][1] / 2 and len(b["limited"]) == 10 - s["runs"].min()
-        mark = (f"; **all of this sweep's loss, and its {len(b['limited'])} generator-limited trials, fell in one "
-                f"steal burst, {b['span']} UTC (below)**")
     return (f"| {name} | **{v.label}** | {first} | {v.why}: at {pps(o)} pps{runs(o)} it loses "
-            f"{sig2(s.loc[o, 'plr'])}% and forwards {pps(s.loc[o, 'throughput_pps'])} pps (TIR {v.tir[i]:.2f})"
-            f"{mark} |")
+            f"{sig2(s.loc[o, 'plr'])}% and forwards {pps(s.loc[o, 'throughput_pps'])} pps (TIR {v.tir[i]:.2f}) |")
 
 
 def test_veth_verdict_table():
@@ -528,7 +627,7 @@ def test_veth_verdict_table():
     says(VETH, f"| sweep | verdict | mean loss first above {stats.PDR_FRACTION:.1%} at (pps) | why |")
     for exp, name in VETH_NAMES.items():
         says(VETH, verdict_row(a[exp], ceiling, name))
-    assert a[CLICK].verdict.good and not any(a[e].verdict.good for e in KERNEL_PATHS)
+    assert not any(a[e].verdict.good for e in VETH_NAMES)  # Click too, in this run
 
 
 def test_veth_loss_per_load_table():
@@ -691,10 +790,11 @@ def test_veth_against_the_halting_files(halting):
     oc = oe["generator_ceiling_pps"].unique()
     assert len(oc) == 1
     oc = float(oc[0])
-    says(VETH, f"The files this replaces were measured on {start.min():%Y-%m-%d} from {start.min():%H:%M} UTC with "
+    says(VETH, f"The files measured with idle CPUs halting, which the polling files replaced, were measured on "
+               f"{start.min():%Y-%m-%d} from {start.min():%H:%M} UTC with "
                f"code {VETH_CODE_ALONE[:7]} (in git at commit {HALTING[:7]}), by the same commands "
                f"(`scripts/remeasure-testbed.sh OUT testbed-veth`), on the same kernel, with the machine to itself "
-               f"too, and with idle CPUs halting")
+               f"too")
     # the same commands, each with its own ceiling (the same fractions of it) and scratch folder
     def form(e):
         return {x.experiment: x.command.split(" --out ")[0].replace(f"--ceiling {x.generator_ceiling_pps:.0f}", "")
@@ -702,39 +802,42 @@ def test_veth_against_the_halting_files(halting):
     assert form(oe) == form(ne)
     says(VETH, f"Their generator's ceiling was {pps(oc)} pps; this run's is {pps(ceiling)} pps, "
                f"{100 * (1 - ceiling / oc):.0f}% lower, so the same fraction of the ceiling is a different load")
-    # the code: the generator's build and the validation's totals
+    # the code: the generator's build, the validation's totals and its lag rule
     og, ng = (x["generator"].str.split().str[1].unique() for x in (oe, ne))
     assert len(og) == len(ng) == 1 and og[0] != ng[0]
     says(VETH, f"The generator's build was `rlgen {og[0]}` then and is `rlgen {ng[0]}` now (`generator` in "
-               f"`experiments.csv`): between {VETH_CODE_ALONE[:7]} and {POLL_CODE[:7]}, `rlgen.c` and `rlstop.c` "
+               f"`experiments.csv`): between {VETH_CODE_ALONE[:7]} and {LAG_CODE[:7]}, `rlgen.c` and `rlstop.c` "
                f"changed")
     for f in ("rlgen.c", "rlstop.c"):
         src = f"lib/routerlab/csrc/{f}"
-        assert committed(src, VETH_CODE_ALONE) != committed(src, POLL_CODE), f
+        assert committed(src, VETH_CODE_ALONE) != committed(src, LAG_CODE), f
     log = subprocess.run(["git", "-C", str(D.parent), "log", "--format=%h", "--abbrev=7",
-                          f"{VETH_CODE_ALONE}..{POLL_CODE}"], capture_output=True, text=True, check=True).stdout
-    for c in ("0a3e268", "8d9f526"):  # in the history between the two commits
+                          f"{VETH_CODE_ALONE}..{LAG_CODE}"], capture_output=True, text=True, check=True).stdout
+    for c in ("0a3e268", "8d9f526", LAG_CODE[:7]):  # in the history between the two commits
         assert c in log.split(), c
     assert "cpu_stopped_ms" not in committed("lib/routerlab/validation.py", VETH_CODE_ALONE)
-    assert "cpu_stopped_ms" in committed("lib/routerlab/validation.py", POLL_CODE)
+    assert "cpu_stopped_ms" in committed("lib/routerlab/validation.py", LAG_CODE)
+    assert "queue=None" not in committed("lib/routerlab/validation.py", VETH_CODE_ALONE)
     says(VETH, f"the validation began adding up the stops and lags over {traffic.STOP_TOTAL_OVER_MS:g} ms (commits "
-               f"0a3e268 and 8d9f526)")
+               f"0a3e268 and 8d9f526) and, since {LAG_CODE[:7]}, holds a lag of the generator against a loss however "
+               f"short the lag is next to the router's queue")
     assert not set(TOTALS) & set(old.columns) and set(TOTALS) <= set(t.columns)
     says(VETH, "The old files have no `cpu_stops`, `cpu_stopped_ms` or `gen_lagged_ms` columns, so they were judged by "
-               "the longest stop or lag alone. Adding up can only flag more attempts, never fewer")
-    # this run judged without the totals: each row disturbed or not as with them, but for the ones the totals flagged
+               "the longest stop or lag alone, and a lag only when it outlasted the queue. Both changes can only flag "
+               "more attempts, never fewer")
+    # this run judged by the halting run's rules: each row disturbed or not as now, but for those the changes flagged
     flagged = {}
-    for k, rows in (("kept", t), ("set aside", pd.read_csv(D / VETH / "superseded_trials.csv")),
-                    ("search kept", datasets.read_kind(D / VETH, "search_trials.csv").rename(
-                        columns={"load": "offered_pps"})),
-                    ("search set aside", pd.read_csv(D / VETH / "superseded_search_trials.csv"))):
-        w1, w0 = why(rows), why(rows.drop(columns=TOTALS))
-        assert not ((w1 == "") & (w0 != "")).any(), k  # never fewer
-        flagged[k] = (((w1 != "") & (w0 == "")).sum(), len(rows))
-    assert flagged["kept"][0] == flagged["set aside"][0] == flagged["search kept"][0] == 0
-    n, of = flagged["search set aside"]
-    says(VETH, f"Judged by the longest stop or lag alone, every sweep attempt of this run would have been judged the "
-               f"same, and {n} of the {of} search attempts measured again would not have been measured again.")
+    for k, rows in (("sweep", pd.concat([t, pd.read_csv(D / VETH / "superseded_trials.csv")], ignore_index=True)),
+                    ("search", pd.concat([datasets.read_kind(D / VETH, "search_trials.csv").rename(
+                        columns={"load": "offered_pps"}), pd.read_csv(D / VETH / "superseded_search_trials.csv")],
+                        ignore_index=True))):
+        w1 = why(rows)
+        w0 = judged_before(rows.assign(why=why(rows.drop(columns=TOTALS))))
+        assert not ((w1 == "") & w0).any(), k  # never fewer
+        flagged[k] = (((w1 != "") & ~w0).sum(), len(rows))
+    says(VETH, f"Judged by the halting run's rules, {flagged['sweep'][0]} of this run's {flagged['sweep'][1]:,} sweep "
+               f"attempts and {flagged['search'][0]} of its {flagged['search'][1]} search attempts would have passed "
+               f"where this run's rules held them disturbed.")
     fo, fn = sweep_figures(halting), sweep_figures(D / VETH)
     says(VETH, "| sweep | mean steal, halting → polling | attempts with steal above 2% | trials measured again | "
                "kept `disturbed` |")
@@ -836,27 +939,38 @@ def test_veth_click(halting):
     c = t[t["experiment"] == CLICK]
     kept = c[~c["generator_limited"].astype(bool)]
     s = a[CLICK].summary.set_index("offered_pps")
+    v = a[CLICK].verdict
     cpu = kept.groupby("offered_pps")["cpu_load"].mean()
     lossy = kept[kept["lost"] > 0].groupby("offered_pps").size()
     first = s[s["plr"] > 0].index[0]
     pdr = a[CLICK].pdr.load
     assert first == pdr and (s.loc[:first].iloc[:-1]["plr"] == 0).all()
     nxt = s.index[s.index.get_loc(pdr) + 1]
-    sat = a[CLICK].saturation_load
-    assert s.index[s.index.get_loc(nxt) + 1] == sat
+    assert s.loc[nxt, "plr"] > stats.PDR_FRACTION
+    # the load after the crossing: throughput still rose there, so no saturation right after the PDR load
+    cand = a[CLICK].summary["offered_pps"].iloc[v.candidate_index]
+    assert s.index[s.index.get_loc(nxt) + 1] == cand and v.still_rising and not v.good
+    p = v.params
+    k = lambda o: f" (K={s.loc[o, 'runs']})" if s.loc[o, "runs"] < 10 else ""  # noqa: E731
     says(VETH, f"**Click** ({when_range(c['started_at'])} UTC) forwards with no loss up to "
                f"{pps(s.index[s.index.get_loc(first) - 1])} pps. At {pps(first)} pps {lossy[first]} of 10 trials lost "
                f"packets (a mean of {sig2(s.loc[first, 'plr'])}%): its PDR@0.5% on this grid is {pps(pdr)} pps. At "
                f"{pps(nxt)} pps {lossy[nxt]} of 10 lost packets, {sig2(s.loc[nxt, 'plr'])}% on average, with the CPU "
-               f"{100 * cpu[nxt]:.0f}% busy; then it saturates: {sig2(s.loc[sat, 'plr'])}% at {pps(sat)} pps")
-    after = s.loc[sat:]
+               f"{100 * cpu[nxt]:.0f}% busy; at {pps(cand)} pps {lossy[cand]} of {s.loc[cand, 'runs']} did, "
+               f"{sig2(s.loc[cand, 'plr'])}% on average, and its throughput (offered × (1 - mean loss)) still rose, "
+               f"from {pps(s.loc[nxt, 'throughput_pps'])} to {pps(s.loc[cand, 'throughput_pps'])} pps (TIR "
+               f"{v.tir[v.candidate_index]:.2f}, where saturation needs less than {p.eta * p.entry_multiplier:g}): "
+               f"hence BAD.")
+    after = s.loc[cand:].iloc[1:]
     assert after["throughput_pps"].is_monotonic_decreasing
-    assert after["throughput_pps"].iloc[0] < s.loc[nxt, "throughput_pps"]
-    says(VETH, f"throughput (offered × (1 - mean loss)) falls from {pps(s.loc[nxt, 'throughput_pps'])} pps at "
-               f"{pps(nxt)} to " + ", ".join(pps(x) for x in after["throughput_pps"][:-1])
-               + f" and {pps(after['throughput_pps'].iloc[-1])}"
-               + " pps at " + ", ".join(pps(x) for x in after.index[:-1]) + f" and {pps(after.index[-1])} offered, "
-               f"with the CPU {span(cpu.loc[sat:], pct())}% busy")
+    assert after["throughput_pps"].iloc[0] < s.loc[cand, "throughput_pps"]
+    says(VETH, f"From {pps(after.index[0])} pps on its throughput falls: "
+               + ", ".join(pps(x) for x in after["throughput_pps"][:-1])
+               + f" and {pps(after['throughput_pps'].iloc[-1])} pps at "
+               + ", ".join(f"{pps(o)}{k(o)}" for o in after.index[:-1])
+               + f" and {pps(after.index[-1])}{k(after.index[-1])} offered ({sig2(after['plr'].iloc[0])}-"
+               f"{sig2(after['plr'].iloc[-1])}% lost), with the CPU "
+               f"{span(cpu.loc[after.index[0]:], pct())}% busy")
     says(VETH, f"Up to {pps(pdr)} pps its CPU was {span(cpu.loc[:pdr], pct())}% busy")
     lim = c[c["generator_limited"].astype(bool)]
     says(VETH, f"equals the sink's count in all {len(c)} trials",
@@ -890,18 +1004,24 @@ def test_veth_against_mlrsearch(halting):
              f"| {kind.upper()} answer | {o['answer']} ({o['trials']} trials, {o['trial_seconds']:g} trial-s) | "
              f"{m['answer']} ({m['trials']} trials, {m['trial_seconds']:g} trial-s) | "
              f"{o['lower_pps'] / m['lower_pps']:.3f} | {o['trial_seconds'] / m['trial_seconds']:.2f} |")
-    # every answer is the ceiling: none failed a load, so the ratio of the answers is 1 by construction
-    assert b["upper_pps"].isna().all() and np.allclose(b["lower_pps"], ceiling)
-    says(VETH, f"All four answers are lower bounds at the ceiling, {pps(ceiling)} pps")
+    # three answers are the ceiling: only MLRsearch's NDR search failed a load, the ceiling itself
+    bound = b[b["upper_pps"].isna()]
+    failed = b[b["upper_pps"].notna()]
+    assert np.allclose(bound["lower_pps"], ceiling) and list(failed.index) == [("ndr", "mlrsearch")]
+    assert np.isclose(failed["upper_pps"].iloc[0], ceiling) and not b["generator_bound"].any()
     st = search_trials(D / VETH)
     st = st[st["experiment"] == "bench-search-linux-single-flow"]
-    lim = st[st["generator_limited"]]
-    assert len(lim) == 1 and lim["kind"].iloc[0] == "ndr" and lim["method"].iloc[0] == "routerlab"
-    assert b.loc[("ndr", "routerlab"), "generator_bound"]
-    says(VETH, f"one of our NDR search's 1-s trials there was generator-limited (it offered "
-               f"{pps(lim['tx'].iloc[0])} packets of {pps(lim['load'].iloc[0])})")
+    assert not st["generator_limited"].any()
+    at = {m: st[(st["kind"] == "ndr") & (st["method"] == m) & (st["duration"] == 1) & np.isclose(st["load"], ceiling)]
+          for m in ("routerlab", "mlrsearch")}
+    assert (at["routerlab"]["lost"] == 0).all() and len(at["routerlab"]) == len(at["mlrsearch"]) == 3
+    says(VETH, f"Three of the four answers are lower bounds at the ceiling, {pps(ceiling)} pps, both PDR answers "
+               f"among them: their ratio is 1 by construction and says nothing about the methods. MLRsearch's NDR "
+               f"search failed the ceiling, on {len(at['mlrsearch'])} full-duration trials there that lost "
+               f"{listed([pps(n) for n in sorted(at['mlrsearch']['lost'])])} packets, where ours had "
+               f"{len(at['routerlab'])} lossless ones; its answer is {pps(failed['lower_pps'].iloc[0])} pps.")
     lossy = st[(st["lost"] > 0)]
-    says(VETH, f"{len(lossy)} of the {len(st)} trials of the four searches lost packets (" 
+    says(VETH, f"{len(lossy)} of the {len(st)} trials of the four searches lost packets ("
                + listed([f"{pps(n)}" for n in lossy["lost"]]) + ")")
     # then: each method's answers below the ceiling, their ratio the methods' difference and the trials'
     o = veth_searches(halting)
@@ -924,9 +1044,14 @@ def test_veth_cpu_rises_with_the_load():
     k = kept_trials()
     k = k[k["experiment"].isin(KERNEL_PATHS)]
     cpu = k.groupby(["experiment", "offered_pps"])["cpu_load"].mean()
-    assert all(cpu.loc[e].diff().dropna().min() > -0.02 for e in KERNEL_PATHS)  # never falls more than a reading
+    # where the mean fell by more than a reading (2 points) from one load to the next, the README names it
+    dips = [(e, o0, o1, c0 - c1) for e in KERNEL_PATHS
+            for (o0, c0), (o1, c1) in zip(cpu.loc[e].items(), list(cpu.loc[e].items())[1:]) if c1 < c0 - 0.02]
+    assert all(d < 0.1 for *_, d in dips)
+    but = "".join(f", but for a dip of {100 * d:.0f} points in the sweep of {SPOKEN[e]} from {pps(o0)} to {pps(o1)} pps"
+                  for e, o0, o1, d in dips)
     top = cpu.xs(ceiling, level="offered_pps")
-    says(VETH, f"It then rose with the load in every kernel-path sweep, to {span(top, pct())}% at the ceiling.")
+    says(VETH, f"It then rose with the load in every kernel-path sweep{but}, to {span(top, pct())}% at the ceiling.")
     assert lowest(kept_trials())["cpu_load"].max() < 0.2  # a CPU that polls while idle reads idle
     says(VETH, "a CPU that polls while idle counts as idle there")
 
@@ -955,29 +1080,14 @@ def test_veth_verdict_prose():
     cpu = k[(k["experiment"] == close) & (k["offered_pps"] == ceiling)]["cpu_load"].mean()
     says(VETH, f"{SPOKEN[close]} came closest: {sig2(plr[close])}% lost at the ceiling, with CPU 1 "
                f"{100 * cpu:.0f}% busy.")
-    # nft with 5 rules: every packet of its sweep was lost in a trial kept disturbed
-    e = "nft-single-flow-fw5"
-    x = k[k["experiment"] == e]
-    lossy = x[x["lost"] > 0]
-    assert lossy["disturbed"].all() and x[~x["disturbed"]]["lost"].sum() == 0
-    assert kinds[e] == "rising"
-    says(VETH, f"nft with 5 rules' crossing is the steal's: every packet its sweep lost was lost in a trial kept "
-               f"`disturbed` ({len(lossy)} trials, at "
-               f"{listed([pps(o) for o in sorted(lossy['offered_pps'].unique())])} "
-               f"pps, {(lossy['steal'] > steal_threshold()).sum()} of them with steal above 2%); its other trials lost "
-               f"nothing.")
-    b = burst(e)
-    assert len(b["lossy"]) == len(lossy) and b["minutes"] == 2
-    says(VETH, f"Those {len(lossy)} trials and its {len(b['limited'])} generator-limited ones (the "
-               f"K={10 - len(b['limited'])}) all started from {b['span'].replace('-', ' to ')} UTC, a steal burst: in "
-               f"those two minutes {b['in'][0]} of the sweep's {b['in'][1]} attempts had steal above 2%, against "
-               f"{b['before'][0]} of {b['before'][1]} in the two minutes before. Its searches, minutes later, failed "
-               f"no load up to the ceiling")
-    r = veth_searches()
-    x = r[r["experiment"] == e]
-    assert x["upper_pps"].isna().all() and np.allclose(x["lower_pps"], ceiling)
-    assert pd.to_datetime(x["when"]).min() < pd.to_datetime(datasets.read(D / VETH).trials["started_at"]).max() \
-        + pd.Timedelta(minutes=15)
+    # the trials kept disturbed held little of the kernel paths' loss
+    kp = k[k["experiment"].isin(KERNEL_PATHS)]
+    lossy = kp[kp["lost"] > 0]
+    dl = lossy[lossy["disturbed"]]
+    assert dl["lost"].sum() < lossy["lost"].sum() / 10
+    says(VETH, f"Of the kernel paths' {len(lossy)} kept trials that lost packets, {len(dl)} "
+               f"{'was' if len(dl) == 1 else 'were'} kept `disturbed`, with {pps(dl['lost'].sum())} of their "
+               f"{pps(lossy['lost'].sum())} lost packets.")
 
 
 def test_veth_loss_per_load_prose():
@@ -987,12 +1097,12 @@ def test_veth_loss_per_load_prose():
     lossy = kp[kp["lost"] > 0]
     low = lossy["frac"].min()
     first = lossy.groupby("experiment")["offered_pps"].min()
-    one_packet = lossy[lossy["offered_pps"] == first.min()]
-    assert len(one_packet) == 1 and one_packet["lost"].iloc[0] == 1
+    earliest = lossy[lossy["offered_pps"] == first.min()]
     says(VETH, f"No trial lost a packet below {low:g} of the ceiling ({pps(first.min())} pps).")
     says(VETH, "The first trials to lose packets were at " + "; ".join(
         f"{pps(o)} pps for " + listed(SPOKEN[e] for e in KERNEL_PATHS if first[e] == o)
-        + (" (one packet)" if o == first.min() else "") for o in sorted(first.unique())))
+        + (f" ({len(earliest)} trial{'s' * (len(earliest) > 1)}, {pps(earliest['lost'].sum())} packets)"
+           if o == first.min() else "") for o in sorted(first.unique())))
     assert all(c.is_monotonic_increasing for c in lossy_counts().values())
     says(VETH, "In every kernel-path sweep the number of trials that lost packets never fell as the load rose: loss "
                "came with the load.")
@@ -1008,18 +1118,21 @@ def test_veth_ebpf_at_low_loads(halting):
     lp = e.groupby("frac")["offered_pps"].first()
     band = e[e["frac"].isin([0.15, 0.2])]
     longer = band[band["gen_late_ms"] > band["queue_ms"]]
-    assert (band["lost"] == 0).all()
+    bl = band[band["lost"] > 0]
     ok = with_frac(kept_trials(halting), float(datasets.read_experiments(halting)["generator_ceiling_pps"].iloc[0]))
     ob = ok[(ok["engine"] == "ebpf") & ok["frac"].isin([0.15, 0.2])]
     ol = ob[ob["lost"] > 0]
     assert ol["disturbed"].all()
     op = ob.groupby("frac")["offered_pps"].first()
     assert (op > lp.loc[[0.15, 0.2]]).all()
+    now = "no trial lost a packet" if bl.empty else (
+        f"{len(bl)} of them lost packets ({listed([pps(x) for x in bl['lost']])}), "
+        f"{'none' if not bl['disturbed'].any() else int(bl['disturbed'].sum())} kept `disturbed`")
     says(VETH, f"At 0.15 and 0.2 of the ceiling ({pps(lp[0.15])} and {pps(lp[0.2])} pps) it lasts "
                f"{' and '.join(one(v) for v in q.loc[[0.15, 0.2]])} ms; the generator's worst lag was longer in "
-               f"{len(longer)} of those {len(band)} trials, and no trial lost a packet (with idle CPUs halting the "
-               f"same fractions were {pps(op[0.15])} and {pps(op[0.2])} pps, higher loads; {len(ol)} of the {len(ob)} "
-               f"trials there lost packets, every one kept `disturbed`)")
+               f"{len(longer) if len(longer) else 'none'} of those {len(band)} trials, and {now} (with idle CPUs "
+               f"halting the same fractions were {pps(op[0.15])} and {pps(op[0.2])} pps, higher loads; {len(ol)} of "
+               f"the {len(ob)} trials there lost packets, every one kept `disturbed`)")
     mid = e[e["frac"].between(0.4, 0.6)]
     ml = mid[mid["lost"] > 0]
     says(VETH, f"At 0.4-0.6 of the ceiling ({pps(mid['offered_pps'].min())}-{pps(mid['offered_pps'].max())} pps) "
@@ -1046,39 +1159,47 @@ def test_veth_searches_that_disagree():
     f = s[(s["experiment"] == e) & (s["phase"] == "final")]
     order = list(dict.fromkeys(f["kind"]))
     assert order == ["pdr", "ndr"]
-    p_at = f[(f["kind"] == "pdr") & np.isclose(f["load"], ndr["lower_pps"])]
-    p_up = f[(f["kind"] == "pdr") & np.isclose(f["load"], pdr["upper_pps"])]
+    pf = f[f["kind"] == "pdr"]
+    p_at = pf[np.isclose(pf["load"], ndr["lower_pps"])]
     n_at = f[(f["kind"] == "ndr") & np.isclose(f["load"], ndr["lower_pps"])]
-    assert len(p_at) == len(p_up) == len(n_at) == 3 and (n_at["lost"] == 0).all()
-    assert not p_at["passed"].all() and not p_up["passed"].all()
-    def lst(g):
-        return ", ".join(sig2(x) + "%" for x in g["loss"].iloc[:-1]) + " and " + sig2(g["loss"].iloc[-1]) + "%"
-
-    says(VETH, f"Its PDR search, run first, failed {pps(ndr['lower_pps'])} pps on 1-s trials that lost {lst(p_at)}, "
-               f"then {pps(pdr['upper_pps'])} pps ({lst(p_up).replace('0%', '0')}); its NDR search, right after, "
-               f"passed {pps(ndr['lower_pps'])} pps with three lossless 1-s trials.")
-    these = pd.concat([p_at, p_up, n_at])
+    # the PDR search's failing loads above its answer, in the order it tried them (each three trials)
+    above = pf[pf["load"] > pdr["lower_pps"] + 1]
+    tried = list(dict.fromkeys(above["load"]))
+    assert not above.groupby("load")["passed"].apply(lambda x: 2 * x.sum() >= len(x)).any()
+    assert len(p_at) == 6 and not p_at["passed"].any() and len(n_at) == 3 and n_at["passed"].sum() >= 2
+    nl = n_at[n_at["lost"] > 0]
+    says(VETH, f"Its PDR search, run first, failed {pps(ndr['lower_pps'])} pps twice, on {len(p_at)} trials of 1 s "
+               f"that lost {span(p_at['loss'], sig2)}%, then " + listed([pps(x) for x in tried if not
+                                                                     np.isclose(x, ndr["lower_pps"])])
+               + f" pps; its NDR search, right after, passed {pps(ndr['lower_pps'])} pps on "
+               f"{(n_at['lost'] == 0).sum()} of {len(n_at)} trials of 1 s, which lost nothing (the other lost "
+               f"{listed([sig2(x) + '%' for x in nl['loss']])}).")
+    these = pd.concat([p_at, n_at])
     assert not these["disturbed"].any()
-    says(VETH, f"None of these trials was kept `disturbed`, and their steal was at most "
-               f"{100 * these['steal'].max():.1f}%.")
+    says(VETH, "None of these trials was kept `disturbed`, and " +
+         ("none had any steal." if these["steal"].max() == 0 else
+          f"their steal was at most {100 * these['steal'].max():.1f}%."))
     a = veth()[2][e].summary.set_index("offered_pps")
     k = kept_trials()
-    near = k[(k["experiment"] == e) & (k["offered_pps"] < ndr["lower_pps"])]["offered_pps"].max()
-    g = k[(k["experiment"] == e) & (k["offered_pps"] == near)]
-    says(VETH, f"its sweep lost packets in all {len(g)} trials at {pps(near)} pps, {sig2(a.loc[near, 'plr'])}% on "
-               f"average" if (g["lost"] > 0).all() else "never")
-    # ebpf with no rules: the PDR search passed the ceiling, the NDR search failed loads just above its answer
+    x = k[k["experiment"] == e]
+    below = x[x["offered_pps"] < ndr["lower_pps"]]["offered_pps"].max()
+    over = x[x["offered_pps"] > ndr["lower_pps"]]["offered_pps"].min()
+    n = {o: ((x["offered_pps"] == o) & (x["lost"] > 0)).sum() for o in (below, over)}
+    says(VETH, f"(its sweep lost packets in {n[over]} of 10 trials at {pps(over)} pps, {sig2(a.loc[over, 'plr'])}% on "
+               f"average, and in {n[below]} of 10 at {pps(below)} pps, {sig2(a.loc[below, 'plr'])}%)")
+    # ebpf with no rules: the NDR search failed loads just above its answer, on trials that lost a few packets
     e = "ebpf-single-flow"
     pdr, ndr = r.loc[(e, "pdr")], r.loc[(e, "ndr")]
-    ceiling = veth()[3]
-    assert np.isclose(pdr["lower_pps"], ceiling) and np.isnan(pdr["upper_pps"])
     up = s[(s["experiment"] == e) & (s["kind"] == "ndr") & (s["phase"] == "final")
            & np.isclose(s["load"], ndr["upper_pps"])]
-    assert len(up) == 3 and (up["lost"] > 0).all()
-    says(VETH, f"ebpf with no rules passed the ceiling in its PDR search, but its NDR is {pps(ndr['lower_pps'])} pps: "
+    assert len(up) == 3 and (up["lost"] > 0).sum() >= 2 and up["lost"].max() < 1000
+    sw = k[k["experiment"] == e].groupby("offered_pps")["lost"].apply(lambda v: (v > 0).sum())
+    most = sw[sw > 5].index.min()
+    says(VETH, f"ebpf with no rules' PDR is {pps(pdr['lower_pps'])} pps but its NDR {pps(ndr['lower_pps'])} pps: "
                f"from there on it loses a few packets in many 1-s trials (its NDR search failed "
-               f"{pps(ndr['upper_pps'])} pps on trials that lost {listed([pps(x) for x in up['lost']])} packets), as "
-               f"its sweep did from {pps(lossy_first(e))} pps (above).")
+               f"{pps(ndr['upper_pps'])} pps on trials that lost {listed([pps(v) for v in up['lost']])} packets), as "
+               f"its sweep did in some trials from {pps(lossy_first(e))} pps and in most from {pps(most)} pps "
+               f"(above).")
 
 
 def lossy_first(e) -> float:
@@ -1091,19 +1212,13 @@ def test_veth_what_changed_with_polling(halting):
     thr = steal_threshold()
     ao, an = sweep_attempts(halting), sweep_attempts()
     ho, hn = ao[ao["steal"] > thr], an[an["steal"] > thr]
-    top = hn.groupby("experiment").size().idxmax()
-    assert top == "nft-single-flow-fw5"
-    ro, rn = ao[ao["experiment"] != top], an[an["experiment"] != top]
-    says(VETH, f"Steal above 2% struck {len(hn)} of {len(an)} sweep attempts instead of {len(ho)} of {len(ao):,}, and "
-               f"{(hn['experiment'] == top).sum()} of the {len(hn)} came in one sweep, nft with 5 rules' (above); "
-               f"outside that sweep, {(rn['steal'] > thr).sum()} of {len(rn)} attempts against "
-               f"{(ro['steal'] > thr).sum()} of {len(ro):,}.")
+    says(VETH, "**What differed between the runs.**")
+    says(VETH, f"Steal above 2% struck {len(hn)} of {len(an)} sweep attempts instead of {len(ho)} of {len(ao):,}.")
     old = datasets.read(halting).trials
     do, dn = old[old["disturbed"]], t[t["disturbed"]]
     so, sn = search_trials(halting), search_trials(D / VETH)
     says(VETH, f"The validation measured {(t['attempt'] > 1).sum()} sweep trials again instead of "
-               f"{(old['attempt'] > 1).sum()}, and kept {len(dn)} `disturbed` instead of {len(do)}, "
-               f"{(dn['experiment'] == top).sum()} of them in that one sweep; in the searches, "
+               f"{(old['attempt'] > 1).sum()}, and kept {len(dn)} `disturbed` instead of {len(do)}; in the searches, "
                f"{int(sn['disturbed'].sum())} instead of {int(so['disturbed'].sum())}.")
     oc = float(datasets.read_experiments(halting)["generator_ceiling_pps"].iloc[0])
     bands = {}
@@ -1112,14 +1227,16 @@ def test_veth_what_changed_with_polling(halting):
         bands[k] = b
     bo, bn = bands["then"], bands["now"]
     lo, ln = bo[bo["lost"] > 0], bn[bn["lost"] > 0]
-    assert ln["disturbed"].sum() == 0
-    says(VETH, "**What differed between the runs.**")
+    nd = int(ln["disturbed"].sum())
     says(VETH, f"Loss fell at the lower loads: at loads below 200,000 pps, which both runs offered "
                f"({bo['frac'].min():g}-{bo['frac'].max():g} of the "
                f"ceiling then, {bn['frac'].min():g}-{bn['frac'].max():g} now), the kernel paths' kept trials lost "
                f"packets in {len(lo)} of {len(bo)} then ({sig2(bo['lost'].sum() / bo['tx'].sum())}% of the packets "
                f"offered) and in {len(ln)} of {len(bn)} "
-               f"now ({sig2(bn['lost'].sum() / bn['tx'].sum())}%, none kept `disturbed`)")
+               f"now ({sig2(bn['lost'].sum() / bn['tx'].sum())}%, {nd if nd else 'none'} kept `disturbed`)")
+    assert len(ln) < len(lo) and bn["lost"].sum() / bn["tx"].sum() < bo["lost"].sum() / bo["tx"].sum()
+    ebpf_now = ln["engine"].eq("ebpf").sum()
+    says(VETH, f"{ebpf_now if ebpf_now < len(ln) else 'all'} of the {len(ln)} now the XDP router's")
     ld = lo[lo["disturbed"]]
     assert len(ld) < len(lo) / 2
     says(VETH, f"Only part of the loss then came with disturbances: of the {len(lo)} lossy trials then, {len(ld)} were "
@@ -1130,6 +1247,7 @@ def test_veth_what_changed_with_polling(halting):
     n5 = lossy_counts(halting)["nft-single-flow-fw5"]
     peak = n5[n5.index < n5.index.max()].idxmax()
     drop = n5[(n5.index > peak) & (n5 == 0)].index.min()
+    assert all(c.is_monotonic_increasing for c in lossy_counts().values())
     says(VETH, f"with idle CPUs halting the number of trials that lost packets fell somewhere as the load rose in "
                f"{len(fell)} of the 6 (nft with 5 rules lost packets in {n5[peak]} trials at {pps(peak)} pps and in "
                f"none at {pps(drop)})")
@@ -1139,9 +1257,9 @@ def test_veth_what_changed_with_polling(halting):
         return r[(r["experiment"] == e) & (r["kind"] == k)].iloc[0]
 
     e0, e5 = "ebpf-single-flow", "ebpf-single-flow-fw50"
-    assert ans(r1, e0, "pdr")["generator_bound"] == False and np.isnan(ans(r1, e0, "pdr")["upper_pps"])  # noqa: E712
-    says(VETH, f"ebpf with no rules' PDR from {pps(ans(r0, e0, 'pdr')['lower_pps'])} pps to at least "
-               f"{pps(ans(r1, e0, 'pdr')['lower_pps'])} (passed at the ceiling) and its NDR from "
+    assert all(not np.isnan(ans(x, e, k)["upper_pps"]) for x in (r0, r1) for e in (e0, e5) for k in ("pdr", "ndr"))
+    says(VETH, f"The XDP router's answers rose most: ebpf with no rules' PDR from "
+               f"{pps(ans(r0, e0, 'pdr')['lower_pps'])} to {pps(ans(r1, e0, 'pdr')['lower_pps'])} pps and its NDR from "
                f"{pps(ans(r0, e0, 'ndr')['lower_pps'])} to {pps(ans(r1, e0, 'ndr')['lower_pps'])} pps; with 50 rules "
                f"from {pps(ans(r0, e5, 'pdr')['lower_pps'])} to {pps(ans(r1, e5, 'pdr')['lower_pps'])} and from "
                f"{pps(ans(r0, e5, 'ndr')['lower_pps'])} to {pps(ans(r1, e5, 'ndr')['lower_pps'])} pps.")
@@ -1163,12 +1281,14 @@ def test_veth_what_changed_with_polling(halting):
                f"with CPU 1 {100 * cpu['now']:.0f}% busy against {100 * cpu['then']:.0f}%, so its PDR@0.5% on the "
                f"grid fell from {pps(oa[CLICK].pdr.load)} to {pps(a[CLICK].pdr.load)} pps.")
     assert all(not oa[e].verdict.good and not a[e].verdict.good for e in KERNEL_PATHS)
-    assert oa[CLICK].verdict.good and a[CLICK].verdict.good
-    says(VETH, "The verdicts did not change: every kernel path BAD, Click GOOD.")
+    assert oa[CLICK].verdict.good and not a[CLICK].verdict.good
+    cand = a[CLICK].summary["offered_pps"].iloc[a[CLICK].verdict.candidate_index]
+    says(VETH, f"Every kernel path's verdict is BAD in both runs; Click's was GOOD then and is BAD now, its "
+               f"throughput still rising from {pps(o150)} to {pps(cand)} pps (above).")
     # what the files cannot show: the runs were hours apart, at ceilings apart
     gap = pd.to_datetime(t["started_at"]).min() - pd.to_datetime(old["started_at"]).min()
-    says(VETH, "with different code (a different generator build, and a validation that now adds up stops and lags, "
-               "above)")
+    says(VETH, "with different code (a different generator build, and a validation that now adds up stops and lags "
+               "and holds a lag shorter than the queue against a loss, above)")
     says(VETH, f"they ran {gap.total_seconds() / 3600:.0f} hours apart", f"with generator ceilings "
                f"{100 * (1 - ceiling / oc):.0f}% apart, so at different loads")
     doc = the_testbed_doc()
