@@ -233,3 +233,19 @@ def the_testbed_doc() -> str:
     if not path.exists():
         pytest.skip("docs/ is not installed with the package: only a checkout has it")
     return " ".join(path.read_text().split())
+
+
+def lag_rule_changed() -> str:
+    """Checks that the one commit to validation.py between POLL_CODE and LAG_CODE is
+    LAG_CODE, and that it drops the queue's test for a generator's lag (a stop keeps it);
+    returns the sentence a README says it with (a checkout only)."""
+    committed("lib/routerlab/validation.py", POLL_CODE)  # skips where the history is not here
+    changed = subprocess.run(["git", "-C", str(D.parent), "log", "--format=%H", f"{POLL_CODE}..{LAG_CODE}", "--",
+                              "lib/routerlab/validation.py"], capture_output=True, text=True, check=True).stdout.split()
+    assert changed == [LAG_CODE]
+    old, new = (committed("lib/routerlab/validation.py", c) for c in (POLL_CODE, LAG_CODE))
+    assert "if accounts(lag, total):" in old and "(queue is None or longest > queue)" in old
+    assert "if accounts(lag, total, queue=None):" in new
+    return (f"The trial validation's rule differed: since {LAG_CODE[:7]} a lag of the generator is held against a "
+            "loss it can account for however short the lag is next to the router's queue, where before it had to "
+            "outlast the queue (How, below)")

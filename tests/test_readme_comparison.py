@@ -449,6 +449,11 @@ def test_comparison_validation():
 def test_comparison_intervals(ours):
     m = ours[ours["reason"] == ""]
     u = m[m["uncertain"]]
+    # the colours, as routerlab.comparison gives them
+    assert [comparison.colour(x) for x in (0.0, 1e-9, 4.99, 5.0, np.nan)] == ["green", "yellow", "yellow", "red", "grey"]
+    assert (m["colour"] == m["loss_pct"].map(comparison.colour)).all()
+    says(NAME, "coloured as the published tables are: green for no loss, yellow for a loss above 0 and below 5%, red "
+               "for 5% or more, grey for a cell with no trial (`routerlab.comparison`)")
     says(NAME, f"{len(u)} of the {len(m)} cells with trials have an interval that reaches another colour")
     yg = u[(u["colour"] == "yellow") & (u["colour_low"] == "green")]
     both_ = yg[yg["colour_high"] == "red"]
@@ -584,6 +589,17 @@ def test_comparison_verdicts(ours):
     v = v[v["verdict"] != ""].merge(why_, on=["scenario", "router"])
     good = v[v["verdict"] == "GOOD"]
     says(NAME, f"{len(good)} of the {len(v)} rows are **GOOD**", f"{len(v) - len(good)} are **BAD**")
+    # the verdict as the README defines it: the code's "PDR load" is the crossing, and the TIR it tests the next load's
+    p = stats.VerdictParams()
+    says(NAME, "GOOD when the throughput stops growing right after the *crossing*, the first load whose mean loss "
+               f"passes {100 * p.pdr:g}% (the reasons below call it \"the PDR load\"): at the next load it grows by "
+               f"less than {p.eta * p.entry_multiplier:g} pps per pps of load added, and by less than {p.eta:g} at "
+               "every later load; BAD when it does not.")
+    for a in stats.assess(kept()):
+        if a.verdict.pdr_index is not None:
+            assert a.verdict.candidate_index in (None, a.verdict.pdr_index + 1)
+            s_ = a.summary["plr"].to_numpy()
+            assert s_[a.verdict.pdr_index] > p.pdr and (s_[:a.verdict.pdr_index] <= p.pdr).all()
     for (verdict, w), g in v.groupby(["verdict", "verdict_why"], sort=False):
         rows = "; ".join(f"{r} ({', '.join(SHORT[s] for s in gr['scenario'])})"
                          for r, gr in g.groupby("router", sort=False))

@@ -378,9 +378,9 @@ def test_course_click_routers():
     says(COURSE, f"**At the student's PDR load ({pps(nx)} pps), its router lost nothing in the {len(y)} kept "
                  f"trials.** One of them took {again['attempt']} attempts: its first lost {pps(m['lost'])} packets "
                  f"({sig2(m['lost'] / m['tx'])}%), with steal of {100 * m['steal']:.1f}% and the longest stop of the "
-                 f"router's CPU read {one(m['cpu_stop_ms'])} ms, while the generator lagged {one(m['gen_late_ms'])} "
+                 f"router's CPU read {one(m['cpu_stop_ms'])} ms, while the generator lagged {m['gen_late_ms']:.2f} "
                  f"ms, shorter than the router's {one(m['queue_ms'])}-ms queue at that load; {pps(nx)} pps over "
-                 f"{one(lag)} ms is {pps(bound)} packets, as many as it lost or more, so trial validation held the lag "
+                 f"{lag:.2f} ms is {pps(bound)} packets, as many as it lost or more, so trial validation held the lag "
                  f"against the loss and measured the trial again, and the second attempt lost nothing.")
     # the rule before LAG_CODE held a lag only when it outlasted the queue: that attempt would have been kept
     assert "if accounts(lag, total):" in committed("lib/routerlab/validation.py", POLL_CODE)
@@ -418,8 +418,8 @@ def test_course_click_routers():
     wl = max(w["gen_late_ms"], w["gen_lagged_ms"])
     wb = w["offered_pps"] * wl / 1e3
     assert w["gen_late_ms"] > w["queue_ms"] and w["lost"] > wb and why(rl.iloc[:1]).eq("").all()
-    says(COURSE, f"In the trial that lost {pps(w['lost'])} the generator lagged {one(w['gen_late_ms'])} ms, longer "
-                 f"than the {one(w['queue_ms'])}-ms queue, but {pps(rf)} pps over {one(wl)} ms is {pps(wb)} packets, "
+    says(COURSE, f"In the trial that lost {pps(w['lost'])} the generator lagged {w['gen_late_ms']:.2f} ms, longer "
+                 f"than the {one(w['queue_ms'])}-ms queue, but {pps(rf)} pps over {wl:.2f} ms is {pps(wb)} packets, "
                  f"fewer than it lost, so trial validation held that loss against the router.")
     below = k[(k["experiment"] == "click-reference") & (k["offered_pps"] == ref.pdr.load)]
     bl = below[below["lost"] > 0]
@@ -467,7 +467,7 @@ def test_course_linux_kernel():
     says(COURSE, f"Of its {len(mine)} kept trials one lost packets: {pps(w['lost'])} ({sig2(w['lost'] / w['tx'])}%) "
                  f"at {pps(w['offered_pps'])} pps, in a trial the generator could not deliver (left out of the "
                  f"statistics, below), its {ORDINAL[int(w['attempt'])]} attempt, not `disturbed`: steal "
-                 f"{100 * w['steal']:.1f}%, and the longest stop of the router's CPU read {one(w['cpu_stop_ms'])} ms, "
+                 f"{100 * w['steal']:.1f}%, and the longest stop of the router's CPU read {w['cpu_stop_ms']:.2f} ms, "
                  f"which with the probe's {P:.0f}-ms period could account for {pps(bound)} packets, fewer than it "
                  f"lost (a generator-limited trial is not judged on its lag).")
     # the lossy attempts set aside: each held against a stop (some against more); the kept ones lost nothing
@@ -743,7 +743,8 @@ def test_course_against_halting(halting):
     says(COURSE, f"Under the kernel, attempts with steal above 2% fell from {ox.loc[LINUX, 'high']} of "
                  f"{ox.loc[LINUX, 'n']} to {nx.loc[LINUX, 'high']} of {nx.loc[LINUX, 'n']}, and its kept trials still "
                  f"`disturbed` from {ox.loc[LINUX, 'disturbed']} to {nx.loc[LINUX, 'disturbed']}; under the two Click "
-                 f"routers they went from {ox.loc[CLICKS[0], 'high']} and {ox.loc[CLICKS[1], 'high']} to "
+                 f"routers (the student's, the reference) attempts with steal above 2% went from "
+                 f"{ox.loc[CLICKS[0], 'high']} and {ox.loc[CLICKS[1], 'high']} to "
                  f"{nx.loc[CLICKS[0], 'high']} and {nx.loc[CLICKS[1], 'high']}.")
 
     # the loads nearest in pps: none within 6%; those within 11%, this run's the higher

@@ -318,7 +318,7 @@ def test_the_testbed_doc_states_the_steal_with_idle_cpus_polling(halting, pollin
     kept = kept[kept["steal"] > 0.02]
     first = min(first_record(D / n) for n in POLLED)
     assert the_run_began(first, "14:51")
-    assert min(first_record(polling[n]) for n in POLLED) < first  # "that morning"
+    assert min(first_record(polling[n]) for n in POLLED) < first  # "earlier that day"
     ceiling = set().union(*(sweep_ceilings(D / n) for n in POLLED))
     assert len(ceiling) == 1
     still = (f"{len(kept)} kept trials still had more after 3 repeats (at most {100 * kept['steal'].max():.1f}%)"
@@ -329,7 +329,7 @@ def test_the_testbed_doc_states_the_steal_with_idle_cpus_polling(halting, pollin
               f"{pps(len(now))} sweep attempts had more than 2% (at most {100 * now['steal'].max():.1f}%), against "
               f"{pps((then['steal'] > 0.02).sum())} of {pps(len(then))} with the CPUs halting the evening before and "
               f"{pps((before['steal'] > 0.02).sum())} of {pps(len(before))} in the polling runs these files replaced, "
-              f"that morning (in git at commit {POLLING[:7]}), and {still}")
+              f"earlier that day (in git at commit {POLLING[:7]}), and {still}")
     assert " ".join(phrase.split()) in doc, phrase
     # "less steal, not none"
     assert (now["steal"] > 0.02).mean() < (then["steal"] > 0.02).mean() / 2 and (now["steal"] > 0.02).any()
@@ -774,7 +774,7 @@ def test_the_datasets_readme_and_the_script_state_the_run(polling):
               f"from 14:51 to {last:%H:%M} UTC (code {LAG_CODE[:7]}), its sweeps at fractions of a ceiling, and "
               f"testbed-veth's searches of them, given the one it measured at its start ({pps(ceiling)} pps; "
               f"testbed-bmv2's sweep, at fixed loads, and the `bench` searches measured their own). The files they "
-              f"replaced, from two runs that morning with idle CPUs polling too (code {POLL_CODE[:7]} and, for the "
+              f"replaced, from two runs earlier that day with idle CPUs polling too (code {POLL_CODE[:7]} and, for the "
               f"comparison, {POLL_COMPARISON_CODE[:7]}), whose trial validation held a lag of the generator against "
               f"a trial's loss only when the lag outlasted the router's queue, are in git at commit {POLLING[:7]}; "
               f"those measured with idle CPUs halting (`docs/testbed.md`, \"Idle CPUs poll\") at commit {HALTING[:7]}.")
