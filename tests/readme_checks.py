@@ -249,3 +249,16 @@ def lag_rule_changed() -> str:
     return (f"The trial validation's rule differed: since {LAG_CODE[:7]} a lag of the generator is held against a "
             "loss it can account for however short the lag is next to the router's queue, where before it had to "
             "outlast the queue (How, below)")
+
+
+def idle_code_revised() -> tuple[str, str, str]:
+    """Checks that testbed.py was revised in fbb864d between POLL_CODE and LAG_CODE and
+    holds the same 0-µs latency request at both; returns testbed.py at POLL_CODE and at
+    LAG_CODE, and the clause a README says it with (a checkout only)."""
+    tb_old, tb_new = (committed("lib/routerlab/testbed.py", c) for c in (POLL_CODE, LAG_CODE))
+    revised = subprocess.run(["git", "-C", str(D.parent), "log", "--format=%h", "--abbrev=7",
+                              f"{POLL_CODE}..{LAG_CODE}", "--", "lib/routerlab/testbed.py"],
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert "fbb864d" in revised and "0 us held while up" in tb_old and "0 us held while up" in tb_new
+    return tb_old, tb_new, ("and the testbed's code for idle CPUs, revised in between (fbb864d: the same 0-µs latency "
+                            "request, now taken when a testbed is entered, and a record that names the cpuidle driver)")

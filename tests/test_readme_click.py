@@ -13,7 +13,7 @@ import pytest
 from routerlab import datasets, stats
 from routerlab.validation import TrialValidation
 from routerlab import defaults, traffic
-from readme_checks import (lag_rule_changed, CODE_ALONE, D, HALTING, LAG_CODE, POLL_CODE, POLLING, assessed, committed, one, pct,
+from readme_checks import (idle_code_revised, lag_rule_changed, CODE_ALONE, D, HALTING, LAG_CODE, POLL_CODE, POLLING, assessed, committed, one, pct,
                            per_load, pps, previous_files, says, sig2, span, trials, when_range, why, attempts,
                            search_trials, statistics_paragraph_exists)
 
@@ -278,14 +278,10 @@ def test_click_replaces_the_polling_files(polling):
     says(CLICK, f"the generator's ceilings ({pps(pe['generator_ceiling_pps'].iloc[0])} pps for the sweeps then, "
                 f"{pps(e['generator_ceiling_pps'].iloc[0])} now; {pps(pr['generator_ceiling_pps'].iloc[0])} and "
                 f"{pps(r['generator_ceiling_pps'].iloc[0])} pps for the searches)")
-    revised = subprocess.run(["git", "-C", str(D.parent), "log", "--format=%h", f"{POLL_CODE}..{LAG_CODE}", "--",
-                              "lib/routerlab/testbed.py"], capture_output=True, text=True, check=True).stdout.split()
-    tb_old, tb_new = (committed("lib/routerlab/testbed.py", c) for c in (POLL_CODE, LAG_CODE))
-    assert "fbb864d" in revised and "0 us held while up" in tb_old and "0 us held while up" in tb_new
+    tb_old, tb_new, revised_idle = idle_code_revised()
     assert "self.hold_idle()\n            self.up()" in tb_new and "cpuidle driver" not in tb_old
     assert not pe["pinning"].str.contains("cpuidle driver").any() and e["pinning"].str.contains("cpuidle driver").all()
-    says(CLICK, "and the testbed's code for idle CPUs, revised in between (fbb864d: the same 0-µs latency request, now "
-                "taken when a testbed is entered, and a record that names the cpuidle driver)")
+    says(CLICK, revised_idle)
     # linux and ebpf passed that run's ceiling; here both fail loads below this run's
     pp, pn = datasets.search_pdr(pr).set_index("engine"), datasets.search_pdr(r).set_index("engine")
     rr = r.set_index("engine")

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from routerlab import datasets, defaults, search, stats, testbed, traffic
-from readme_checks import (lag_rule_changed, superseded, the_testbed_doc, why, D, HALTING, KERNEL_PATHS, LAG_CODE, POLL_CODE, POLLING,
+from readme_checks import (idle_code_revised, lag_rule_changed, superseded, the_testbed_doc, why, D, HALTING, KERNEL_PATHS, LAG_CODE, POLL_CODE, POLLING,
                            VETH, VETH_BEFORE, VETH_CODE_ALONE, check_superseded_searches, committed, pct, pps,
                            previous_files, says, sig2, span, veth, when_range, notes, one, search_trials,
                            statistics_paragraph_exists)
@@ -308,14 +308,9 @@ def test_veth_replaces_the_polling_files(polling, halting):
     says(VETH, f"the generator's ceilings ({pps(pc[0])} pps for the sweeps and searches then, {pps(ceiling)} now; "
                f"{pps(bench[0][bs])} and {pps(bench[0][bp])} pps for `bench search` and `bench engines` then, "
                f"{pps(bench[1][bs])} and {pps(bench[1][bp])} now)")
-    revised = subprocess.run(["git", "-C", str(D.parent), "log", "--format=%h", "--abbrev=7",
-                              f"{POLL_CODE}..{LAG_CODE}", "--", "lib/routerlab/testbed.py"],
-                             capture_output=True, text=True, check=True).stdout.split()
-    tb_old, tb_new = (committed("lib/routerlab/testbed.py", c) for c in (POLL_CODE, LAG_CODE))
-    assert "fbb864d" in revised and "0 us held while up" in tb_old and "0 us held while up" in tb_new
+    tb_old, tb_new, revised_idle = idle_code_revised()
     assert not pe["pinning"].str.contains("cpuidle driver").any() and e["pinning"].str.contains("cpuidle driver").all()
-    says(VETH, "and the testbed's code for idle CPUs, revised in between (fbb864d: the same 0-µs latency request, now "
-               "taken when a testbed is entered, and a record that names the cpuidle driver)")
+    says(VETH, revised_idle)
     # one verdict differs from the polling files': Click's
     pa, a = {x.experiment: x for x in stats.assess(pt)}, veth()[2]
     diff = [x for x in VETH_NAMES if pa[x].verdict.label != a[x].verdict.label]
