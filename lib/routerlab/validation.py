@@ -128,11 +128,9 @@ class TrialValidation:
         rate = _number(trial["offered_pps"] if "offered_pps" in trial else trial.get("load"))
         lasts = f"the queue lasts {queue:.1f} ms" if queue is not None else "queue unknown"
 
-        def accounts(longest, total, queue=queue):
-            """Whether the longest stop (ms) outlasts the queue (``None``: not asked) and the
-            loss fits in the packets offered during all of them (``total`` ms, at least
-            ``longest``)."""
-            return (queue is None or longest > queue) and (not rate or lost <= rate * total / 1e3)
+        def fits(total):
+            """Whether the loss fits in the packets offered during ``total`` ms."""
+            return not rate or lost <= rate * total / 1e3
 
         def in_all(total, n=None):
             """', total ms in all [over n stops]', said when the total is more than the longest."""
@@ -146,7 +144,7 @@ class TrialValidation:
             longest = stop + self.probe_period_ms
             n, stopped = _number(trial.get("cpu_stops")), _number(trial.get("cpu_stopped_ms"))
             total = max(longest, stopped + n * self.probe_period_ms if n is not None and stopped is not None else 0)
-            if accounts(longest, total):
+            if (queue is None or longest > queue) and fits(total):
                 why.append(f"router CPU stopped {stop:.1f}-{longest:.1f} ms" + (in_all(total, n) if total > longest else "")
                            + f" ({lasts}) and {lost:.0f} packets were lost")
         lag = _number(trial.get("gen_late_ms"))
@@ -154,7 +152,7 @@ class TrialValidation:
             lagged = _number(trial.get("gen_lagged_ms"))
             total = max(lag, lagged or 0)
             # a lag's burst may meet a queue that is not empty: held however short it is
-            if accounts(lag, total, queue=None):
+            if fits(total):
                 why.append(f"generator fell behind {lag:.1f} ms" + (in_all(total) if total > lag else "")
                            + f" ({lasts}) and {lost:.0f} packets were lost")
         return "; ".join(why)
