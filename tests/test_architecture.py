@@ -1,7 +1,9 @@
-"""The library's import graph has no circle: every import between routerlab's own
-modules, at the top of a module or inside a function, goes one way."""
+"""The library's modules are those docs/architecture.md maps, each in its layer, and its
+import graph has no circle: every import between routerlab's own modules, at the top of a
+module or inside a function, goes one way (downwards, through the map's layers)."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -100,32 +102,61 @@ def test_notebook_defaults_are_the_library_defaults():
     assert seen >= 4
 
 
-#: The layers of docs/architecture.md, lowest first; a module imports only its own layer
-#: or lower ones.
-LAYERS = [
-    {"errors", "defaults", "cache"},
-    {"stats", "datasets", "pastrami", "plots", "synthetic", "scenarios"},
-    {"testbed", "traffic", "probe", "netlink_routes"},
-    {"engines"},
-    {"measuring", "sweep", "search", "validation", "drops", "comparison", "fastreroute", "microbench", "benchmarks",
-     "p4exercises", "doctor", "checks", "clickexercises"},
-    {"notebooks"},
-    {"cli"},
-]
+#: The one map of the modules: every module file of lib/routerlab under its layer.
+DOC = LIB.parents[1] / "docs" / "architecture.md"
 
 
-def layer(module: str) -> int | None:
-    top = module.split(".")[1] if module.count(".") else ""
-    return next((i for i, names in enumerate(LAYERS) if top in names), None)
+def module_map(doc: Path = DOC) -> list[tuple[str, list[str]]]:
+    """The layers of the map in ``doc`` ("The modules, layer by layer"), lowest first, each
+    with the module files it lists (paths inside lib/routerlab)."""
+    section = doc.read_text().split("\n## The modules, layer by layer\n", 1)[1].split("\n## ", 1)[0]
+    layers: list[tuple[str, list[str]]] = []
+    for line in section.splitlines():
+        if line.startswith("### "):
+            layers.append((line[4:].strip(), []))
+        elif (row := re.match(r"\| `([^`]+\.py)` \|", line)):
+            layers[-1][1].append(row.group(1))
+    return layers[::-1]
 
 
-def test_each_layer_imports_only_its_own_or_lower_ones():
-    g = graph()
-    wrong = [f"{m} -> {d}" for m, deps in g.items() for d in deps
-             if layer(m) is not None and layer(d) is not None and layer(d) > layer(m)]
-    assert not wrong, wrong
-    placed = {m.split(".")[1] for m in g if m.count(".")}
-    assert placed <= set().union(*LAYERS), f"modules in no layer: {placed - set().union(*LAYERS)}"
+def map_problems(doc: Path = DOC, lib: Path = LIB) -> list[str]:
+    """What the map in ``doc`` gets wrong about the modules of ``lib``: a module file it
+    leaves out, a name it lists with no file, a module it lists twice."""
+    listed = [f for _, files in module_map(doc) for f in files]
+    files = {f.relative_to(lib).as_posix() for f in lib.rglob("*.py")}
+    return ([f"{f}: missing from the map in {doc}" for f in sorted(files - set(listed))]
+            + [f"{f}: in the map in {doc}, but there is no such module" for f in sorted(set(listed) - files)]
+            + [f"{f}: twice in the map in {doc}" for f in sorted({f for f in listed if listed.count(f) > 1})])
+
+
+def upward_imports(doc: Path = DOC) -> list[str]:
+    """Every import from a module into a module of a higher layer of the map in ``doc``."""
+    layer = {module_name(LIB / f): i for i, (_, files) in enumerate(module_map(doc)) for f in files}
+    return [f"{m} -> {d}" for m, deps in graph().items() for d in sorted(deps)
+            if m in layer and d in layer and layer[d] > layer[m]]
+
+
+def test_the_map_names_every_module_once_and_nothing_else(tmp_path):
+    assert [name for name, _ in module_map()] == ["base", "data", "testbed", "engines", "experiments", "notebooks",
+                                                   "command line"]
+    assert map_problems() == []
+    lines = DOC.read_text().splitlines(keepends=True)
+    row = next(i for i, line in enumerate(lines) if line.startswith("| `engines/kernel.py` |"))
+    doc = tmp_path / "architecture.md"
+    doc.write_text("".join(lines[:row] + lines[row + 1:]))
+    assert map_problems(doc) == [f"engines/kernel.py: missing from the map in {doc}"]
+    doc.write_text("".join(lines[:row] + ["| `engines/gone.py` | an engine no longer here |\n"] + lines[row:]))
+    assert map_problems(doc) == [f"engines/gone.py: in the map in {doc}, but there is no such module"]
+
+
+def test_each_layer_imports_only_its_own_or_lower_ones(tmp_path):
+    assert upward_imports() == []
+    # the layers are the map's: measuring listed under base would import upwards
+    text = DOC.read_text()
+    row = next(line for line in text.splitlines(keepends=True) if line.startswith("| `measuring.py` |"))
+    doc = tmp_path / "architecture.md"
+    doc.write_text(text.replace(row, "").replace("| `errors.py` |", row + "| `errors.py` |"))
+    assert "routerlab.measuring -> routerlab.engines" in upward_imports(doc)
 
 
 def test_the_command_line_starts_without_the_analysis_stack():
@@ -150,6 +181,12 @@ def imported_by_routerlab(*args: str) -> set[str]:
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
     return {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_the_version_answers_without_the_data_layer():
+    on_version = imported_by_routerlab("--version")
+    assert "routerlab.version" in on_version  # the module that reads the commit is seen
+    assert not on_version & {"numpy", "pandas", "scipy", "matplotlib", "routerlab.datasets"}
 
 
 def test_the_command_line_runs_without_typer_or_pydantic(pastrami_sample):

@@ -317,6 +317,36 @@ def test_the_console_entry_flushes_and_keeps_exit_codes(tmp_path, pastrami_sampl
     assert r.returncode == 0 and r.stdout.startswith("Usage: ") and "engines" in r.stdout
 
 
+def test_version_names_the_release_and_from_a_clone_its_commit():
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    from routerlab import __version__, version
+
+    r = runner.invoke(app, ["--version"])
+    assert r.exit_code == 0 and r.stdout == f"routerlab {version.code_version()}\n"
+    root = version.repo_root()
+    clone = root is not None and (root / ".git").exists() and shutil.which("git") is not None
+
+    def head():
+        return subprocess.run(["git", "-C", str(root), "rev-parse", "--short=7", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    before = head() if clone else None
+    p = subprocess.run([sys.executable, "-c", "from routerlab.cli import main; main()", "--version"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and p.stderr == ""
+    form = rf"routerlab {re.escape(__version__)}(?: \(git ([0-9a-f]{{7}})(?: \+ uncommitted changes)?\))?\n"
+    printed = re.fullmatch(form, p.stdout)
+    assert printed, p.stdout
+    if clone:  # the clone's commit (read around the run: someone may commit meanwhile)
+        assert printed[1] in {before, head()}
+    else:
+        assert printed[1] is None
+
+
 def test_a_sweep_that_reached_the_generators_ceiling_is_not_told_to_go_there():
     """Worked example: loss never passes 0.5% up to the highest load. Told to offer loads up
     to the generator's ceiling, unless the loads already reached it: then the advice says

@@ -17,7 +17,7 @@ def test_colours_follow_the_source(loss, colour):
 
 def test_published_tables_render_with_the_right_colours():
     pub = comparison.published()
-    assert set(pub["scenario"]) == set(comparison.SCENARIOS)
+    assert set(pub["scenario"]) == set(comparison.scenarios())
     not_tested = pub[pub["loss_pct"].isna()]
     assert len(not_tested) and (not_tested["colour"] == "grey").all()
     fig = plots.loss_tables(pub, x_label="Mpps")
@@ -189,7 +189,7 @@ def test_plan_greys_what_an_engine_cannot_do():
     assert "firewall" in why["linux", "single-flow-fw50"]
     assert "gre" in why["nft", "gre-multiflow-fw50"]
     assert plan[(plan["engine"] == "nft") & (plan["scenario"] == "single-flow-fw50")]["runnable"].all()
-    assert scenarios.load(comparison.SCENARIOS["ddos_drop_50pct"]).drop_share == 0.5
+    assert scenarios.load(comparison.scenarios()["ddos_drop_50pct"]).drop_share == 0.5
 
 
 def test_a_failing_cell_turns_grey_with_its_reason_and_the_rest_goes_on(tmp_path, monkeypatch):

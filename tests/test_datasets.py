@@ -139,8 +139,10 @@ def test_the_code_version_names_the_commit_and_uncommitted_changes(tmp_path):
 
 def test_the_running_code_version_is_read_once(tmp_path, monkeypatch):
     # a record names the code the process imported: a commit made while it runs changes nothing
+    from routerlab import version
+
     first = datasets.code_version()
-    monkeypatch.setattr(datasets, "repo_root", lambda: tmp_path)
+    monkeypatch.setattr(version, "repo_root", lambda: tmp_path)
     assert datasets.code_version() == first
 
 

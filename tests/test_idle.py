@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from routerlab import datasets, measuring, testbed
 from routerlab.benchmarks import idle
-from routerlab.cli import app, benchmarks as cli_benchmarks
+from routerlab.cli import app, bench as cli_benchmarks
 from routerlab.errors import DataFormatError, ParameterError
 
 

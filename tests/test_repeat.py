@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from routerlab import datasets
 from routerlab.benchmarks import repeat
-from routerlab.cli import app, benchmarks as cli_benchmarks
+from routerlab.cli import app, bench as cli_benchmarks
 from routerlab.errors import DataFormatError
 
 #: t.ppf(0.975, df=2): the quantile of three trials (scipy.stats.t.ppf(0.975, 2)).

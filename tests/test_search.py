@@ -158,10 +158,10 @@ def test_no_ratio_is_set_against_a_pdr_that_nothing_failed_below_the_ceiling():
 def test_bench_engines_sets_no_ratio_against_a_pdr_the_generator_bounded():
     import pandas as pd
 
-    from routerlab.benchmarks import engine_pdr
+    from routerlab.benchmarks import engines
 
     df = pd.DataFrame({"engine": ["linux", "click", "fastclick-dpdk"], "pdr_pps": [120_000.0, 160_000.0, 330_000.0],
                        "generator_bound": [False, False, True]})
-    assert engine_pdr.ratios(df)["ratio_to_first"].tolist()[:2] == [1.0, pytest.approx(4 / 3)]
-    assert pd.isna(engine_pdr.ratios(df)["ratio_to_first"].iloc[2])
-    assert engine_pdr.ratios(df.assign(generator_bound=[True, False, False]))["ratio_to_first"].isna().all()
+    assert engines.ratios(df)["ratio_to_first"].tolist()[:2] == [1.0, pytest.approx(4 / 3)]
+    assert pd.isna(engines.ratios(df)["ratio_to_first"].iloc[2])
+    assert engines.ratios(df.assign(generator_bound=[True, False, False]))["ratio_to_first"].isna().all()

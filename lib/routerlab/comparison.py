@@ -4,9 +4,13 @@ The source ("Performance Measurements of Linux, DanOS, VyOS, VPP and Linux XDP a
 ``datasets/reference/linux-danos-vyos-100ge.csv``) shows one table per scenario: rows are
 routers, columns offered Mpps, cells forwarding loss, coloured green (0.0%), yellow (above 0
 and below 5%), red (5% or more) and grey (not tested). Ours measures the same scenarios
-(the presets named below) with every engine present, at loads that are fractions of the
-generator's ceiling, so that a table reads the same on any machine. A cell an engine
-cannot do is grey, with the reason, in ``cells.csv``.
+(the presets the comparison's campaign file names: :func:`scenarios`) with every engine
+present, at loads that are fractions of the generator's ceiling, so that a table reads the
+same on any machine. A cell an engine cannot do is grey, with the reason, in ``cells.csv``.
+
+What the campaign measures (engines, scenarios, loads, runs, duration) is written once, in
+``datasets/comparison/campaign.yaml`` (:func:`planned`): ``routerlab campaign run`` runs it,
+and ``routerlab compare`` and :func:`campaign` take their defaults from it.
 """
 
 from __future__ import annotations
@@ -16,11 +20,26 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import datasets, scenarios, stats
-from .defaults import COMPARISON_ENGINES as ENGINES  # noqa: F401  (part of comparison's API)
-from .defaults import COMPARISON_FRACTIONS as FRACTIONS
-from .defaults import COMPARISON_SCENARIOS as SCENARIOS
+from . import datasets, stats
 from .errors import EngineNotFound, ParameterError, RouterlabError
+from .scenarios import load as load_scenario
+
+
+def planned() -> dict:
+    """The compare step of the comparison's campaign file (``datasets/comparison/campaign.yaml``,
+    the project's or the one bundled in a pip-installed routerlab), checked: ``engines``,
+    ``scenarios`` (published scenario name -> our preset), ``loads_frac`` (fractions of the
+    generator's ceiling), ``runs`` (trials per cell and load), ``duration`` (seconds per trial)."""
+    from . import campaignfile
+
+    c = campaignfile.load(datasets.project_dir("datasets") / "comparison" / campaignfile.FILE_NAME)
+    return dict(next(s for s in c.steps if s.name == "compare").options)
+
+
+def scenarios() -> dict[str, str]:
+    """The published scenarios and the preset that stands for each here (published name ->
+    preset), from the comparison's campaign file (:func:`planned`)."""
+    return dict(planned()["scenarios"])
 
 
 def colour(loss_pct: float) -> str:
@@ -41,14 +60,14 @@ def published() -> pd.DataFrame:
     return df
 
 
-def cell_plan(engine_names=ENGINES, scenario_names=tuple(SCENARIOS.values())) -> pd.DataFrame:
+def cell_plan(engine_names, scenario_names) -> pd.DataFrame:
     """Which (engine, scenario) cells can run here, and why not where not: engine, scenario,
     runnable, reason."""
     from . import measuring
 
     rows = []
     for sname in scenario_names:
-        sc = scenarios.load(sname)
+        sc = load_scenario(sname)
         for e in engine_names:
             try:
                 measuring.resolve(e, sc)
@@ -58,12 +77,22 @@ def cell_plan(engine_names=ENGINES, scenario_names=tuple(SCENARIOS.values())) ->
     return pd.DataFrame(rows)
 
 
-def campaign(out, engine_names=ENGINES, scenario_names=tuple(SCENARIOS.values()), *, fractions=FRACTIONS,
-            runs: int = 5, duration: float = 2.0, ceiling_pps: float | None = None, announce=None) -> Path:
+def campaign(out, engine_names=None, scenario_names=None, *, fractions=None, runs: int | None = None,
+             duration: float | None = None, ceiling_pps: float | None = None, announce=None) -> Path:
     """Measure every runnable cell into the dataset ``out`` (resuming what is there) and
-    write ``cells.csv`` with the reason for every cell not run. Needs root."""
+    write ``cells.csv`` with the reason for every cell not run. Needs root.
+
+    ``engine_names``, ``scenario_names`` (presets), ``fractions`` (of the generator's
+    ceiling), ``runs`` (trials per cell and load) and ``duration`` (seconds per trial)
+    default to the comparison's campaign file (:func:`planned`)."""
     from . import measuring
 
+    plan = planned() if any(x is None for x in (engine_names, scenario_names, fractions, runs, duration)) else {}
+    engine_names = tuple(plan["engines"]) if engine_names is None else engine_names
+    scenario_names = tuple(plan["scenarios"].values()) if scenario_names is None else scenario_names
+    fractions = plan["loads_frac"] if fractions is None else fractions
+    runs = plan["runs"] if runs is None else runs
+    duration = plan["duration"] if duration is None else duration
     announce = announce or (lambda msg: None)
     # one ceiling (64-byte frames) for every cell: the tables' columns are its fractions;
     # a resumed campaign keeps the one it started with, so its loads stay the same
@@ -109,7 +138,7 @@ def ours(folder) -> pd.DataFrame:
     folder = Path(folder)
     ds = datasets.read(folder)
     meta = ds.experiments.set_index("experiment")
-    back = {v: k for k, v in SCENARIOS.items()}
+    back = {v: k for k, v in scenarios().items()}
     limited = ds.trials.get("generator_limited", pd.Series(False, index=ds.trials.index))
     limited = stats.flag(limited)
     verdicts = {a.experiment: a.verdict for a in stats.assess(ds.trials)}

@@ -17,8 +17,9 @@ The format is documented in ``datasets/README.md``.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
-import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DataFormatError
+from .version import code_version, repo_root
 
 #: Trial columns: name -> (required, meaning with unit).
 TRIAL_COLUMNS = {
@@ -92,7 +94,12 @@ EXPERIMENT_COLUMNS = {
     "versions": "routerlab's own version (and commit, from a checkout), then other software that took part, "
                 "'name: version' separated by '; '",
     "command": "the command line that ran the experiment",
+    "campaign": "the campaign file that ran it, 'campaign.yaml sha256:<hex>' (the file copied beside it); "
+                "empty for a command run alone",
 }
+#: Columns added to experiments.csv after some datasets were written: a file without one
+#: reads as if it were empty.
+LATER_EXPERIMENT_COLUMNS = ("campaign",)
 
 REQUIRED = [c for c, (req, _) in TRIAL_COLUMNS.items() if req]
 
@@ -230,6 +237,9 @@ def read_experiments(path) -> pd.DataFrame:
     """Read the environment records of ``experiments.csv`` (the file, or the folder that
     holds it), one row per experiment: text columns stay text, numeric ones become numbers."""
     df = _read_records(path)
+    for c in LATER_EXPERIMENT_COLUMNS:
+        if c not in df:
+            df[c] = ""
     for c in NUMERIC_EXPERIMENT_COLUMNS:
         if c in df:
             df[c] = pd.to_numeric(df[c].replace("", None), errors="coerce")
@@ -247,6 +257,26 @@ def _read_records(path) -> pd.DataFrame:
         raise DataFormatError(path, None, "no such file") from None
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as e:
         raise DataFormatError(path, None, f"not a readable CSV ({e})") from None
+
+
+#: The campaign running in this context, for the ``campaign`` column of every record
+#: written meanwhile: set by :func:`running_campaign` around the steps of ``routerlab
+#: campaign run``, and read by :func:`record_environment` alone. A context variable, not a
+#: parameter: every experiment (sweeps, searches, the comparison, the microbenchmarks,
+#: fast reroute) writes its record deep inside its own functions, which need not know of
+#: campaigns; the one writer asks.
+_CAMPAIGN: contextvars.ContextVar[str] = contextvars.ContextVar("routerlab_campaign", default="")
+
+
+@contextlib.contextmanager
+def running_campaign(label: str):
+    """Within the block, every environment record names the campaign ``label``
+    (``"campaign.yaml sha256:<hex>"``) in its ``campaign`` column, unless given one."""
+    token = _CAMPAIGN.set(label)
+    try:
+        yield
+    finally:
+        _CAMPAIGN.reset(token)
 
 
 def record_environment(folder, experiment: str, source: str, *, setting: str = "", when: str | None = None,
@@ -268,6 +298,7 @@ def record_environment(folder, experiment: str, source: str, *, setting: str = "
         The other columns of :data:`EXPERIMENT_COLUMNS` (engine, generator, versions,
         command, notes, ...); any other name is refused. ``versions`` is written after
         routerlab's own (:func:`code_version`), which every record names first.
+        ``campaign``, when not given, is the one running (:func:`running_campaign`).
     """
     import time
 
@@ -280,6 +311,7 @@ def record_environment(folder, experiment: str, source: str, *, setting: str = "
                where=f"{h['node']} ({setting + '; ' if setting else ''}{h['virt']})",
                when=when or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), kernel=h["kernel"], cpu=h["cpu"])
     rec.update({k: "" if v is None else v for k, v in facts.items()})
+    rec["campaign"] = rec["campaign"] or _CAMPAIGN.get()
     rec["versions"] = "; ".join(x for x in (f"routerlab: {code_version()}", rec["versions"]) if x)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -488,57 +520,6 @@ def invocation() -> str:
     return f"{prog} (through the routerlab library)"
 
 
-def code_version(checkout: Path | None = None) -> str:
-    """The routerlab that is running, for every environment record: its version, and in a
-    git checkout the commit (``0.1.0 (git 22b989d)``), marked ``+ uncommitted changes``
-    when a file of the code that measures (``lib``, ``routers``, ``p4``) differs from it or
-    is new, so that a dataset names the code that made it. Read once per process: the code
-    a run imported, not a commit made while it ran.
-
-    ``checkout``: the clone to read (default: the one this package is installed from,
-    :func:`repo_root`; a package installed from PyPI or a wheel has none and gives its
-    version alone). Where git cannot tell (missing, too slow, refusing the folder), it
-    says so rather than guess."""
-    if checkout is None:
-        return _running_code_version()
-    return _read_code_version(Path(checkout))
-
-
-@functools.cache
-def _running_code_version() -> str:
-    return _read_code_version(repo_root())
-
-
-def _read_code_version(root: Path | None) -> str:
-    import shutil
-    import subprocess
-
-    from . import __version__
-
-    if root is None or not (root / ".git").exists():
-        return __version__
-    if shutil.which("git") is None:
-        return f"{__version__} (a git checkout; no git to read its commit)"
-
-    def git(*args) -> str | None:
-        # safe.directory: root may read a checkout of another user's (git refuses it otherwise);
-        # --no-optional-locks: never take the index lock from under a user's own git command
-        try:
-            r = subprocess.run(["git", "--no-optional-locks", "-c", f"safe.directory={root}", "-C", str(root), *args],
-                               capture_output=True, text=True, timeout=10)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return r.stdout.strip() if r.returncode == 0 else None
-
-    head = git("rev-parse", "--short=7", "HEAD")
-    if not head:
-        return f"{__version__} (a git checkout; its commit could not be read)"
-    changes = git("status", "--porcelain", "--untracked-files=all", "--", "lib", "routers", "p4")
-    if changes is None:
-        return f"{__version__} (git {head}; uncommitted changes unknown)"
-    return f"{__version__} (git {head}{' + uncommitted changes' if changes else ''})"
-
-
 def host() -> dict:
     """This machine, for every environment record: ``node`` (host name), ``virt``
     ("hypervisor" or "bare metal"), ``kernel`` (release) and ``cpu`` (model x count)."""
@@ -552,16 +533,6 @@ def host() -> dict:
                "unknown")
     return {"node": platform.node(), "virt": "hypervisor" if "hypervisor" in cpuinfo else "bare metal",
             "kernel": platform.release(), "cpu": f"{cpu} x{os.cpu_count()}"}
-
-
-def repo_root() -> Path | None:
-    """The project checkout this package was installed from (editable install), if any."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        # the checkout whose lib/routerlab is this very package, not any project above a venv
-        if (parent / "pyproject.toml").is_file() and (parent / "lib" / "routerlab") == here.parent:
-            return parent
-    return None
 
 
 #: The project's top-level folders that a built package carries (setup.py bundles them).

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from .datasets import project_dir, repo_root
+from .datasets import project_dir
 from .errors import ParameterError, RouterlabError
+from .version import repo_root
 
 
 @dataclass

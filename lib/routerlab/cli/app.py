@@ -52,9 +52,22 @@ class Group(click.Group):
         return sorted(self.commands, key=lambda name: isinstance(self.commands[name], click.Group))
 
 
+def _print_version(ctx, param, value):
+    """``routerlab --version``: the version and, run from a clone, its commit."""
+    if not value or ctx.resilient_parsing:
+        return
+    from ..version import code_version
+
+    click.echo(f"routerlab {code_version()}")
+    ctx.exit()
+
+
 # Help and usage errors are click's plain text, at most 100 columns, with the defaults.
 app = Group("routerlab", no_args_is_help=True,
             context_settings={"max_content_width": 100, "show_default": True},
+            params=[click.Option(["--version"], is_flag=True, expose_value=False, is_eager=True,
+                                 callback=_print_version,
+                                 help="Print the version (from a clone, with its commit) and exit.")],
             help="Measure and teach software routers: PASTRAMI statistics, a namespace "
                  "testbed, reference routers and the figures of published work.")
 
@@ -65,6 +78,7 @@ def _group(name: str, help: str) -> Group:
     return group
 
 
+campaign_app = _group("campaign", "Campaign files: the steps that make a dataset, shown or run.")
 bench_app = _group("bench", "Benchmarks: commands that print a figure.")
 p4_app = _group("p4", "P4 programs on bmv2: build them, check the course exercises.")
 click_app = _group("click", "The Click course: check the exercises, read the elements' manuals.")

@@ -99,28 +99,33 @@ def doctor(only):
         raise Exit(1)
 
 
+#: Where ``compare`` takes the options not given from (its help shows it as their default).
+FROM_CAMPAIGN = "datasets/comparison/campaign.yaml"
+
+
 @app.command()
 @click.option("--out", type=PATH, default=Path("runs/comparison"), help="Dataset folder (resumed if it holds some cells).")
-@click.option("--engine", multiple=True, default=list(defaults.COMPARISON_ENGINES),
+@click.option("--engine", multiple=True, show_default=FROM_CAMPAIGN,
               help="Engines (rows of the tables); those not built become grey cells.")
-@click.option("--scenario", multiple=True, default=list(defaults.COMPARISON_SCENARIOS.values()),
-              help="Scenario presets (one table each).")
-@click.option("--loads-frac", default=",".join(map(str, defaults.COMPARISON_FRACTIONS)),
-              help="Offered loads, fractions of the generator's ceiling.")
-@click.option("--runs", type=int, default=5, help="Trials per cell (K).")
-@click.option("--duration", type=float, default=2.0, help="Seconds per trial (T).")
+@click.option("--scenario", multiple=True, show_default=FROM_CAMPAIGN, help="Scenario presets (one table each).")
+@click.option("--loads-frac", show_default=FROM_CAMPAIGN, help="Offered loads, fractions of the generator's ceiling.")
+@click.option("--runs", type=click.IntRange(min=1), show_default=FROM_CAMPAIGN, help="Trials per cell (K).")
+@click.option("--duration", type=float, show_default=FROM_CAMPAIGN, help="Seconds per trial (T).")
 @click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
 def compare(out, engine, scenario, loads_frac, runs, duration, ceiling):
-    """Measure the 100GE comparison tables on the testbed: every engine in every scenario."""
+    """Measure the 100GE comparison tables on the testbed: every engine in every scenario, as the comparison's campaign file says unless told otherwise."""
     from .. import comparison
 
-    try:
-        fracs = [float(x) for x in loads_frac.split(",")]
-    except ValueError:
-        fail(f"--loads-frac: expected numbers separated by commas, got {loads_frac!r}")
+    fracs = None
+    if loads_frac is not None:
+        try:
+            fracs = [float(x) for x in loads_frac.split(",")]
+        except ValueError:
+            fail(f"--loads-frac: expected numbers separated by commas, got {loads_frac!r}")
     with resumable("trials"):
-        comparison.campaign(out, tuple(engine), tuple(scenario), fractions=fracs, runs=runs, duration=duration,
-                           ceiling_pps=ceiling, announce=err.print)
+        # what is not given (None) comes from the campaign file
+        comparison.campaign(out, tuple(engine) or None, tuple(scenario) or None, fractions=fracs, runs=runs,
+                            duration=duration, ceiling_pps=ceiling, announce=err.print)
     ours = comparison.ours(out)
     click.echo(comparison.orderings(comparison.published(), ours).to_string(index=False))
 

@@ -7,17 +7,8 @@ own forwarded counter and stops cleanly. For every engine that is not the kernel
 anything the engine leaves to the kernel's forwarding path is dropped and counted by a
 guard table, so the kernel never does an engine's job unnoticed.
 
-One module per concept, each engine registering itself by name (:func:`get`):
-
-- :mod:`.base`    the :class:`Engine` contract, the registry, finding binaries
-- :mod:`.rules`   the firewall rule model and its nftables and Click renderings
-- :mod:`.kernel`  ``linux`` and ``nft``; routes, sysctls and the guard table
-- :mod:`.calibration`  ``calibration``: the kernel behind a rate limit of known capacity
-- :mod:`.ebpf`    ``ebpf`` (XDP) and the BPF compiler
-- :mod:`.click`   ``click``, ``fastclick``, ``fastclick-dpdk``
-- :mod:`.p4`      compiling P4 programs, table entries as data
-- :mod:`.bmv2`    ``bmv2`` (simple_switch running a program of ``p4/``)
-- :mod:`.builds`  building Click, FastClick, bmv2 and p4c from pinned sources
+One module per engine or family of engines, each registering its engines by name
+(:func:`get`), beside what they share; docs/architecture.md lists the modules.
 
 Imports go one way (docs/architecture.md lists them): ``builds`` imports nothing of the
 package, ``base`` only ``builds``, every engine module only ``base``, ``builds``,

@@ -1,0 +1,264 @@
+"""Benchmarks: ``bench ...``, each printing a figure; the work and the report are in
+:mod:`routerlab.benchmarks` (one module per benchmark), imported when a command runs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .. import defaults
+from ..errors import RouterlabError
+from .app import bench_app
+from .common import PATH, SEARCH_KIND, err, fail, progress, resumable
+
+#: The folder option of the benchmarks that read the published PASTRAMI set.
+pastrami_data = click.option("--data", type=PATH, help="PASTRAMI folder (default: $ROUTERLAB_PASTRAMI_DIR or the cache).")
+
+
+def _run_and_report(benchmark, **kw):
+    """Run a benchmark module's ``run`` and print its ``report``; a failure is one line, exit 1."""
+    try:
+        res = benchmark.run(**kw)
+    except (RouterlabError, RuntimeError) as e:
+        fail(str(e), 1)
+    click.echo(benchmark.report(res))
+
+
+@bench_app.command("assess")
+@pastrami_data
+@click.option("--repeat", type=click.IntRange(min=1), default=5, help="Timed repetitions; the best is reported.")
+def bench_assess(data, repeat):
+    """Time assessing every PASTRAMI experiment (parse, then analysis) and print the figures."""
+    from ..benchmarks import assess
+
+    _run_and_report(assess, data_dir=data, repeat=repeat)
+
+
+@bench_app.command("generators")
+@click.option("--duration", type=float, default=2.0, help="Seconds per trial.")
+@click.option("--runs", type=click.IntRange(min=1), default=3, help="Trials per generator and rate.")
+@click.option("--csv", type=PATH, help="Also write every trial to this CSV.")
+def bench_generators(duration, runs, csv):
+    """Rate precision of rlgen, trafgen and tcpreplay at 25/50/75/100% of the ceiling (needs root)."""
+    from .. import testbed
+    from ..benchmarks import generators
+
+    try:
+        testbed.require_root()
+        ceil, df = generators.run(duration=duration, runs=runs)
+    except RouterlabError as e:
+        fail(str(e), 1)
+    if csv:
+        df.to_csv(csv, index=False)
+    click.echo(generators.report(ceil, df))
+
+
+@bench_app.command("engines")
+@click.option("--out", type=PATH, default=Path("runs/bench-engines"), help="Folder for the search trials and results.")
+@click.option("--duration", type=float, default=2.0, help="Seconds per final trial.")
+@click.option("--engine", multiple=True, default=["linux", "nft", "ebpf"],
+              help="Engines (first = reference); nft runs 50 rules.")
+def bench_engines(out, duration, engine):
+    """PDR@0.5% of several engines measured in one run, as ratios to the first (needs root)."""
+    from ..benchmarks import engines
+
+    with resumable("searches", code=1):
+        ceil, df = engines.run(tuple(engine), out=out, duration=duration)
+    click.echo(engines.report(ceil, df))
+
+
+@bench_app.command("forwarding")
+@click.option("--engine", multiple=True, default=["click", "fastclick"], help="Click flavours to run from memory.")
+@click.option("--packets", type=int, default=2_000_000, help="Packets per timed run.")
+@click.option("--repeats", type=click.IntRange(min=1), default=3, help="Timed runs per engine.")
+@click.option("--testbed-pdr", type=PATH, help="A search_results.csv whose PDR rows join the table (its folder's "
+                                               "search_trials.csv tells which the generator bounded).")
+@click.option("--out", type=PATH, help="Also write every run to OUT/forwarding.csv, with its environment.")
+def bench_forwarding(engine, packets, repeats, testbed_pdr, out):
+    """MoonRoute comparison: single-route forwarding in Mpps, in memory (and on the testbed)."""
+    from .. import datasets, microbench
+    from ..benchmarks import forwarding
+
+    try:
+        pdr = None
+        if testbed_pdr:
+            pdr = datasets.search_pdr(datasets.read_searches([testbed_pdr.parent]))
+        ours, pub, raw = forwarding.table(tuple(engine), pdr, packets=packets, repeats=repeats)
+    except RouterlabError as e:
+        fail(str(e), 1)
+    if out:
+        microbench.save(raw, out, "forwarding", engine, " ".join(sys.argv))
+    click.echo(forwarding.report(ours, pub))
+
+
+@bench_app.command("batch")
+@click.option("--engine", default="fastclick", help="Click flavour (FastClick batches; Click does not).")
+@click.option("--sizes", default="1,2,4,8,16,32,64,128,256", help="Batch sizes, comma-separated.")
+@click.option("--packets", type=int, default=2_000_000, help="Packets per timed run.")
+@click.option("--repeats", type=click.IntRange(min=1), default=3, help="Timed runs per size.")
+@click.option("--out", type=PATH, help="Also write every run to OUT/batch.csv, with its environment.")
+def bench_batch(engine, sizes, packets, repeats, out):
+    """Forwarding from memory against batch size (is 128 best?)."""
+    from .. import microbench
+    from ..benchmarks import forwarding
+
+    try:
+        size_list = [int(x) for x in sizes.split(",")]
+    except ValueError:
+        fail(f"--sizes: expected integers separated by commas, got {sizes!r}")
+    _microbench(f"{engine} batch sizes", len(size_list), "batch", engine, out, forwarding.batch_report,
+                lambda advance: microbench.batch_sizes(engine, size_list, progress=advance, packets=packets,
+                                                       repeats=repeats))
+
+
+@bench_app.command("consolidation")
+@click.option("--nf", multiple=True, default=["IPFilter", "MazuNAT", "Maglev"], help="Network functions to chain.")
+@click.option("--repeats", type=click.IntRange(min=1), default=3, help="Timed runs per configuration.")
+@click.option("--out", type=PATH, help="Also write every run to OUT/consolidation.csv, with its environment.")
+@click.option("--engine", default="click", help="click or fastclick: both load routerlab's element package.")
+def bench_consolidation(nf, repeats, out, engine):
+    """FastPath header-action consolidation: NF chains of 1-3, plain and behind a per-flow cache."""
+    from .. import microbench
+    from ..benchmarks import consolidation
+
+    _microbench("consolidation", len(nf) * 3 * 2, "consolidation", engine, out, consolidation.report,
+                lambda advance: microbench.consolidation(tuple(nf), repeats=repeats, progress=advance, engine=engine))
+
+
+def _microbench(label: str, total: int, name: str, engine: str, out, report, run):
+    """Run a microbenchmark under a progress bar (``run(advance)`` returns its rows), save
+    them as ``out/name.csv`` with their environment record when ``out`` is given, and
+    print ``report(rows)``; a failure is one line, exit 1."""
+    from .. import microbench
+
+    with progress(label, total) as advance:
+        try:
+            df = run(advance)
+        except RouterlabError as e:
+            fail(str(e), 1)
+    if out:
+        microbench.save(df, out, name, [engine], " ".join(sys.argv))
+    click.echo(report(df))
+
+
+@bench_app.command("search")
+@click.option("--engine", default="linux", help="Engine to search.")
+@click.option("--scenario", default="single-flow", help="Scenario preset.")
+@click.option("--out", type=PATH, default=Path("runs/bench-search"), help="Folder for the search trials and results.")
+@click.option("--duration", type=float, default=2.0, help="Seconds per final trial.")
+@click.option("--kind", type=SEARCH_KIND, default="both", help="pdr, ndr or both.")
+def bench_search(engine, scenario, out, duration, kind):
+    """Our PDR/NDR search and MLRsearch (PyPI) on the same testbed: answers and trial-seconds (needs root)."""
+    from .. import measuring, search
+
+    with resumable("searches", code=1):
+        res = measuring.measure(engine, scenario, out, search=kind, duration=duration,
+                                methods=("routerlab", "mlrsearch"), experiment=f"bench-search-{engine}-{scenario}",
+                                announce=click.echo)
+    for line in search.format_result(res) + search.format_ratios(res):
+        click.echo(line)
+
+
+@bench_app.command("calibrate")
+@click.option("--capacity", type=float, multiple=True, default=list(defaults.CALIBRATION_FRACTIONS),
+              help="Capacities of the calibration router, as fractions of the generator's ceiling (repeatable).")
+@click.option("--duration", type=float, default=2.0,
+              help="Seconds per sweep trial and per final search trial (the truth depends on it).")
+@click.option("--runs", type=click.IntRange(min=1), default=3, help="Sweep trials per load (K).")
+@click.option("--method", multiple=True, default=["routerlab", "mlrsearch"],
+              help="Search methods: routerlab, mlrsearch (repeatable).")
+@click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
+@click.option("--out", type=PATH, default=Path("runs/bench-calibrate"),
+              help="Folder for the trials, searches and calibration tables.")
+def bench_calibrate(capacity, duration, runs, method, ceiling, out):
+    """Sweep and PDR/NDR searches against a router of known capacity (nftables limit): truth, answers, errors; exit 1 when one is outside its precision (needs root)."""
+    from click.exceptions import Exit
+
+    from ..benchmarks import calibrate
+
+    with resumable("trials and searches", code=1):
+        res = calibrate.run(list(capacity), out=out, duration=duration, runs=runs, methods=tuple(method),
+                            ceiling_pps=ceiling, announce=err.print)
+    click.echo(calibrate.report(res))
+    if len(res.outside):
+        raise Exit(1)
+
+
+@bench_app.command("idle")
+@click.option("--engine", default="linux", show_default=True, help="Engine to sweep.")
+@click.option("--scenario", default="single-flow", show_default=True, help="Scenario preset or YAML file.")
+@click.option("--loads-frac", default="0.1,0.25,0.5", show_default=True,
+              help="Offered loads, fractions of the generator's ceiling.")
+@click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
+@click.option("--runs", type=click.IntRange(min=1), default=10, show_default=True, help="Trials per load (K) in each sweep.")
+@click.option("--duration", type=float, default=2.0, show_default=True, help="Seconds per trial (T).")
+@click.option("--rounds", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Sweeps in each idle mode, alternating.")
+@click.option("--out", type=PATH, default=Path("runs/bench-idle"), show_default=True,
+              help="Dataset folder of the sweeps (resumed if there).")
+@click.option("--report-only", type=PATH, help="Measure nothing: report the sweeps NAME-os-N, NAME-poll-N in this "
+                                               "folder (every NAME).")
+def bench_idle(engine, scenario, loads_frac, ceiling, runs, duration, rounds, out, report_only):
+    """The same sweep with idle CPUs polling (the testbed's default) and in the kernel's idle states, alternating: steal, trials above the steal threshold and loss side by side, as ratios (needs root, unless --report-only)."""
+    from ..benchmarks import idle
+
+    if report_only is not None:
+        try:
+            trials = idle.read(report_only)
+        except RouterlabError as e:
+            fail(str(e), 1)
+    else:
+        with resumable("trials", code=1):
+            trials = idle.run(engine, scenario, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs,
+                              duration=duration, rounds=rounds, announce=err.print)
+    click.echo(idle.report(trials))
+
+
+@bench_app.command("startup")
+@pastrami_data
+@click.option("--repeat", type=click.IntRange(min=1), default=5, help="Runs of each command; the median is reported.")
+def bench_startup(data, repeat):
+    """Wall time of `routerlab --help` and `routerlab assess` on the PASTRAMI set, next to a bare numpy start-up and a plain numpy parse."""
+    from ..benchmarks import startup
+
+    _run_and_report(startup, data_dir=data, repeat=repeat)
+
+
+@bench_app.command("repeat")
+@click.option("--engine", help="Engine to sweep twice (needed unless --report-only).")
+@click.option("--scenario", help="Scenario preset or YAML file (default single-flow; with --report-only, every "
+                                 "scenario in the folder).")
+@click.option("--loads-frac", default="0.1,0.2,0.3,0.4,0.5", help="Offered loads, fractions of the generator's ceiling.")
+@click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
+@click.option("--runs", type=click.IntRange(min=1), default=5, help="Trials per load (K) in each sweep.")
+@click.option("--duration", type=float, default=1.0, help="Seconds per trial (T).")
+@click.option("--out", type=PATH, default=Path("runs/bench-repeat"), help="Dataset folder of the two sweeps (resumed if there).")
+@click.option("--report-only", type=PATH, help="Measure nothing: report every pair of sweeps NAME-first, NAME-second "
+                                               "in this folder (--engine, --scenario pick some).")
+def bench_repeat(engine, scenario, loads_frac, ceiling, runs, duration, out, report_only):
+    """The same sweep twice in a row: per load, whether the second mean lies in the first's 95% interval, and the share of loads where it does (needs root, unless --report-only)."""
+    from ..benchmarks import repeat
+
+    if report_only is not None:
+        try:
+            res = repeat.read(report_only, engine, scenario)
+        except RouterlabError as e:
+            fail(str(e), 1)
+    elif engine is None:
+        fail("--engine: give the engine to sweep (or --report-only FOLDER)")
+    else:
+        with resumable("trials", code=1):
+            res = repeat.run(engine, scenario or "single-flow", out, loads_frac=loads_frac, ceiling_pps=ceiling,
+                             runs=runs, duration=duration, announce=err.print)
+    click.echo(repeat.report(res))
+
+
+@bench_app.command("report")
+@click.option("--repeat", type=click.IntRange(min=1), default=3, help="Timed runs of each; the median is reported.")
+def bench_report(repeat):
+    """Time `routerlab report --check` of every committed dataset, next to its floor and target."""
+    from ..benchmarks import report
+
+    _run_and_report(report, repeat=repeat)

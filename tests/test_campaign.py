@@ -1,0 +1,388 @@
+"""Campaign files: the committed ones load and equal the commands that made their datasets,
+bad input is one line naming file, step, key and what is allowed, the estimate follows
+from the steps, and a rerun skips what is finished (the bookkeeping, with fake steps)."""
+
+import copy
+import inspect
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from routerlab import campaign, campaignfile, comparison, datasets, measuring, testbed
+from routerlab.cli import app
+from routerlab.errors import DataFormatError, RouterlabError
+
+DATASETS = Path(__file__).resolve().parents[1] / "datasets"
+
+F = "0.05,0.1,0.15,0.2,0.3,0.4,0.5,0.6,0.8,1.0"
+F2 = "0.05,0.1,0.2,0.3,0.4,0.5,0.6,0.8,1.0"
+VETH_PATHS = [("linux", "single-flow"), ("nft", "single-flow-fw0"), ("nft", "single-flow-fw5"),
+              ("nft", "single-flow-fw50"), ("ebpf", "single-flow"), ("ebpf", "single-flow-fw50")]
+#: The commands scripts/remeasure-testbed.sh ran for each dataset (its last version,
+#: 2026-11-26), $R and --out left out, C the ceiling it measured at its start; the options
+#: it left to their defaults then are written out (marked).
+SCRIPT = {
+    "testbed-click": [
+        "bench engines --engine linux --engine ebpf --engine click --engine fastclick --engine fastclick-dpdk "
+        "--duration 1",
+        *[f"measure --engine {e} --scenario single-flow --loads-frac {F} --ceiling C --runs 10 --duration 1"
+          for e in ("fastclick", "fastclick-dpdk")],
+    ],
+    "click-course": [
+        "measure --engine click --config routers/exercises/iprouter/solution/iprouter.click --experiment your-router "
+        f"--scenario single-flow --loads-frac {F2} --ceiling C --runs 5 --duration 1",
+        f"measure --engine click --experiment click-reference --ceiling C --scenario single-flow --loads-frac {F2} "
+        "--runs 5 --duration 1",
+        f"measure --engine linux --experiment linux-kernel --ceiling C --scenario single-flow --loads-frac {F2} "
+        "--runs 5 --duration 1",
+    ],
+    "testbed-bmv2": [
+        "measure --engine bmv2 --scenario single-flow --loads 1000,2000,3000,5000,7500,10000,15000,20000,30000,40000 "
+        "--runs 10 --duration 1",
+        "bench engines --engine linux --engine bmv2 --duration 1",
+    ],
+    "testbed-veth": [
+        *[f"measure --engine {e} --scenario {s} --loads-frac {F} --ceiling C --runs 10 --duration 1"
+          for e, s in VETH_PATHS],
+        "measure --engine click --loads 5000,10000,20000,30000,40000,50000,60000,80000,100000,150000,200000,250000,"
+        "300000,400000 --ceiling C --runs 10 --duration 1"
+        " --scenario single-flow",  # the default then
+        *[f"measure --engine {e} --scenario {s} --search both --duration 1 --ceiling C" for e, s in VETH_PATHS],
+        "bench search --duration 1"
+        " --engine linux --scenario single-flow --kind both",  # the defaults then
+        "bench engines --duration 1"
+        " --engine linux --engine nft --engine ebpf",  # the default then
+    ],
+    "comparison": [
+        "compare --ceiling C"
+        # the defaults then: COMPARISON_ENGINES, COMPARISON_SCENARIOS, COMPARISON_FRACTIONS, K=5, T=2 s
+        " --engine linux --engine nft --engine ebpf --engine click --engine fastclick --engine fastclick-dpdk"
+        " --engine bmv2 --scenario single-flow-fw50 --scenario gre-multiflow-fw50"
+        " --scenario routes900k-multiflow-fw50 --scenario ddos-drop50 --loads-frac 0.1,0.2,0.3,0.4,0.5,0.6,0.8,1.0"
+        " --runs 5 --duration 2",
+    ],
+}
+
+
+def parsed(command: str) -> tuple:
+    """A command line as (subcommand, {option: values}), in any order of its options, numbers
+    and lists of numbers as floats: two that run the same thing compare equal."""
+    words = shlex.split(command.removeprefix("routerlab "))
+    first = next(i for i, w in enumerate(words) if w.startswith("--"))
+    opts: dict[str, list] = {}
+    for flag, value in zip(words[first::2], words[first + 1::2]):
+        try:
+            value = tuple(float(x) for x in value.split(","))
+        except ValueError:
+            pass
+        opts.setdefault(flag, []).append(value)
+    return " ".join(words[:first]), opts
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPT))
+def test_each_testbed_campaign_is_the_commands_the_script_ran(name):
+    c = campaign.load(DATASETS / name / "campaign.yaml")
+    assert [parsed(s.command("C" if c.ceiling else None)) for s in c.steps] == [parsed(x) for x in SCRIPT[name]]
+
+
+def test_testbed_bmv2_plan_is_the_scripts_engine_loads_runs_and_duration():
+    c = campaign.load(DATASETS / "testbed-bmv2" / "campaign.yaml")
+    sweep, bench = c.steps
+    assert not c.ceiling  # the script gave bmv2's sweep no ceiling: it measured its own
+    assert (sweep.name, sweep.options["engine"], sweep.options["scenario"]) == ("measure", "bmv2", "single-flow")
+    assert sweep.options["loads"] == [1000, 2000, 3000, 5000, 7500, 10000, 15000, 20000, 30000, 40000]
+    assert (sweep.options["runs"], sweep.options["duration"]) == (10, 1)
+    assert (bench.name, bench.options) == ("bench engines", {"engines": ["linux", "bmv2"], "duration": 1})
+    assert sweep.command() == ("routerlab measure --engine bmv2 --scenario single-flow --loads "
+                               "1000,2000,3000,5000,7500,10000,15000,20000,30000,40000 --runs 10 --duration 1")
+
+
+def test_every_committed_campaign_file_loads_with_a_description():
+    names = sorted(p.parent.name for p in DATASETS.glob("*/campaign.yaml"))
+    assert names == sorted([*SCRIPT, "microbench", "fast-reroute"])
+    for name in names:
+        c = campaign.load(DATASETS / name / "campaign.yaml")
+        assert len(c.description) > 80 and "\n" not in c.description, name
+        assert sum(e.seconds for e in campaign.estimate(c)) > 60, name
+
+
+def test_microbench_and_fast_reroute_campaigns_are_their_readmes_commands():
+    micro = campaign.load(DATASETS / "microbench" / "campaign.yaml")
+    assert [s.command() for s in micro.steps] == [
+        "routerlab bench forwarding --packets 5000000 --repeats 5 --testbed-pdr datasets/testbed-click/search_results.csv",
+        "routerlab bench batch --packets 3000000 --repeats 5",
+        "routerlab bench consolidation --repeats 3"]
+    assert micro.steps[0].path("testbed_pdr") == datasets.project_dir("datasets") / "testbed-click" / "search_results.csv"
+    assert not any(s.needs_root for s in micro.steps)  # from memory: no testbed
+    (reroute,) = campaign.load(DATASETS / "fast-reroute" / "campaign.yaml").steps
+    assert reroute.command() == "routerlab reroute --runs 10" and reroute.needs_root
+
+
+GOOD = {"description": "A test campaign: what it is for.", "ceiling": "measure",
+        "steps": [{"measure": {"engine": "linux", "scenario": "single-flow", "loads_frac": [0.1, 0.5], "runs": 2,
+                               "duration": 1}},
+                  {"bench": {"benchmark": "engines", "engines": ["linux", "nft"], "duration": 1}}]}
+
+
+def write(folder: Path, data: dict, name: str = "c.yaml") -> Path:
+    path = folder / name
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def with_step(i: int, step: dict) -> dict:
+    data = copy.deepcopy(GOOD)
+    data["steps"][i] = step
+    return data
+
+
+@pytest.mark.parametrize("data, parts", [
+    (with_step(0, {"measure": {"engine": "linux", "scenario": "single-flow", "enigne": "x", "loads": [1]}}),
+     ["step 1 (measure)", "unknown key 'enigne'", "allowed: engine, scenario, loads, loads_frac, runs"]),
+    (with_step(1, {"measure": {"engine": "vpp", "scenario": "single-flow", "loads": [1]}}),
+     ["step 2 (measure)", "engine: 'vpp'", "allowed: one of linux, nft, ebpf"]),
+    (with_step(1, {"measure": {"engine": "linux", "scenario": "warp", "loads": [1]}}),
+     ["step 2 (measure)", "scenario: 'warp'", "allowed: a preset (single-flow, single-flow-fw0,", "or a scenario YAML"]),
+    (with_step(1, {"measur": {"engine": "linux"}}),
+     ["step 2", "unknown step kind 'measur'", "allowed: measure, bench, compare, reroute"]),
+    (with_step(0, {"measure": {"engine": "linux", "scenario": "single-flow", "loads_frac": [0.5, 2]}}),
+     ["step 1 (measure)", "loads_frac: [0.5, 2]", "allowed: fractions must be in (0, 1.5]"]),
+    (with_step(0, {"measure": {"engine": "linux", "scenario": "single-flow", "loads": [5000, -5]}}),
+     ["step 1 (measure)", "loads: [5000, -5]", "allowed: a list of loads in pps, each > 0"]),
+    (with_step(0, {"measure": {"engine": "linux", "scenario": "single-flow"}}),
+     ["step 1 (measure)", "loads:", "allowed: loads, loads_frac, or search"]),
+    (with_step(0, {"measure": {"engine": "linux", "scenario": "single-flow", "search": "both", "loads": [1]}}),
+     ["step 1 (measure)", "loads: a search chooses", "allowed: either search or loads"]),
+    (with_step(0, {"measure": {"engine": "linux", "scenario": "single-flow", "loads": [1], "rules": 100}}),
+     ["step 1 (measure)", "rules:", "0..64"]),
+    (with_step(1, {"bench": {"benchmark": "engnes"}}),
+     ["step 2 (bench)", "benchmark 'engnes'", "allowed: engines, search, forwarding, batch, consolidation"]),
+    (with_step(1, {"compare": {"engines": ["linux"], "scenarios": {"x": "nope"}, "loads_frac": [0.5], "runs": 1,
+                               "duration": 1}}),
+     ["step 2 (compare)", "scenarios: {'x': 'nope'}", "allowed: a mapping of published scenario names to presets"]),
+    (with_step(1, {"compare": {"engines": ["linux"]}}),
+     ["step 2 (compare)", "missing key(s) scenarios, loads_frac, runs, duration"]),
+    ({**GOOD, "ceiling": "360000"}, ["ceiling: '360000'", "allowed: measure"]),
+    ({**GOOD, "stepz": []}, ["unknown key 'stepz'", "allowed: description, ceiling, steps"]),
+])
+def test_bad_input_is_one_line_naming_file_step_key_and_allowed_values(tmp_path, data, parts):
+    path = write(tmp_path, data)
+    with pytest.raises(DataFormatError) as e:
+        campaign.load(path)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(str(path)), msg
+    for part in parts:
+        assert part in msg, (part, msg)
+
+
+def test_an_error_names_the_line_of_its_step(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("description: x\nsteps:\n  - measure: {engine: linux, scenario: single-flow, loads: [1]}\n"
+                    "  - measure: {engine: vpp, scenario: single-flow, loads: [1]}\n")
+    with pytest.raises(DataFormatError, match=rf"^{path}:4: step 2 \(measure\): engine"):
+        campaign.load(path)
+
+
+def test_the_measure_keys_are_the_parameters_of_measure():
+    params = inspect.signature(measuring.measure).parameters
+    assert set(campaignfile.STEPS["measure"]) <= set(params)
+
+
+def test_the_estimate_is_the_trials_plus_the_time_around_them(tmp_path):
+    # one search (our bisection, 1% of the ceiling to it, short trials of 0.5 s down to 8%,
+    # then 3 trials per final load down to 2%): 8 short trials, 5 final loads x 3 trials
+    assert campaign.search_budget(1.0) == (8 + 15, 8 * 0.5 + 15 * 1.0)
+    data = {"description": "x", "ceiling": "measure", "steps": [
+        {"measure": {"engine": "linux", "scenario": "single-flow", "loads_frac": [0.1, 0.2, 0.4, 0.8], "runs": 5,
+                     "duration": 2}},
+        {"measure": {"engine": "nft", "scenario": "single-flow", "search": "both", "duration": 1}},
+        # linux has no firewall: only nft's cell of single-flow-fw50 runs, gre is no one's here
+        {"compare": {"engines": ["linux", "nft"], "scenarios": {"a": "single-flow-fw50", "b": "gre-multiflow-fw50"},
+                     "loads_frac": [0.5, 1.0], "runs": 3, "duration": 2}},
+        {"bench": {"benchmark": "consolidation", "nfs": ["IPFilter"], "repeats": 2}},
+    ]}
+    ceiling, sweep, search, compare, micro = campaign.estimate(campaign.load(write(tmp_path, data)))
+    gap, up = campaign.TRIAL_GAP_S, campaign.BRING_UP_S
+    assert (ceiling.step, ceiling.seconds) == (None, campaign.CEILING_S)  # once, at the start
+    assert (sweep.trials, sweep.trial_seconds, sweep.overhead_seconds) == (20, 40, 20 * gap + up)
+    assert (search.trials, search.trial_seconds, search.overhead_seconds) == (46, 38, 46 * gap + up)
+    assert (compare.trials, compare.trial_seconds, compare.overhead_seconds) == (6, 12, 6 * gap + up)
+    assert (micro.trials, micro.unit) == (1 * 3 * 2 * 2, "timed runs")  # 3 chain lengths, plain and cached
+    # without the campaign's ceiling each testbed step measures its own
+    data.pop("ceiling")
+    _, search_alone, _, _ = campaign.estimate(campaign.load(write(tmp_path, data)))
+    assert search_alone.overhead_seconds == search.overhead_seconds + campaign.CEILING_S
+
+
+def test_the_estimates_of_the_testbed_campaigns_are_near_the_run_that_made_them():
+    # 2026-11-26: the four in 42 minutes, the comparison in 43 (the script's header)
+    def minutes(*names):
+        return sum(e.seconds for n in names for e in campaign.estimate(campaign.load(DATASETS / n / "campaign.yaml"))) / 60
+
+    assert 42 * 0.85 < minutes("testbed-click", "click-course", "testbed-bmv2", "testbed-veth") < 42 * 1.15
+    assert 43 * 0.85 < minutes("comparison") < 43 * 1.15
+
+
+@pytest.fixture
+def fake_steps(monkeypatch):
+    """Steps that record their calls (and an environment record) instead of measuring; the
+    ceiling is 123456 pps; neither root nor engines needed."""
+    calls, ceilings = [], []
+
+    def fake(step, out, ceiling, announce):
+        calls.append((step.number, ceiling))
+        datasets.record_environment(out, f"step-{step.number}", "test")
+        return f"report of step {step.number}"
+
+    for name in campaign.RUNNERS:
+        monkeypatch.setitem(campaign.RUNNERS, name, fake)
+    monkeypatch.setattr(campaign, "check", lambda c, steps: None)
+    monkeypatch.setattr(testbed, "require_root", lambda: None)
+    monkeypatch.setattr(measuring, "generator_ceiling", lambda **kw: ceilings.append(1) or 123456.0)
+    return calls, ceilings
+
+
+def three_steps(tmp_path) -> Path:
+    data = copy.deepcopy(GOOD)
+    data["steps"].append({"reroute": {"runs": 1}})
+    return write(tmp_path, data)
+
+
+def test_a_rerun_skips_the_finished_steps_and_reuses_the_ceiling(tmp_path, fake_steps, monkeypatch):
+    calls, ceilings = fake_steps
+    c = campaign.load(three_steps(tmp_path))
+    out = tmp_path / "out"
+    real = campaign.RUNNERS["reroute"]
+
+    def interrupted(step, out, ceiling, announce):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(campaign.RUNNERS, "reroute", interrupted)
+    lines, reports = [], []
+    with pytest.raises(KeyboardInterrupt):
+        campaign.run(c, out, announce=lines.append, report=reports.append)
+    # the measure step alone takes the ceiling; the bench measures its own
+    assert calls == [(1, 123456.0), (2, None)] and ceilings == [1]
+    assert reports == ["report of step 1", "report of step 2"]
+    assert lines[-1].startswith("step 3 of 3 (0:00:0") and lines[-1].endswith("routerlab reroute --runs 1")
+    progress = yaml.safe_load((out / campaign.PROGRESS_FILE).read_text())
+    assert progress["campaign"] == c.label and progress["ceiling_pps"] == 123456.0
+    assert [f["step"] for f in progress["finished"]] == [1, 2]
+    assert (out / "campaign.yaml").read_bytes() == c.text
+
+    monkeypatch.setitem(campaign.RUNNERS, "reroute", real)
+    lines.clear()
+    campaign.run(c, out, announce=lines.append)
+    assert calls[2:] == [(3, None)] and ceilings == [1]  # only the step left; the ceiling recorded
+    assert lines[0] == "resuming with the generator ceiling this campaign measured: 123456 pps"
+    assert lines[1].startswith("step 1 of 3: finished before, skipped: routerlab measure --engine linux")
+    assert lines[1].endswith("--ceiling 123456")
+    campaign.run(c, out, announce=lines.append)
+    assert len(calls) == 3 and lines[-1].startswith("every step of")
+    # every environment record made meanwhile names the campaign and its hash
+    rec = datasets.read_experiments(out).set_index("experiment")
+    assert list(rec.index) == ["step-1", "step-2", "step-3"]
+    assert (rec["campaign"] == f"campaign.yaml sha256:{c.sha256}").all()
+
+
+def test_the_steps_call_the_library_as_their_commands_did(tmp_path, monkeypatch):
+    # testbed-veth's steps through the real step runners, the measuring itself recorded
+    from routerlab import search
+    from routerlab.benchmarks import engines
+
+    seen = []
+    monkeypatch.setattr(measuring, "measure", lambda engine, scenario, out, **kw: seen.append(
+        (engine, scenario, {k: v for k, v in kw.items() if k != "announce"})) or [])
+    monkeypatch.setattr(engines, "run", lambda *a, **kw: seen.append(("bench engines", a, kw)) or (1.0, pd.DataFrame()))
+    monkeypatch.setattr(engines, "report", lambda ceil, df: "")
+    monkeypatch.setattr(search, "format_ratios", lambda res: [])
+    monkeypatch.setattr(measuring, "generator_ceiling", lambda **kw: 359250.0)
+    monkeypatch.setattr(campaign, "check", lambda c, steps: None)
+    monkeypatch.setattr(testbed, "require_root", lambda: None)
+    campaign.run(campaign.load(DATASETS / "testbed-veth" / "campaign.yaml"), tmp_path)
+    assert seen[0] == ("linux", "single-flow", {"ceiling_pps": 359250.0, "config": None, "loads_frac": F, "runs": 10,
+                                                "duration": 1})
+    assert seen[6][2]["loads"].startswith("5000,10000,") and seen[6][2]["ceiling_pps"] == 359250.0
+    assert seen[7] == ("linux", "single-flow", {"ceiling_pps": 359250.0, "config": None, "search": "both",
+                                                "duration": 1})
+    assert seen[13] == ("linux", "single-flow", {"search": "both", "methods": ("routerlab", "mlrsearch"),
+                                                 "experiment": "bench-search-linux-single-flow", "duration": 1})
+    assert seen[14] == ("bench engines", (), {"out": tmp_path, "duration": 1, "engine_names": ("linux", "nft", "ebpf")})
+    assert len(seen) == 15
+
+
+def test_a_folder_of_another_campaign_is_refused_before_anything_runs(tmp_path, fake_steps):
+    calls, _ = fake_steps
+    out = tmp_path / "out"
+    campaign.run(campaign.load(write(tmp_path, GOOD)), out)
+    other = campaign.load(three_steps(tmp_path))
+    with pytest.raises(RouterlabError, match="holds another campaign"):
+        campaign.run(other, out)
+    assert len(calls) == 2
+
+
+def test_a_record_outside_a_campaign_and_an_old_file_have_an_empty_campaign(tmp_path):
+    rec = datasets.record_environment(tmp_path, "alone", "test")
+    assert rec["campaign"] == ""
+    old = pd.read_csv(DATASETS / "testbed-bmv2" / "experiments.csv", dtype=str, keep_default_na=False)
+    old.drop(columns=["campaign"], errors="ignore").to_csv(tmp_path / "experiments.csv", index=False)
+    assert (datasets.read_experiments(tmp_path)["campaign"] == "").all()
+
+
+def test_a_missing_engine_is_named_with_its_step_before_anything_runs(tmp_path, monkeypatch):
+    from routerlab.errors import EngineNotFound
+
+    def missing(engine, *a, **kw):
+        raise EngineNotFound(f"{engine}: not built")
+
+    monkeypatch.setattr(measuring, "resolve", missing)
+    path = write(tmp_path, GOOD)
+    with pytest.raises(RouterlabError, match=rf"^{path}: step 1 \(measure\): linux: not built$"):
+        campaign.run(campaign.load(path), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_compare_takes_its_defaults_from_the_comparisons_campaign_file(tmp_path, monkeypatch):
+    (step,) = campaign.load(DATASETS / "comparison" / "campaign.yaml").steps
+    assert comparison.planned() == step.options
+    assert comparison.scenarios()["single_flow_50fw"] == "single-flow-fw50"
+    seen = []
+    monkeypatch.setattr(measuring, "measure", lambda engine, scenario, out, **kw: seen.append(kw))
+    comparison.campaign(tmp_path, ceiling_pps=1e5)
+    cells = pd.read_csv(tmp_path / "cells.csv")
+    assert len(cells) == len(step.options["engines"]) * len(step.options["scenarios"])
+    assert {(k["loads_frac"], k["runs"], k["duration"]) for k in seen} <= {("0.1,0.2,0.3,0.4,0.5,0.6,0.8,1.0", 5, 2)}
+
+
+runner = CliRunner()
+
+
+def test_campaign_show_prints_the_steps_and_the_estimate():
+    r = runner.invoke(app, ["campaign", "show", str(DATASETS / "testbed-bmv2" / "campaign.yaml")])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[2] == "step 1 of 2: " + ("routerlab measure --engine bmv2 --scenario single-flow --loads "
+                                          "1000,2000,3000,5000,7500,10000,15000,20000,30000,40000 --runs 10 --duration 1")
+    assert lines[3].startswith("    100 trials, 100 s + ")
+    assert lines[4] == "step 2 of 2: routerlab bench engines --engine linux --engine bmv2 --duration 1"
+    assert lines[-1].startswith("estimated total: about ")
+
+
+def test_campaign_show_and_run_fail_in_one_line(tmp_path, monkeypatch):
+    bad = write(tmp_path, with_step(0, {"measure": {"engine": "vpp", "scenario": "single-flow", "loads": [1]}}))
+    for args in (["show", str(bad)], ["run", str(bad), "--out", str(tmp_path / "o")]):
+        r = runner.invoke(app, ["campaign", *args])
+        assert r.exit_code == 2 and r.stdout == "" and "step 1 (measure): engine: 'vpp'" in r.stderr, r.output
+        assert len(r.stderr.strip().splitlines()) == 1
+    import os
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    good = write(tmp_path, {**GOOD, "steps": GOOD["steps"][:1]})
+    r = runner.invoke(app, ["campaign", "run", str(good), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "needs root" in r.stderr.splitlines()[-1], r.output
+    assert "estimated total" in r.stderr  # said first
+    assert not (tmp_path / "o").exists()
