@@ -203,3 +203,11 @@ def test_bench_report_prints_the_time_next_to_its_floor_and_target():
     text = bench.report({"datasets": 7, "files": 38, "check_s": 6.0, "floor_s": 1.5, "repeat": 3})
     assert "6.00 s" in text and "4.0x the floor" in text and "target <= 30 s: met" in text
     assert "MISSED" in bench.report({"datasets": 7, "files": 38, "check_s": 31.0, "floor_s": 1.5, "repeat": 3})
+
+
+def test_report_check_command_exit_status(demo):
+    ok = CliRunner().invoke(app, ["report", "--check", str(demo)])
+    assert ok.exit_code == 0 and f"{demo}: ok" in ok.output
+    (demo / "NOTES.md").write_text("A changed note, made up.\n")
+    bad = CliRunner().invoke(app, ["report", "--check", str(demo)])
+    assert bad.exit_code == 1 and f"{demo}: differs" in bad.output and "+A changed note, made up." in bad.output

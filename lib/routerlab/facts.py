@@ -382,23 +382,41 @@ def comparison(folder) -> dict:
 
 @_plain_facts
 def microbench(folder) -> dict:
-    """The in-memory microbenchmarks' files: forwarding (per engine the median Mpps, ns
-    and instructions per packet over the repeats), batch sizes (the same per burst) and
-    header-action consolidation (:func:`routerlab.microbench.reductions`)."""
+    """The in-memory microbenchmarks' files, as their commands summarise them: forwarding
+    (:func:`routerlab.benchmarks.forwarding.summary`: per engine the median Mpps over the
+    repeats and the instructions per packet, keyed "ENGINE burst N", with the MoonRoute
+    poster's table as ``forwarding_published``), batch sizes
+    (:func:`routerlab.benchmarks.forwarding.batch_table`, keyed "fastclick burst N") and
+    header-action consolidation (:func:`routerlab.microbench.reductions`, with FastPath's
+    published reductions as ``consolidation_published``)."""
     folder = Path(folder)
     out = {}
-    for name in ("forwarding", "batch"):
-        if (folder / f"{name}.csv").is_file():
-            df = datasets.read_microbench(folder, name)
-            med = df.groupby(["engine", "burst"])[["mpps", "ns_per_packet", "instructions_per_packet"]].median()
-            out[name] = {f"{e} burst {b}": {"engine": e, "burst": b, **row, "repeats": int(n)}
-                         for ((e, b), row), n in zip(med.to_dict("index").items(),
-                                                     df.groupby(["engine", "burst"]).size())}
+    if (folder / "forwarding.csv").is_file():
+        from .benchmarks import forwarding
+
+        raw = datasets.read_microbench(folder, "forwarding")
+        ours, pub, _ = forwarding.summary(raw)
+        bursts = raw.groupby("engine")["burst"].first()
+        repeats = raw.groupby("engine").size()
+        out["forwarding"] = {f"{r['engine']} burst {bursts[r['engine']]}": {
+            "engine": r["engine"], "burst": bursts[r["engine"]], "mpps": r["mpps"],
+            "instructions_per_packet": r["instructions_per_packet"], "repeats": repeats[r["engine"]],
+            "ratio_to_fastest": r["ratio_to_fastest"]} for r in ours.to_dict("records")}
+        out["forwarding_published"] = {r["router"]: {"mpps": r["mpps"], "ratio_to_fastest": r["ratio_to_fastest"]}
+                                       for r in pub.to_dict("records")}
+    if (folder / "batch.csv").is_file():
+        from .benchmarks import forwarding
+
+        raw = datasets.read_microbench(folder, "batch")
+        engine = str(raw["engine"].iloc[0])
+        out["batch"] = {f"{engine} burst {r['burst']}": {"engine": engine, **r}
+                        for r in forwarding.batch_table(raw).to_dict("records")}
     if (folder / "consolidation.csv").is_file():
         from . import microbench as mb
 
         red = mb.reductions(datasets.read_microbench(folder, "consolidation"))
-        out["consolidation"] = [{k: v for k, v in r.items()} for r in red.to_dict("records")]
+        out["consolidation"] = red.to_dict("records")
+        out["consolidation_published"] = datasets.reference("fastpath-consolidation").to_dict("records")
     return out
 
 
