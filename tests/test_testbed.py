@@ -359,3 +359,19 @@ def test_external_engines_stop_cleanly_on_ctrl_c(engine):
         eng.stop(tb)
         assert not list(testbed.STATE_DIR.glob(f"{tb.prefix}-*"))
         assert not (Path("/var/run/dpdk") / tb.prefix).exists()
+
+
+def test_a_search_writes_the_environment_record_a_sweep_writes(tmp_path):
+    """A search is an experiment: its folder's experiments.csv holds its record (pinning,
+    the generator's ceiling, the engine's notes), as a sweep's does, so a dataset's report
+    can say how each of its searches was made."""
+    from routerlab import datasets, measuring
+
+    measuring.measure("linux", "single-flow", tmp_path, search="pdr", duration=0.2, ceiling_pps=20000,
+                      experiment="search-record")
+    e = datasets.read_experiments(tmp_path).set_index("experiment")
+    assert "search-record" in e.index
+    rec = e.loc["search-record"]
+    assert rec["engine"] == "linux" and rec["generator_ceiling_pps"] == 20000
+    assert "router receive CPU" in rec["pinning"] and "router_queue_packets=" in rec["notes"]
+    assert "search-record" in set(datasets.read_kind(tmp_path, "search_results.csv")["experiment"])

@@ -1,6 +1,8 @@
-"""The facts of a dataset folder: every number its report states, computed once, by the
+"""The facts of a dataset folder: every number its report states, computed by the
 library's own functions (:mod:`routerlab.stats`, the readers of :mod:`routerlab.datasets`,
-:mod:`routerlab.comparison`, :mod:`routerlab.fastreroute`), never a second time.
+:mod:`routerlab.comparison`, :mod:`routerlab.fastreroute`, the benchmarks' summaries) where
+they compute it; what only a report states (a median trial, counts of trials and attempts)
+is computed here, once. A search's answer is what the search wrote (``search_results.csv``).
 
 :func:`of` reads a folder and returns one nested dictionary of plain values (text,
 numbers, lists, dictionaries): what :mod:`routerlab.report` renders into the folder's
@@ -100,8 +102,12 @@ def campaign(folder) -> dict | None:
 
     raw = path.read_bytes()
     doc = yaml.safe_load(raw) or {}
-    return {"file": path.name, "sha256": hashlib.sha256(raw).hexdigest(),
-            "description": " ".join(str(doc.get("description", "")).split())}
+    sha = hashlib.sha256(raw).hexdigest()
+    records = datasets.read_experiments(folder) if (Path(folder) / "experiments.csv").is_file() else pd.DataFrame()
+    named = records.get("campaign", pd.Series(dtype=str)).fillna("").astype(str)
+    return {"file": path.name, "sha256": sha, "description": " ".join(str(doc.get("description", "")).split()),
+            "ran": bool(named.str.contains(sha, regex=False).any()),
+            "experiments_named": int(named.str.contains(sha, regex=False).sum())}
 
 
 @_plain_facts
@@ -186,7 +192,10 @@ def sweeps(folder) -> dict:
                          "throughput_pps": s.throughput_pps, "tir": s.tir,
                          "cpu_load": trials["cpu_load"].mean() if "cpu_load" in trials else None,
                          "steal": trials["steal"].mean() if "steal" in trials else None})
+        summ = a.summary
+        crosses = stats.crosses(summ["lcl95"], summ["ucl95"], a.verdict.params.pdr)
         out[a.experiment] = {
+            "uncertain_loads": summ.loc[crosses, "offered_pps"].tolist(),
             "engine": str(g["engine"].iloc[0]) if "engine" in g else "",
             "scenario": str(g["scenario"].iloc[0]) if "scenario" in g else "",
             "trials": len(g), "loads": len(a.summary), "runs": int(a.summary["runs"].max()),

@@ -14,6 +14,7 @@ import pandas as pd
 import seaborn as sns
 
 from .defaults import PDR_FRACTION, PLR_FLOOR
+from . import stats
 from .stats import Verdict
 
 #: Axis labels, with units, of the tidy columns.
@@ -213,7 +214,7 @@ def sweeps(curves: pd.DataFrame, records: pd.DataFrame, *, pdr: float = PDR_FRAC
         single = c["runs"].to_numpy() < 2
         ax.plot(o[~single], m[~single], "o", color=col, ms=4)
         ax.plot(o[single], m[single], "o", mfc="white", mec=col, ms=6, ls="none")
-        crosses = (c["lcl95"].to_numpy() <= pdr) & (c["ucl95"].to_numpy() > pdr)
+        crosses = stats.crosses(c["lcl95"], c["ucl95"], pdr)
         ax.plot(o[crosses], m[crosses], "o", mfc="none", mec="black", ms=10, mew=1, ls="none")
     ax.plot([], [], "o", mfc="white", mec="gray", ls="none", label="one run: no interval")
     ax.plot([], [], "o", mfc="none", mec="black", ms=10, ls="none", label=f"95% interval contains PLR = {pdr:.1%}")

@@ -18,7 +18,7 @@ from typing import Callable
 
 import pandas as pd
 
-from . import drops, engines, stats, traffic
+from . import drops, engines, stats, sweep, traffic
 from .errors import ParameterError
 from .scenarios import Scenario
 from .testbed import Testbed
@@ -252,7 +252,10 @@ def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pd
     validation = validation or TrialValidation()
     attempts: list[dict] = []
     with Testbed() as tb, drops.attached(tb, eng) as counter:
-        queue = eng.bring_up(tb, sc)["router_queue_packets"]
+        facts = {**eng.bring_up(tb, sc), "loss_attribution": "on" if counter is not None else "off"}
+        queue = facts["router_queue_packets"]
+        # a search is an experiment like a sweep: the same environment record, written first
+        sweep.record_environment(out, experiment, eng, tb, sc, ceiling_pps, facts, validation)
         measure = testbed_measure(tb, spec, validation, attempts, counter)
         for k in kinds:
             for m in methods:

@@ -227,7 +227,8 @@ def t_quantile(k, confidence: float = 0.95, df_convention: DfConvention = "k-1")
 def mean_interval(x, confidence: float = 0.95, df_convention: DfConvention = "k-1") -> tuple[float, float]:
     """Mean of the values of ``x`` that are not NaN, and the half-width of its Student-t
     interval ``t * sd / sqrt(K)`` (sd with ddof 1). The half-width is NaN for fewer than
-    two values; the mean is NaN for none. The one interval every table and figure uses."""
+    two values; the mean is NaN for none. :func:`summarize` gives the same interval for
+    every load of a sweep at once."""
     x = np.asarray(x, dtype=float)
     x = x[~np.isnan(x)]
     if len(x) == 0:
@@ -235,6 +236,12 @@ def mean_interval(x, confidence: float = 0.95, df_convention: DfConvention = "k-
     if len(x) < 2:
         return (float(x.mean()), np.nan)
     return (float(x.mean()), float(t_quantile(len(x), confidence, df_convention) * x.std(ddof=1) / np.sqrt(len(x))))
+
+
+def crosses(lcl95, ucl95, level: float = PDR_FRACTION) -> np.ndarray:
+    """Whether each load's 95% interval of the mean loss contains ``level`` (a ratio; the
+    PDR fraction by default): whether the load passes PDR@X is uncertain there."""
+    return (np.asarray(lcl95, dtype=float) <= level) & (np.asarray(ucl95, dtype=float) > level)
 
 
 def throughput_increase_ratio(offered, plr) -> np.ndarray:
@@ -521,7 +528,9 @@ def saturation_verdict(offered, plr, params: VerdictParams | None = None, **over
     if good:
         entry_txt = ("accepted unconditionally (notebook mode)" if params.mode == "notebook"
                      else f"TIR {tir[cand]:.3g} < eta*m = {entry:g}")
-        reason = f"{head}: {entry_txt}, every later TIR < eta = {eta:g}"
+        later = (f"every later TIR < eta = {eta:g}" if cand + 1 < n
+                 else "no load after it to test against eta (it is the highest)")
+        reason = f"{head}: {entry_txt}, {later}"
     elif params.mode == "strict" and not tir[cand] < entry:
         reason = (f"{head}: TIR there is {tir[cand]:.3g}, not below eta*m = {entry:g} "
                   "(throughput still rising after the PDR load)")
