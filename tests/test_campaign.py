@@ -40,11 +40,6 @@ SCRIPT = {
         f"measure --engine linux --experiment linux-kernel --ceiling C --scenario single-flow --loads-frac {F2} "
         "--runs 5 --duration 1",
     ],
-    "testbed-bmv2": [
-        "measure --engine bmv2 --scenario single-flow --loads 1000,2000,3000,5000,7500,10000,15000,20000,30000,40000 "
-        "--runs 10 --duration 1",
-        "bench engines --engine linux --engine bmv2 --duration 1",
-    ],
     "testbed-veth": [
         *[f"measure --engine {e} --scenario {s} --loads-frac {F} --ceiling C --runs 10 --duration 1"
           for e, s in VETH_PATHS],
@@ -89,21 +84,28 @@ def test_each_testbed_campaign_is_the_commands_the_script_ran(name):
     assert [parsed(s.command("C" if c.ceiling else None)) for s in c.steps] == [parsed(x) for x in SCRIPT[name]]
 
 
-def test_testbed_bmv2_plan_is_the_scripts_engine_loads_runs_and_duration():
-    c = campaign.load(DATASETS / "testbed-bmv2" / "campaign.yaml")
-    sweep, bench = c.steps
-    assert not c.ceiling  # the script gave bmv2's sweep no ceiling: it measured its own
-    assert (sweep.name, sweep.options["engine"], sweep.options["scenario"]) == ("measure", "bmv2", "single-flow")
-    assert sweep.options["loads"] == [1000, 2000, 3000, 5000, 7500, 10000, 15000, 20000, 30000, 40000]
-    assert (sweep.options["runs"], sweep.options["duration"]) == (10, 1)
-    assert (bench.name, bench.options) == ("bench engines", {"engines": ["linux", "bmv2"], "duration": 1})
-    assert sweep.command() == ("routerlab measure --engine bmv2 --scenario single-flow --loads "
-                               "1000,2000,3000,5000,7500,10000,15000,20000,30000,40000 --runs 10 --duration 1")
+def test_testbed_bmv2_was_made_by_its_campaign_file():
+    """testbed-bmv2 was measured by ``routerlab campaign run`` of the file beside it: every
+    record names the file's SHA-256, and the sweep's loads are the file's fractions of the
+    ceiling the run measured."""
+    from routerlab import datasets, facts
+
+    folder = DATASETS / "testbed-bmv2"
+    c = campaign.load(folder / "campaign.yaml")
+    f = facts.campaign(folder)
+    records = datasets.read_experiments(folder)
+    assert f["ran"] and (records["campaign"] == f"campaign.yaml sha256:{f['sha256']}").all()
+    assert set(records["experiment"]) == {"bmv2-single-flow", "bench-pdr-linux-single-flow",
+                                          "bench-pdr-bmv2-single-flow"}
+    sweep = c.steps[0]
+    ceiling = float(records.set_index("experiment").loc["bmv2-single-flow", "generator_ceiling_pps"])
+    loads = sorted(datasets.read(folder).trials["offered_pps"].unique())
+    assert loads == [round(x * ceiling) for x in sweep.options["loads_frac"]]
 
 
 def test_every_committed_campaign_file_loads_with_a_description():
     names = sorted(p.parent.name for p in DATASETS.glob("*/campaign.yaml"))
-    assert names == sorted([*SCRIPT, "microbench", "fast-reroute"])
+    assert names == sorted([*SCRIPT, "testbed-bmv2", "microbench", "fast-reroute"])
     for name in names:
         c = campaign.load(DATASETS / name / "campaign.yaml")
         assert len(c.description) > 80 and "\n" not in c.description, name
@@ -365,10 +367,12 @@ def test_campaign_show_prints_the_steps_and_the_estimate():
     r = runner.invoke(app, ["campaign", "show", str(DATASETS / "testbed-bmv2" / "campaign.yaml")])
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
-    assert lines[2] == "step 1 of 2: " + ("routerlab measure --engine bmv2 --scenario single-flow --loads "
-                                          "1000,2000,3000,5000,7500,10000,15000,20000,30000,40000 --runs 10 --duration 1")
-    assert lines[3].startswith("    100 trials, 100 s + ")
-    assert lines[4] == "step 2 of 2: routerlab bench engines --engine linux --engine bmv2 --duration 1"
+    assert lines[2].startswith("the generator's ceiling, measured once")
+    assert lines[3] == "step 1 of 2: " + ("routerlab measure --engine bmv2 --scenario single-flow --loads-frac "
+                                          "0.005,0.01,0.02,0.03,0.05,0.075,0.1,0.125,0.15,0.2 --runs 10 --duration 1"
+                                          " --ceiling C")
+    assert lines[4].startswith("    100 trials, 100 s + ")
+    assert lines[5] == "step 2 of 2: routerlab bench engines --engine linux --engine bmv2 --duration 1"
     assert lines[-1].startswith("estimated total: about ")
 
 
