@@ -48,7 +48,12 @@ def test_plain_fast_reroute_loops_until_the_control_plane():
     base = df[(df["t"] > 1) & (df["t"] < 3)]["throughput_bps"].mean()
     looping = df[(df["t"] > 3.6) & (df["t"] < 5.8)]["throughput_bps"].mean()
     assert looping < 0.1 * base  # the loop carries nothing
-    assert df[df["t"] > 7]["throughput_bps"].max() > 0.5 * base  # recovered after convergence
+    # the path is back at convergence: the pings (one every 0.2 s) answer within a second.
+    # TCP's throughput is not the test: it comes back at its next retransmission, whose
+    # timeout doubles through the loop (the one due about when the control plane converges
+    # can go just before it, and the next is 3.2 s later: the run once ended first)
+    after = df[(df["t"] > ev["converge_s"]) & (df["t"] <= ev["converge_s"] + 1)]
+    assert after["rtt_ms"].notna().any()
 
 
 def test_summary_outage_recovery_and_intervals():

@@ -165,3 +165,30 @@ def test_bench_engines_sets_no_ratio_against_a_pdr_the_generator_bounded():
     assert engines.ratios(df)["ratio_to_first"].tolist()[:2] == [1.0, pytest.approx(4 / 3)]
     assert pd.isna(engines.ratios(df)["ratio_to_first"].iloc[2])
     assert engines.ratios(df.assign(generator_bound=[True, False, False]))["ratio_to_first"].isna().all()
+
+
+def test_without_mlrsearch_the_commands_that_need_it_stop_in_one_line(monkeypatch):
+    """After a plain `pip install routerlab`, MLRsearch (an extra) is absent: bench search
+    and bench calibrate say which extra to install before measuring anything."""
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from routerlab import measuring
+    from routerlab.cli.app import app
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "MLRsearch" else real(name, *a))
+    monkeypatch.setattr(measuring, "measure", lambda *a, **k: pytest.fail("measured without MLRsearch"))
+    for args in (["bench", "search"], ["bench", "calibrate"]):
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 1, r.output
+        text = r.stderr.strip()
+        assert "pip install 'routerlab[mlrsearch]'" in text and "Traceback" not in text and len(text.splitlines()) == 1
+    from routerlab.benchmarks import calibrate
+
+    def reached(*a, **k):
+        raise RuntimeError("calibrate.run reached")
+    monkeypatch.setattr(calibrate, "run", reached)
+    r = CliRunner().invoke(app, ["bench", "calibrate", "--method", "routerlab"])
+    assert "calibrate.run reached" in str(r.exception)  # not needed without the method

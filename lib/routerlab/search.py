@@ -19,7 +19,7 @@ from typing import Callable
 import pandas as pd
 
 from . import drops, engines, stats, sweep, traffic
-from .errors import ParameterError
+from .errors import ParameterError, ToolMissing
 from .scenarios import Scenario
 from .testbed import Testbed
 from .validation import SUPERSEDED_SEARCH_TRIALS, TrialValidation
@@ -165,6 +165,22 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = st
     return SearchResult("routerlab", kind, low, high, width, sum(p.duration for p in probes), probes, limited)
 
 
+def require_mlrsearch():
+    """Stop with one line before any measuring when the MLRsearch package, which the
+    ``mlrsearch`` method drives, is not installed.
+
+    Raises
+    ------
+    ToolMissing
+        Naming the package and the extra that installs it.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("MLRsearch") is None:
+        raise ToolMissing("the mlrsearch method needs the MLRsearch package, which is not installed: "
+                          "pip install 'routerlab[mlrsearch]' (or leave the method out: --method routerlab)")
+
+
 def mlrsearch(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = stats.PDR_FRACTION,
               precision: float = 0.02, short_duration: float = 0.5, final_duration: float = 2.0,
               final_trials: int = 3) -> SearchResult:
@@ -245,6 +261,8 @@ def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pd
     ``out/superseded_search_trials.csv``, and the results carry the threshold and the
     limit."""
     kinds = ["pdr", "ndr"] if kind == "both" else [kind]
+    if "mlrsearch" in methods:
+        require_mlrsearch()
     engine = eng.name
     spec = traffic.TrafficSpec.for_scenario(sc)
     experiment = experiment or f"{engine}-{sc.name}"

@@ -153,6 +153,10 @@ def bench_search(engine, scenario, out, duration, kind):
     """Our PDR/NDR search and MLRsearch (PyPI) on the same testbed: answers and trial-seconds (needs root)."""
     from .. import measuring, search
 
+    try:
+        search.require_mlrsearch()
+    except RouterlabError as e:
+        fail(str(e), 1)
     with resumable("searches", code=1):
         res = measuring.measure(engine, scenario, out, search=kind, duration=duration,
                                 methods=("routerlab", "mlrsearch"), experiment=f"bench-search-{engine}-{scenario}",
@@ -176,8 +180,14 @@ def bench_calibrate(capacity, duration, runs, method, ceiling, out):
     """Sweep and PDR/NDR searches against a router of known capacity (nftables limit): truth, answers, errors; exit 1 when one is outside its precision (needs root)."""
     from click.exceptions import Exit
 
+    from .. import search
     from ..benchmarks import calibrate
 
+    if "mlrsearch" in method:
+        try:
+            search.require_mlrsearch()
+        except RouterlabError as e:
+            fail(str(e), 1)
     with resumable("trials and searches", code=1):
         res = calibrate.run(list(capacity), out=out, duration=duration, runs=runs, methods=tuple(method),
                             ceiling_pps=ceiling, announce=err.print)

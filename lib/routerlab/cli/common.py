@@ -83,7 +83,10 @@ def resumable(what: str = "trials", code: int = 2):
 
 
 def fail(msg: str, code: int = 2):
-    err.print(f"[red]routerlab: error:[/red] {msg}", highlight=False)
+    from rich.markup import escape
+
+    # the message is text, not markup: "routerlab[mlrsearch]" or "[1, 2]" must show as written
+    err.print(f"[red]routerlab: error:[/red] {escape(msg)}", highlight=False)
     raise Exit(code)
 
 
