@@ -111,6 +111,10 @@ def test_colab_user_replays_every_notebook_from_an_empty_folder(wheel, tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "Kernel is running over TCP" not in r.stdout + r.stderr
     assert list((work / "figures" / "pastrami-methodology").glob("*.png"))
+    # the bundled datasets' READMEs are what their files give, checked from the install
+    r = subprocess.run([str(venv / "bin" / "routerlab"), "report", "--check"], cwd=work, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and str(venv) in r.stdout and "differs" not in r.stdout, r.stdout[-3000:] + r.stderr
     site = subprocess.run([str(py), "-c", "import routerlab, pathlib; print(pathlib.Path(routerlab.__file__).parent)"],
                           env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert not list(Path(site).rglob("runs")), "a notebook wrote into the installed package"
