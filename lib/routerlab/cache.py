@@ -49,3 +49,22 @@ def built(kind: str, name: str, source: bytes, command: Callable[[Path, Path], l
                                  f"{p.stderr or p.stdout}")
         os.replace(obj, out)
     return out
+
+
+def bpf_object(name: str, include: Path | None = None) -> Path:
+    """``lib/routerlab/bpf/<name>.c`` compiled with clang for BPF, cached by the source's
+    hash, so an unchanged program is not rebuilt. ``include``: a folder searched for
+    headers first (a CO-RE program's ``vmlinux.h``; part of the cache key, since the
+    header names the kernel it came from)."""
+    import shutil
+    from importlib import resources
+
+    from .errors import EngineNotFound
+
+    if not shutil.which("clang"):
+        raise EngineNotFound(f"{name}: clang is not installed (Debian package clang): run scripts/setup.sh")
+    src = resources.files("routerlab").joinpath(f"bpf/{name}.c").read_bytes()
+    first = [f"-I{include}"] if include else []
+    return built("bpf", name, src, lambda c, out: [
+        "clang", "-O2", "-g", "-target", "bpf", *first, f"-I/usr/include/{os.uname().machine}-linux-gnu",
+        "-c", str(c), "-o", str(out)], key=str(include).encode() if include else b"", suffix=".o")

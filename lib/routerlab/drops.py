@@ -54,7 +54,6 @@ from pathlib import Path
 from . import cache
 from .datasets import KINDS, TrialWriter
 from .engines.base import Engine
-from .engines.ebpf import compile_bpf
 from .errors import RouterlabError, ToolMissing
 from .testbed import BPF_PINS, Testbed, sh
 
@@ -131,7 +130,7 @@ def vmlinux_dir() -> Path:
 
 def program() -> Path:
     """The compiled drop counter (cached by source and kernel)."""
-    return compile_bpf(PROGRAM, include=vmlinux_dir())
+    return cache.bpf_object(PROGRAM, include=vmlinux_dir())
 
 
 @functools.cache

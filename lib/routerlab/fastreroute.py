@@ -232,9 +232,9 @@ class EbpfShortCut(Frr):
     @staticmethod
     def object() -> Path:
         """Compile ``bpf/shortcut_tc.c`` (cached by source hash)."""
-        from .engines.ebpf import compile_bpf
+        from . import cache
 
-        return compile_bpf("shortcut_tc")
+        return cache.bpf_object("shortcut_tc")
 
     @staticmethod
     def _maps(net) -> dict[str, int]:

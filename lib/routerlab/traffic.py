@@ -89,24 +89,26 @@ def write_pcap(path: Path, frames) -> Path:
     return Path(path)
 
 
-def _compiled(name: str) -> Path:
-    """Path of our C program ``csrc/<name>.c`` compiled (gcc -O2) into the user cache
-    (:func:`routerlab.cache.built`); built at first use."""
+def compiled(name: str, libs: tuple[str, ...] = ()) -> Path:
+    """Path of our C program ``csrc/<name>.c`` compiled (gcc -O2, linked with ``libs``,
+    e.g. ``("-lbpf",)``) into the user cache (:func:`routerlab.cache.built`); built at
+    first use."""
     cc = shutil.which(os.environ.get("CC", "gcc")) or shutil.which("cc")
     if not cc:
         raise RouterlabError(f"no C compiler (gcc) to build {name}.c: run scripts/setup.sh")
     src = resources.files("routerlab").joinpath(f"csrc/{name}.c").read_bytes()
-    return cache.built("bin", name, src, lambda c, out: [cc, "-O2", "-Wall", "-o", str(out), str(c)])
+    return cache.built("bin", name, src, lambda c, out: [cc, "-O2", "-Wall", "-o", str(out), str(c), *libs],
+                       key=" ".join(libs).encode())
 
 
 def generator_binary() -> Path:
     """Path of the compiled generator (``csrc/rlgen.c``), building it if needed."""
-    return _compiled("rlgen")
+    return compiled("rlgen")
 
 
 def stop_probe_binary() -> Path:
     """Path of the compiled CPU-stop probe (``csrc/rlstop.c``), building it if needed."""
-    return _compiled("rlstop")
+    return compiled("rlstop")
 
 
 @contextmanager
@@ -152,7 +154,7 @@ def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
 def program_version(name: str) -> str:
     """A version string of one of our C programs (``rlgen``, ``rlstop``): its name and the
     hash of its source, building it if needed."""
-    return f"{name} " + _compiled(name).name.split("-", 1)[1]
+    return f"{name} " + compiled(name).name.split("-", 1)[1]
 
 
 def generator_version() -> str:

@@ -40,19 +40,26 @@ def _run_external(tb, gen: str, rate: float, duration: float, workdir) -> tuple[
 
 
 def run(duration: float = 2.0, fractions=(0.25, 0.5, 0.75, 1.0), runs: int = 3,
-        candidates=("rlgen", "trafgen", "tcpreplay")):
+        candidates=("rlgen", "xdp", "trafgen", "tcpreplay")):
     """How precisely each generator hits a requested rate, open loop, into the sink.
 
-    The ceiling is rlgen's own (as fast as it can, wired straight to the sink); each
-    candidate is then asked for a fraction of it. The achieved rate is counted by the
-    kernel (packets put on the wire or refused by the sink, per wall-clock second of the
-    generator's run), so every candidate is measured the same way, side by side.
+    The ceiling is rlgen's own (as fast as it can, wired straight to the sink); rlgen,
+    trafgen and tcpreplay are then asked for fractions of it. The achieved rate is counted
+    by the kernel (packets put on the wire or refused by the sink, per wall-clock second of
+    the generator's run), so every candidate is measured the same way, side by side.
+
+    The XDP generator (:mod:`routerlab.xdpgen`) has a ceiling of its own, measured the same
+    way (as fast as it can, for ``duration``), and is asked for fractions of it; its frames
+    are counted where they arrive, by the XDP sink on the sink's veth (the kernel's counters
+    of a veth do not count XDP redirects), over the span from its first frame to its last.
 
     Returns
     -------
     (float, pandas.DataFrame)
-        The ceiling (pps) and one row per trial: generator, fraction, requested_pps,
-        achieved_pps, rate_error (achieved / requested - 1).
+        rlgen's ceiling (pps) and one row per trial: generator, fraction, requested_pps,
+        achieved_pps, rate_error (achieved / requested - 1), late_ms (the XDP generator's
+        worst lateness behind its schedule). The XDP generator's ceiling is its row at
+        fraction 0 (requested_pps 0), one per run.
     """
     import shutil
     import tempfile
@@ -65,10 +72,12 @@ def run(duration: float = 2.0, fractions=(0.25, 0.5, 0.75, 1.0), runs: int = 3,
     rows = []
     with Testbed(direct=True) as tb, tempfile.TemporaryDirectory() as work:
         ceil = sorted(traffic.run_trial(tb, 0, duration, traffic.TrafficSpec()).sent_pps for _ in range(3))[1]
+        if "xdp" in candidates:
+            rows += _xdp_rows(tb, duration, fractions, runs)
         for frac in fractions:
             rate = frac * ceil
             for gen in candidates:
-                if gen != "rlgen" and not shutil.which(gen):
+                if gen == "xdp" or (gen != "rlgen" and not shutil.which(gen)):
                     continue
                 for k in range(runs):
                     if gen == "rlgen":
@@ -82,11 +91,42 @@ def run(duration: float = 2.0, fractions=(0.25, 0.5, 0.75, 1.0), runs: int = 3,
     return ceil, pd.DataFrame(rows)
 
 
+def _xdp_rows(tb, duration: float, fractions, runs: int) -> list[dict]:
+    """The XDP generator's ceiling (``runs`` runs as fast as it can; the median is its
+    ceiling), then ``runs`` runs at each fraction of it, counted by the XDP sink."""
+    from .. import xdpgen
+    from ..testbed import Testbed
+    from ..traffic import udp_frame
+
+    frame = udp_frame(Testbed.mac(tb.ns_tg, tb.tg_if), Testbed.mac(tb.ns_sink, tb.sink_if), "10.70.1.2", "10.70.1.1")
+    rows = []
+    with xdpgen.sink(tb.ns_sink, tb.sink_if) as count:
+        def one(rate, frac, k):
+            before = count()
+            r = xdpgen.run(tb, rate, duration, frame)
+            time.sleep(0.05)  # frames in flight reach the sink
+            achieved = (count() - before) / r.span_s if r.span_s else 0.0
+            return {"generator": "xdp", "fraction": frac, "trial": k, "requested_pps": rate, "achieved_pps": achieved,
+                    "rate_error": achieved / rate - 1 if rate else float("nan"), "late_ms": r.late_ms}
+        rows += [one(0, 0.0, k) for k in range(runs)]
+        ceiling = sorted(r["achieved_pps"] for r in rows)[len(rows) // 2]
+        rows += [one(frac * ceiling, frac, k) for frac in fractions for k in range(runs)]
+    return rows
+
+
 def report(ceil: float, df) -> str:
-    """Median rate error per generator and fraction of the ceiling, as a table."""
-    tab = (df.groupby(["generator", "fraction"])["rate_error"].median().unstack("fraction") * 100)
+    """Each generator's ceiling, and its median rate error per fraction of the ceiling it
+    was asked for (rlgen's for rlgen, trafgen and tcpreplay; the XDP generator's own for it)."""
+    paced = df[df["fraction"] > 0]
+    tab = (paced.groupby(["generator", "fraction"])["rate_error"].median().unstack("fraction") * 100)
     tab.columns = [f"{c:.0%} of ceiling" for c in tab.columns]
-    lines = [f"generator ceiling (rlgen, straight into the sink): {ceil:.0f} pps",
-             "median rate error, % (achieved / requested - 1), counted by the kernel:",
-             tab.round(2).to_string()]
+    lines = [f"generator ceiling (rlgen, straight into the sink): {ceil:.0f} pps"]
+    xdp = df[(df["generator"] == "xdp") & (df["fraction"] == 0)]
+    if len(xdp):
+        x = xdp["achieved_pps"].median()
+        late = df[(df["generator"] == "xdp") & (df["fraction"] > 0)]["late_ms"]
+        lines.append(f"XDP generator's ceiling (live frames, into the XDP sink): {x:.0f} pps = {x / ceil:.1f}x rlgen's"
+                     + (f"; its worst lateness when paced: {late.max():.2f} ms" if len(late) else ""))
+    lines += ["median rate error, % (achieved / requested - 1), counted by the kernel (xdp: by the XDP sink):",
+              tab.round(2).to_string()]
     return "\n".join(lines)

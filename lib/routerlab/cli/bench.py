@@ -41,7 +41,7 @@ def bench_assess(data, repeat):
 @click.option("--runs", type=click.IntRange(min=1), default=3, help="Trials per generator and rate.")
 @click.option("--csv", type=PATH, help="Also write every trial to this CSV.")
 def bench_generators(duration, runs, csv):
-    """Rate precision of rlgen, trafgen and tcpreplay at 25/50/75/100% of the ceiling (needs root)."""
+    """Ceilings of rlgen and the XDP generator, and the rate precision of each (and of trafgen, tcpreplay) at 25/50/75/100% of a ceiling (needs root)."""
     from .. import testbed
     from ..benchmarks import generators
 

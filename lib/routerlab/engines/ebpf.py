@@ -9,7 +9,6 @@ import os
 import shutil
 import struct
 import time
-from importlib import resources
 from pathlib import Path
 
 from .. import cache
@@ -18,20 +17,6 @@ from ..testbed import SINK_NET, nsexec, sh
 from .base import Engine, register
 from .kernel import install_guard, install_routes, sysctl
 from .rules import firewall
-
-
-def compile_bpf(name: str, include: Path | None = None) -> Path:
-    """Compile ``lib/routerlab/bpf/<name>.c`` with clang for BPF; the object is cached in
-    the user cache by the source's hash, so an unchanged program is not rebuilt.
-    ``include``: a folder searched for headers first (a CO-RE program's ``vmlinux.h``;
-    it is part of the cache key, since the header names the kernel it came from)."""
-    if not shutil.which("clang"):
-        raise EngineNotFound(f"{name}: clang is not installed (Debian package clang): run scripts/setup.sh")
-    src = resources.files("routerlab").joinpath(f"bpf/{name}.c").read_bytes()
-    first = [f"-I{include}"] if include else []
-    return cache.built("bpf", name, src, lambda c, out: [
-        "clang", "-O2", "-g", "-target", "bpf", *first, f"-I/usr/include/{os.uname().machine}-linux-gnu",
-        "-c", str(c), "-o", str(out)], key=str(include).encode() if include else b"", suffix=".o")
 
 
 def map_ids(prog_id: int) -> dict[str, int]:
@@ -65,7 +50,7 @@ class Ebpf(Engine):
     @staticmethod
     def objects() -> dict[str, Path]:
         """Compile the XDP programs (cached by source hash)."""
-        return {name: compile_bpf(name) for name in ("xdp_router", "xdp_pass")}
+        return {name: cache.bpf_object(name) for name in ("xdp_router", "xdp_pass")}
 
     def start(self, tb, sc):
         # bpf_fib_lookup needs forwarding enabled on the ingress device; the guard table

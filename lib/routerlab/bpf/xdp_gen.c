@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xdp_gen.c -- the generator's XDP program, run by csrc/rlxdpgen.c over one frame with
+ * BPF_PROG_RUN and live frames, as fast as the CPU goes. It paces in the program: a run
+ * whose frame is due by the schedule (start + sent / rate) is redirected out of the
+ * generator's veth; one that is early is dropped, which costs a run and no packet. So
+ * the frames leave one by one at the rate, never in bursts but to catch up on a lag,
+ * which it measures as rlgen does: the worst lateness, and each lag over LAG_OVER_NS,
+ * its worst, added up. */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#define LAG_OVER_NS 5000000ULL   /* lags over 5 ms are added up (traffic.STOP_TOTAL_OVER_MS) */
+#define LAG_ENDS_NS 1000000ULL   /* a lag ends back within 1 ms of the schedule */
+
+struct gen_state {
+    __u64 ifindex;      /* in: where frames go */
+    __u64 interval_ps;  /* in: picoseconds between frames (0: as fast as it can) */
+    __u64 total;        /* in: frames to send */
+    __u64 start_ns;     /* the first run's time */
+    __u64 sent;         /* frames redirected */
+    __u64 late_max_ns;  /* the worst lateness */
+    __u64 lagged_ns;    /* lags over LAG_OVER_NS, each its worst, added up */
+    __u64 lag_worst_ns; /* the worst of the lag under way */
+    __u64 runs;         /* every run, sent or early */
+    __u64 last_ns;      /* the last frame's time */
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct gen_state);
+} state SEC(".maps");
+
+SEC("xdp")
+int xdp_gen(struct xdp_md *ctx)
+{
+    __u32 key = 0;
+    struct gen_state *s = bpf_map_lookup_elem(&state, &key);
+    __u64 now, due, late;
+
+    if (!s)
+        return XDP_ABORTED;
+    s->runs++;
+    if (s->sent >= s->total)
+        return XDP_DROP;
+    now = bpf_ktime_get_ns();
+    if (!s->start_ns)
+        s->start_ns = now;
+    due = s->start_ns + s->sent * s->interval_ps / 1000;
+    if (now < due)
+        return XDP_DROP;
+    late = now - due;
+    if (late > s->late_max_ns)
+        s->late_max_ns = late;
+    if (late > LAG_OVER_NS) {
+        if (late > s->lag_worst_ns)
+            s->lag_worst_ns = late;
+    } else if (s->lag_worst_ns && late < LAG_ENDS_NS) {
+        s->lagged_ns += s->lag_worst_ns;
+        s->lag_worst_ns = 0;
+    }
+    s->sent++;
+    s->last_ns = now;
+    return bpf_redirect(s->ifindex, 0);
+}
+
+char _license[] SEC("license") = "GPL";

@@ -1,0 +1,130 @@
+/* rlxdpgen.c -- routerlab's XDP generator: one frame run through the generator's XDP
+ * program (bpf/xdp_gen.c) with BPF_PROG_RUN and live frames (kernel 5.18 or later), which
+ * paces the frames in the program and redirects each one due out of the generator's veth.
+ * Open loop: nothing the receiver does slows it.
+ *
+ *   rlxdpgen OBJ IFINDEX RATE_PPS DURATION_S FRAME_HEX
+ *
+ * RATE_PPS 0 sends as fast as it can for DURATION_S. Prints one line:
+ *   sent=N span_s=S late_ms=L lagged_ms=G runs=R
+ * sent: frames redirected (a redirect the receiving veth refuses is dropped and counted by
+ * its peer's counters, not here); span_s: from the first frame to the last; late_ms: how
+ * far behind its schedule it fell at worst; lagged_ms: each lag over 5 ms, its worst,
+ * added up (as rlgen reports them); runs: program runs, sent or early.
+ *
+ * One BPF_PROG_RUN call with live frames costs a wait of a few tens of milliseconds at
+ * its end (measured here), so the frames are sent in one call that a timer ends (a signal
+ * ends the kernel's loop): no gap in the schedule but after the last frame. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+struct gen_state {
+    __u64 ifindex, interval_ps, total, start_ns, sent, late_max_ns, lagged_ns, lag_worst_ns, runs, last_ns;
+};
+
+/* runs of one call: more than any trial needs (it ends by the timer) */
+#define REPEAT 0x7fffffffU
+#define BATCH 64
+
+static void on_alarm(int sig) { (void)sig; }
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int unhex(const char *hex, unsigned char *out, int max)
+{
+    int n = strlen(hex) / 2;
+    if (n > max || (int)strlen(hex) != 2 * n)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (sscanf(hex + 2 * i, "%2hhx", &out[i]) != 1)
+            return -1;
+    return n;
+}
+
+static void arm(double seconds)
+{
+    struct itimerval t = {{0, 0}, {(long)seconds, (long)((seconds - (long)seconds) * 1e6)}};
+    setitimer(ITIMER_REAL, &t, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 6) {
+        fprintf(stderr, "usage: %s OBJ IFINDEX RATE_PPS DURATION_S FRAME_HEX\n", argv[0]);
+        return 2;
+    }
+    double rate = atof(argv[3]), duration = atof(argv[4]);
+    unsigned char frame[1600];
+    int len = unhex(argv[5], frame, sizeof(frame));
+    if (len < 14 || duration <= 0 || rate < 0) {
+        fprintf(stderr, "rlxdpgen: bad frame, rate or duration\n");
+        return 2;
+    }
+    struct bpf_object *obj = bpf_object__open_file(argv[1], NULL);
+    if (!obj || bpf_object__load(obj)) {
+        fprintf(stderr, "rlxdpgen: loading %s failed: %s\n", argv[1], strerror(errno));
+        return 1;
+    }
+    struct bpf_program *prog = bpf_object__find_program_by_name(obj, "xdp_gen");
+    struct bpf_map *map = bpf_object__find_map_by_name(obj, "state");
+    if (!prog || !map) {
+        fprintf(stderr, "rlxdpgen: %s lacks xdp_gen or its state\n", argv[1]);
+        return 1;
+    }
+    __u32 key = 0;
+    struct gen_state s = {0};
+    s.ifindex = strtoul(argv[2], NULL, 10);
+    s.interval_ps = rate > 0 ? (__u64)(1e12 / rate + 0.5) : 0;
+    s.total = rate > 0 ? (__u64)(rate * duration + 0.5) : UINT64_MAX;
+    if (bpf_map__update_elem(map, &key, sizeof(key), &s, sizeof(s), 0)) {
+        fprintf(stderr, "rlxdpgen: setting the state failed: %s\n", strerror(errno));
+        return 1;
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_alarm; /* no SA_RESTART: the signal ends the kernel's loop */
+    sigaction(SIGALRM, &sa, NULL);
+    LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = len, .repeat = REPEAT,
+                .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = BATCH);
+    int fd = bpf_program__fd(prog);
+    /* the schedule ends DURATION_S after the first frame; a generator behind it gets as
+     * long again to catch up, after which what it did not send counts against it */
+    double start = now_s(), limit = rate > 0 ? 2 * duration + 0.5 : duration;
+    for (;;) {
+        double left = limit - (now_s() - start);
+        if (left <= 0)
+            break;
+        /* the first call ends just after the schedule does; another only for a generator
+         * behind it, which then has what is left of the limit */
+        double first = duration + 0.05;
+        arm(rate > 0 && s.runs == 0 && first < left ? first : left);
+        int rc = bpf_prog_test_run_opts(fd, &opts);
+        if (rc && errno != EINTR) {
+            fprintf(stderr, "rlxdpgen: BPF_PROG_RUN with live frames failed: %s\n", strerror(errno));
+            return 1;
+        }
+        if (bpf_map__lookup_elem(map, &key, sizeof(key), &s, sizeof(s), 0))
+            return 1;
+        if (s.sent >= s.total)
+            break;
+    }
+    if (s.lag_worst_ns)
+        s.lagged_ns += s.lag_worst_ns;
+    printf("sent=%llu span_s=%.6f late_ms=%.3f lagged_ms=%.3f runs=%llu\n", (unsigned long long)s.sent,
+           s.sent ? (s.last_ns - s.start_ns) * 1e-9 : 0.0, s.late_max_ns * 1e-6, s.lagged_ns * 1e-6,
+           (unsigned long long)s.runs);
+    bpf_object__close(obj);
+    return 0;
+}
