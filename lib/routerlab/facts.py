@@ -373,11 +373,13 @@ def comparison(folder) -> dict:
     ours = cmp.ours(folder)
     cap = cmp.capacity(ours)
     ver = cmp.verdicts(ours).set_index(["scenario", "router"])
+    presets = cmp.scenarios()
     cells = {}
     for r in cap.itertuples():
         v = ver.loc[(r.scenario, r.router)]
         row = ours[(ours["scenario"] == r.scenario) & (ours["router"] == r.router)]
         cells.setdefault(r.scenario, {})[r.router] = {
+            "experiment": f"{r.router}-{presets.get(r.scenario, r.scenario)}",
             "capacity": r.capacity, "status": r.status, "verdict": v["verdict"], "grey": v["grey"],
             "uncertain": int(row["uncertain"].sum()),
             "colours": {c: int(n) for c, n in row["colour"].value_counts().sort_index().items()}}

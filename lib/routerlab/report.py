@@ -92,7 +92,8 @@ def _environment():
     import jinja2
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                             trim_blocks=True, lstrip_blocks=True, autoescape=False)
+                             trim_blocks=True, lstrip_blocks=True, autoescape=False,
+                             extensions=["jinja2.ext.do"])
     env.filters.update(FILTERS)
     return env
 
