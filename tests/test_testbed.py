@@ -374,4 +374,8 @@ def test_a_search_writes_the_environment_record_a_sweep_writes(tmp_path):
     rec = e.loc["search-record"]
     assert rec["engine"] == "linux" and rec["generator_ceiling_pps"] == 20000
     assert "router receive CPU" in rec["pinning"] and "router_queue_packets=" in rec["notes"]
-    assert "search-record" in set(datasets.read_kind(tmp_path, "search_results.csv")["experiment"])
+    res = datasets.read_kind(tmp_path, "search_results.csv").set_index("experiment")
+    assert (res.loc["search-record", "target_precision"], res.loc["search-record", "final_trial_s"]) == (0.02, 0.2)
+    # each trial names its row and its start, so two with the same counts are told apart
+    probes = datasets.read_kind(tmp_path, "search_trials.csv")
+    assert probes["probe"].tolist() == list(range(len(probes))) and probes["started_at"].notna().all()

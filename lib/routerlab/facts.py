@@ -263,7 +263,8 @@ def searches(folder) -> dict:
             "precision": r.get("precision"), "answer": r["answer"], "at_least": gen or unbounded,
             "bound": "limited by the generator" if gen else "passed at the ceiling" if unbounded else "",
             "trials": r.get("trials"), "trial_seconds": r.get("trial_seconds"),
-            "ceiling_pps": r.get("generator_ceiling_pps"), "when": r.get("when"), **extra}
+            "ceiling_pps": r.get("generator_ceiling_pps"), "when": r.get("when"),
+            "target_precision": r.get("target_precision"), "final_trial_s": r.get("final_trial_s"), **extra}
     return out
 
 

@@ -284,11 +284,13 @@ def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pd
                 r.wall_seconds = time.perf_counter() - t0
                 results.append(r)
         eng.stop(tb)
-    _write(out, experiment, engine, sc, results, ceiling_pps, final_trials, attempts, validation, queue)
+    _write(out, experiment, engine, sc, results, ceiling_pps, final_trials, attempts, validation, queue,
+           precision=precision, final_duration=final_duration)
     return results
 
 
-def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts=(), validation=None, queue=None):
+def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts=(), validation=None, queue=None,
+           precision=None, final_duration=None):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     probes = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "kind": r.kind,
@@ -296,14 +298,18 @@ def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts
     # the measure was called once per probe, in the probes' order
     kept = [a for a in attempts if a["kept"]]
     if kept and len(kept) == len(probes):
-        columns = ("attempt", "disturbed", "steal", *traffic.PROBED_FIELDS, *traffic.ATTRIBUTED_FIELDS)
-        probes = probes.assign(**{c: [a[c] for a in kept] for c in columns})
+        # probe: the trial's row within its experiment, which its superseded attempts name;
+        # started_at tells two trials with the same counts apart
+        columns = ("probe", "attempt", "disturbed", "steal", *traffic.PROBED_FIELDS, *traffic.ATTRIBUTED_FIELDS,
+                   "started_at")
+        probes = probes.assign(**{c: [a.get(c) for a in kept] for c in columns})
     superseded = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, **a}
                                for a in attempts if not a["kept"]]).drop(columns="kept", errors="ignore")
     summary = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "method": r.method,
                              "kind": r.kind, "lower_pps": r.lower, "upper_pps": r.upper, "precision": r.precision,
                              "trial_seconds": r.trial_seconds, "trials": len(r.probes),
-                             "final_trials": final_trials,
+                             "final_trials": final_trials, "target_precision": precision,
+                             "final_trial_s": final_duration,
                              "limited_by_generator": r.limited_by_generator, "generator_ceiling_pps": round(ceiling),
                              "router_queue_packets": queue, **(validation.facts() if validation else {}),
                              "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())} for r in results])
