@@ -11,6 +11,7 @@
 
 #define LAG_OVER_NS 5000000ULL   /* lags over 5 ms are added up (traffic.STOP_TOTAL_OVER_MS) */
 #define LAG_ENDS_NS 1000000ULL   /* a lag ends back within 1 ms of the schedule */
+#define HDR 48                   /* Ethernet, IPv4 and UDP headers, rounded up */
 
 struct gen_state {
     __u64 ifindex;      /* in: where frames go */
@@ -23,6 +24,7 @@ struct gen_state {
     __u64 lag_worst_ns; /* the worst of the lag under way */
     __u64 runs;         /* every run, sent or early */
     __u64 last_ns;      /* the last frame's time */
+    __u8 hdr[HDR];      /* in: the frame's headers, written into every frame sent */
 };
 
 struct {
@@ -60,6 +62,13 @@ int xdp_gen(struct xdp_md *ctx)
         s->lagged_ns += s->lag_worst_ns;
         s->lag_worst_ns = 0;
     }
+    /* live frames are recycled from a page pool, and a receiver that passes a frame to the
+     * stack may rewrite it in place (a router: MACs, TTL) before the page comes back: the
+     * headers are written again, so every frame leaves as the loader gave it */
+    void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+    if (data + HDR > end)
+        return XDP_ABORTED;
+    __builtin_memcpy(data, s->hdr, HDR);
     s->sent++;
     s->last_ns = now;
     return bpf_redirect(s->ifindex, 0);

@@ -26,8 +26,11 @@
 #include <sys/time.h>
 #include <time.h>
 
+#define HDR 48 /* the headers the program writes into every frame (bpf/xdp_gen.c) */
+
 struct gen_state {
     __u64 ifindex, interval_ps, total, start_ns, sent, late_max_ns, lagged_ns, lag_worst_ns, runs, last_ns;
+    __u8 hdr[HDR];
 };
 
 /* runs of one call: more than any trial needs (it ends by the timer) */
@@ -69,7 +72,7 @@ int main(int argc, char **argv)
     double rate = atof(argv[3]), duration = atof(argv[4]);
     unsigned char frame[1600];
     int len = unhex(argv[5], frame, sizeof(frame));
-    if (len < 14 || duration <= 0 || rate < 0) {
+    if (len < HDR || duration <= 0 || rate < 0) {
         fprintf(stderr, "rlxdpgen: bad frame, rate or duration\n");
         return 2;
     }
@@ -89,6 +92,7 @@ int main(int argc, char **argv)
     s.ifindex = strtoul(argv[2], NULL, 10);
     s.interval_ps = rate > 0 ? (__u64)(1e12 / rate + 0.5) : 0;
     s.total = rate > 0 ? (__u64)(rate * duration + 0.5) : UINT64_MAX;
+    memcpy(s.hdr, frame, HDR);
     if (bpf_map__update_elem(map, &key, sizeof(key), &s, sizeof(s), 0)) {
         fprintf(stderr, "rlxdpgen: setting the state failed: %s\n", strerror(errno));
         return 1;
