@@ -135,12 +135,15 @@ def environment(folder) -> dict:
     for engines, versions in zip(e["engine"].fillna("").astype(str), e["engine_version"].fillna("").astype(str)):
         names = [x.strip() for x in engines.split(";") if x.strip()]
         parts = [x.strip() for x in versions.split(";") if x.strip()]
-        for part in parts:
-            # "bmv2 p4lang/behavioral-model@9674187f610c; p4c ...": a build names its engine first
-            name, _, rest = part.partition(" ")
-            if rest and name not in names and len(parts) == len(names):
-                name, rest = names[parts.index(part)], part
-            builds.setdefault(name if rest else names[0] if names else "", rest or part)
+        if len(parts) == len(names):
+            # one version per engine, in the order of the engines
+            pairs = [(n, p.removeprefix(n + " ")) for n, p in zip(names, parts)]
+        else:
+            # more builds than engines ("bmv2 p4lang/behavioral-model@...; p4c p4lang/p4c@..."):
+            # each names its own
+            pairs = [p.partition(" ")[::2] for p in parts]
+        for name, version in pairs:
+            builds.setdefault(name, version)
     experiments = {}
     for r in e.to_dict("records"):
         experiments[r["experiment"]] = {
@@ -480,7 +483,7 @@ def of(folder) -> dict:
             stamps = pd.concat([stamps, pd.read_csv(res)["when"]])
         parts["measured"] = _span(stamps)
     out.update({k: v for k, v in parts.items() if v})
-    return _plain(out)
+    return out
 
 
 def dumps(facts: dict) -> str:

@@ -14,6 +14,7 @@ committed dataset's README and facts and fails on any difference.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,14 +38,8 @@ def loss(x) -> str:
     v = 100 * float(x)
     if v == 0:
         return "0"
-    digits = max(0, 1 - int(_floor_log10(abs(v))))
+    digits = max(0, 1 - math.floor(math.log10(abs(v))))
     return f"{v:.{digits}f}%"
-
-
-def _floor_log10(v: float) -> int:
-    import math
-
-    return math.floor(math.log10(v))
 
 
 def pct(x, digits: int = 0) -> str:
