@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from routerlab import campaign, campaignfile, comparison, datasets, measuring, testbed
 from routerlab.cli import app
-from routerlab.errors import DataFormatError, RouterlabError
+from routerlab.errors import DataFormatError, ParameterError, RouterlabError
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
 
@@ -168,6 +168,11 @@ def with_step(i: int, step: dict) -> dict:
      ["step 2 (compare)", "scenarios: {'x': 'nope'}", "allowed: a mapping of published scenario names to presets"]),
     (with_step(1, {"compare": {"engines": ["linux"]}}),
      ["step 2 (compare)", "missing key(s) scenarios, loads_frac, runs, duration"]),
+    # the ranges are measure's own (measuring.check): a PDR fraction below the PLR floor
+    (with_step(0, {"measure": {"engine": "linux", "scenario": "single-flow", "loads": [1], "pdr": 1e-7}}),
+     ["step 1 (measure)", "plr_floor:", "must be in (0, pdr)"]),
+    (with_step(0, {"measure": {"engine": "linux", "scenario": "single-flow", "loads": [1], "steal_threshold": 1}}),
+     ["step 1 (measure)", "steal_threshold:", "must be a fraction in [0, 1)"]),
     ({**GOOD, "ceiling": "360000"}, ["ceiling: '360000'", "allowed: measure"]),
     ({**GOOD, "stepz": []}, ["unknown key 'stepz'", "allowed: description, ceiling, steps"]),
 ])
@@ -350,14 +355,37 @@ def test_a_missing_engine_is_named_with_its_step_before_anything_runs(tmp_path, 
 
 def test_compare_takes_its_defaults_from_the_comparisons_campaign_file(tmp_path, monkeypatch):
     (step,) = campaign.load(DATASETS / "comparison" / "campaign.yaml").steps
-    assert comparison.planned() == step.options
     assert comparison.scenarios()["single_flow_50fw"] == "single-flow-fw50"
     seen = []
+    # every cell runnable, whatever is built here: the plan, not the engines, is tested
+    monkeypatch.setattr(measuring, "resolve", lambda engine, scenario, *a, **kw: (None, None))
     monkeypatch.setattr(measuring, "measure", lambda engine, scenario, out, **kw: seen.append(kw))
     comparison.campaign(tmp_path, ceiling_pps=1e5)
     cells = pd.read_csv(tmp_path / "cells.csv")
-    assert len(cells) == len(step.options["engines"]) * len(step.options["scenarios"])
-    assert {(k["loads_frac"], k["runs"], k["duration"]) for k in seen} <= {("0.1,0.2,0.3,0.4,0.5,0.6,0.8,1.0", 5, 2)}
+    assert len(cells) == len(step.options["engines"]) * len(step.options["scenarios"]) == len(seen)
+    assert {(k["loads_frac"], k["runs"], k["duration"]) for k in seen} == {("0.1,0.2,0.3,0.4,0.5,0.6,0.8,1.0", 5, 2)}
+
+
+def test_compare_refuses_a_bad_plan_before_measuring_the_ceiling(tmp_path, monkeypatch):
+    """A fraction out of range used to grey every cell, one by one, after the ceiling."""
+    monkeypatch.setattr(measuring, "generator_ceiling", lambda *a, **k: pytest.fail("measured the ceiling"))
+    for kw in ({"fractions": [2.0]}, {"duration": -1}, {"runs": 0}):
+        with pytest.raises(ParameterError):
+            comparison.campaign(tmp_path, **kw)
+    assert not (tmp_path / "cells.csv").exists()
+
+
+def test_a_bench_search_step_without_mlrsearch_stops_before_step_one(tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "MLRsearch" else real(name, *a))
+    monkeypatch.setattr(measuring, "resolve", lambda *a, **kw: (None, None))
+    path = write(tmp_path, with_step(1, {"bench": {"benchmark": "search", "engine": "linux",
+                                                   "scenario": "single-flow", "kind": "both"}}))
+    with pytest.raises(RouterlabError, match=r"step 2 \(bench search\): .*routerlab\[mlrsearch\]"):
+        campaign.run(campaign.load(path), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 runner = CliRunner()

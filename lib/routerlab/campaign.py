@@ -270,7 +270,7 @@ def check(c: Campaign, steps) -> None:
     is there and the engine can do the scenario (:func:`routerlab.measuring.resolve`; a
     comparison's missing engine is a grey cell instead). Raises the error, naming the
     campaign file and the step."""
-    from . import engines, measuring
+    from . import engines, measuring, search
 
     for s in steps:
         o = s.options
@@ -280,6 +280,7 @@ def check(c: Campaign, steps) -> None:
                                   **{k: o[k] for k in ("rules", "routes", "frame_size") if k in o})
             elif s.name == "bench search":
                 measuring.resolve(o["engine"], s.scenario())
+                search.require_mlrsearch()  # bench search sets ours against MLRsearch
             elif s.name == "bench engines":
                 for name in o.get("engines", ()):
                     engines.get(name).check()

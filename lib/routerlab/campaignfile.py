@@ -40,6 +40,7 @@ from typing import Callable
 
 import yaml
 
+from .defaults import SEARCH_KINDS
 from .errors import DataFormatError, ParameterError
 
 #: The name a campaign file is copied under into the dataset folder it made.
@@ -87,9 +88,10 @@ def _seconds(v, ctx):
     return v
 
 
-def _ratio(v, ctx):
-    if not (_number(v) and 0 < v < 1):
-        raise _Refused("a ratio in (0, 1)")
+def _a_number(v, ctx):
+    # the range is measuring.check's, which the step's keys together go through
+    if not _number(v):
+        raise _Refused("a number")
     return v
 
 
@@ -193,14 +195,14 @@ STEPS: dict[str, dict[str, Key]] = {
         "loads_frac": Key(_fractions, "offered loads, fractions of the generator's ceiling"),
         "runs": Key(_count(1), "trials per load (K)"),
         "duration": Key(_seconds, "seconds per trial (T); a search's final trials"),
-        "search": Key(_choice("pdr", "ndr", "both"), "search for PDR, NDR or both instead of sweeping loads"),
-        "pdr": Key(_ratio, "PDR fraction of the search and the verdict, a ratio (0.005 is PDR@0.5%)"),
+        "search": Key(_choice(*SEARCH_KINDS), "search for PDR, NDR or both instead of sweeping loads"),
+        "pdr": Key(_a_number, "PDR fraction of the search and the verdict, a ratio (0.005 is PDR@0.5%)"),
         "experiment": Key(_text, "experiment id (default ENGINE-SCENARIO)"),
         "config": Key(_file, "a router configuration of one's own (click, fastclick)"),
         "rules": Key(_count(0), "override: firewall rules"),
         "routes": Key(_count(1), "override: route-table size"),
         "frame_size": Key(_count(64), "override: frame size on the wire, bytes"),
-        "steal_threshold": Key(_ratio, "CPU steal above which a trial is measured again, a ratio"),
+        "steal_threshold": Key(_a_number, "CPU steal above which a trial is measured again, a ratio"),
         "max_repeats": Key(_count(0), "repeats of a disturbed trial at most"),
     },
     "bench engines": {
@@ -210,7 +212,7 @@ STEPS: dict[str, dict[str, Key]] = {
     "bench search": {
         "engine": Key(_engine, "the engine to search", required=True),
         "scenario": Key(_scenario, "a scenario preset or YAML file", required=True),
-        "kind": Key(_choice("pdr", "ndr", "both"), "what to search for", required=True),
+        "kind": Key(_choice(*SEARCH_KINDS), "what to search for", required=True),
         "duration": Key(_seconds, "seconds per final search trial"),
     },
     "bench forwarding": {
@@ -446,6 +448,14 @@ def _check_measure(o: dict, ctx: _Context, refuse):
     if "search" not in o and len(given) != 1:
         refuse("loads: a sweep needs exactly one of loads (pps) and loads_frac (fractions); "
                "allowed: loads, loads_frac, or search")
+    from . import measuring
+
+    try:
+        measuring.check(**{k: (",".join(map(str, o[k])) if k in ("loads", "loads_frac") else o[k])
+                           for k in ("loads", "loads_frac", "runs", "duration", "search", "pdr", "steal_threshold",
+                                     "max_repeats") if k in o})
+    except ParameterError as e:
+        refuse(f"{e.name.lstrip('-').replace('-', '_')}: {str(e).removeprefix(f'{e.name}: ')}")
     overrides = {k: o[k] for k in ("rules", "routes", "frame_size") if k in o}
     scenario = o["scenario"]
     try:

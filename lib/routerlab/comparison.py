@@ -94,6 +94,8 @@ def campaign(out, engine_names=None, scenario_names=None, *, fractions=None, run
     runs = plan["runs"] if runs is None else runs
     duration = plan["duration"] if duration is None else duration
     announce = announce or (lambda msg: None)
+    # a bad fraction, run count or duration is refused now, not by every cell after the ceiling
+    measuring.check(loads_frac=",".join(map(str, fractions)), runs=runs, duration=duration)
     # one ceiling (64-byte frames) for every cell: the tables' columns are its fractions;
     # a resumed campaign keeps the one it started with, so its loads stay the same
     ceiling_pps = ceiling_pps or measuring.recorded_ceiling(out)

@@ -22,3 +22,6 @@ CALIBRATION_FRACTIONS = (0.1, 0.25, 0.5)
 #: Trial validation: repeats of a disturbed trial at most, after its first attempt
 #: (:mod:`routerlab.validation`).
 MAX_REPEATS = 3
+
+#: What a search looks for: PDR, NDR or both (``routerlab measure --search``).
+SEARCH_KINDS = ("pdr", "ndr", "both")

@@ -16,13 +16,12 @@ from typing import Callable
 import pandas as pd
 
 from . import engines, scenarios, stats, traffic
+from .defaults import SEARCH_KINDS  # noqa: F401  (the search kinds measure accepts)
 from .engines.base import Engine
 from .errors import ParameterError
 from .scenarios import Scenario
 from .testbed import require_root
 
-#: Search kinds :func:`measure` accepts.
-SEARCH_KINDS = ("pdr", "ndr", "both")
 
 
 def resolve(engine: str, scenario: str | Scenario, config=None, **overrides) -> tuple[Engine, Scenario]:
@@ -73,6 +72,43 @@ def recorded_ceiling(out, experiment: str | None = None) -> float | None:
     return float(vals.iloc[0]) if len(vals) else None
 
 
+def check(*, loads: str | None = None, loads_frac: str | None = None, runs: int = 10, duration: float = 2.0,
+          search: str | None = None, pdr: float = stats.PDR_FRACTION, methods=("routerlab",),
+          steal_threshold: float | None = None, max_repeats: int | None = None):
+    """Check the parameters of a measurement (those of :func:`measure`) that need neither
+    root nor an engine, before anything is measured: the one check that ``measure``, a
+    campaign file and the comparison all make. Returns the trial validation they give.
+
+    Raises
+    ------
+    ParameterError
+        Naming the parameter.
+    ToolMissing
+        A search method whose package is not installed (MLRsearch).
+    """
+    from . import search as search_mod
+    from . import sweep
+    from .validation import TrialValidation
+
+    validation = TrialValidation(**{k: v for k, v in (("steal_threshold", steal_threshold),
+                                                      ("max_repeats", max_repeats)) if v is not None})
+    stats.VerdictParams(pdr=pdr)  # a bad fraction is refused now, not after the measurement
+    if search is not None and search not in SEARCH_KINDS:
+        raise ParameterError("search", f"must be one of {', '.join(SEARCH_KINDS)}, got {search!r}")
+    if search is not None and (loads or loads_frac):
+        raise ParameterError("loads", "a search chooses its own loads: give --loads/--loads-frac or --search")
+    if search is not None and "mlrsearch" in methods:
+        search_mod.require_mlrsearch()
+    if search is None:
+        # fractions against a nominal ceiling (the real one needs root), large enough that
+        # none rounds to 0 pps; a scenario's name does not matter to the plan's checks
+        sweep.SweepPlan("", Scenario(name="check"), sweep.parse_loads(loads, loads_frac, 1e6), runs=runs,
+                        duration=duration)
+    elif not duration > 0:
+        raise ParameterError("duration", f"must be > 0 seconds, got {duration}")
+    return validation
+
+
 def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = None, loads_frac: str | None = None,
             runs: int = 10, duration: float = 2.0, search: str | None = None, pdr: float = stats.PDR_FRACTION,
             methods=("routerlab",), ceiling_pps: float | None = None, experiment: str = "",
@@ -115,26 +151,15 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
     """
     from . import search as search_mod
     from . import sweep
-    from .validation import TrialValidation
 
     announce = announce or (lambda msg: None)
     eng, sc = resolve(engine, scenario, config, rules=rules, routes=routes, frame_size=frame_size)
-    validation = TrialValidation(**{k: v for k, v in (("steal_threshold", steal_threshold),
-                                                      ("max_repeats", max_repeats)) if v is not None})
-    stats.VerdictParams(pdr=pdr)  # a bad fraction is refused now, not after the measurement
-    if search is not None and search not in SEARCH_KINDS:
-        raise ParameterError("search", f"must be one of {', '.join(SEARCH_KINDS)}, got {search!r}")
-    if search is not None and (loads or loads_frac):
-        raise ParameterError("loads", "a search chooses its own loads: give --loads/--loads-frac or --search")
+    validation = check(loads=loads, loads_frac=loads_frac, runs=runs, duration=duration, search=search, pdr=pdr,
+                       methods=methods, steal_threshold=steal_threshold, max_repeats=max_repeats)
     if search is None and loads_frac and ceiling_pps is None:
         ceiling_pps = recorded_ceiling(out, experiment or f"{engine}-{sc.name}")
         if ceiling_pps is not None:
             announce(f"resuming with the generator ceiling recorded in {out}: {ceiling_pps:.0f} pps")
-    if search is None:
-        # every parameter is checked before anything needs root; fractions against a nominal
-        # ceiling (the real one needs root), large enough that none rounds to 0 pps
-        sweep.SweepPlan(engine, sc, sweep.parse_loads(loads, loads_frac, ceiling_pps or 1e6), runs=runs,
-                        duration=duration)
     require_root()
     if ceiling_pps is None and (search is not None or loads_frac):
         ceiling_pps = generator_ceiling(sc, announce)

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from click.exceptions import Exit
 
+from .. import defaults
 from ..errors import RouterlabError
 
 
@@ -41,7 +42,7 @@ err = _Stderr()
 PATH = click.Path(path_type=Path)
 MODE = click.Choice(["strict", "notebook"])
 INPUT_FORMAT = click.Choice(["auto", "pastrami", "routerlab"])
-SEARCH_KIND = click.Choice(["pdr", "ndr", "both"])
+SEARCH_KIND = click.Choice(defaults.SEARCH_KINDS)
 
 
 class progress:
