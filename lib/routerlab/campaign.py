@@ -374,13 +374,11 @@ def _run_bench_engines(step: Step, out: Path, ceiling, announce) -> str:
 
 
 def _run_bench_search(step: Step, out: Path, ceiling, announce) -> str:
-    from . import measuring, search
+    from .benchmarks import search
 
     o = step.options
-    res = measuring.measure(o["engine"], step.scenario(), out, search=o["kind"], methods=("routerlab", "mlrsearch"),
-                            experiment=f"bench-search-{o['engine']}-{o['scenario']}", announce=announce,
-                            **_given(step, "duration"))
-    return "\n".join(search.format_result(res) + search.format_ratios(res))
+    return search.report(search.run(o["engine"], step.scenario(), out, kind=o["kind"], announce=announce,
+                                    name=o["scenario"], **_given(step, "duration")))
 
 
 def _run_forwarding(step: Step, out: Path, ceiling, announce) -> str:
@@ -388,11 +386,9 @@ def _run_forwarding(step: Step, out: Path, ceiling, announce) -> str:
     from .benchmarks import forwarding
 
     names = tuple(step.options.get("engines", _default(forwarding.table, "engine_names")))
-    pdr = step.path("testbed_pdr")
-    if pdr is not None:
-        pdr = datasets.search_pdr(datasets.read_searches([pdr.parent]))
-    ours, pub, raw = forwarding.table(names, pdr, **_given(step, "packets", "repeats"))
-    microbench.save(raw, out, "forwarding", names, datasets.invocation())
+    ours, pub, raw = forwarding.table(names, forwarding.testbed_pdr(step.path("testbed_pdr")),
+                                      **_given(step, "packets", "repeats"))
+    microbench.save(raw, out, "forwarding", names)
     return forwarding.report(ours, pub)
 
 
@@ -402,7 +398,7 @@ def _run_batch(step: Step, out: Path, ceiling, announce) -> str:
 
     engine = step.options.get("engine", _default(microbench.batch_sizes, "engine"))
     df = microbench.batch_sizes(engine, **_given(step, "sizes", "packets", "repeats"))
-    microbench.save(df, out, "batch", [engine], datasets.invocation())
+    microbench.save(df, out, "batch", [engine])
     return forwarding.batch_report(df)
 
 
@@ -412,7 +408,7 @@ def _run_consolidation(step: Step, out: Path, ceiling, announce) -> str:
 
     engine = step.options.get("engine", _default(microbench.consolidation, "engine"))
     df = microbench.consolidation(engine=engine, **_given(step, "repeats", kinds="nfs"))
-    microbench.save(df, out, "consolidation", [engine], datasets.invocation())
+    microbench.save(df, out, "consolidation", [engine])
     return consolidation.report(df)
 
 
@@ -428,14 +424,10 @@ def _run_compare(step: Step, out: Path, ceiling, announce) -> str:
 def _run_reroute(step: Step, out: Path, ceiling, announce) -> str:
     from . import fastreroute
 
-    variants = step.options.get("variants")
-    if variants is None:
-        variants, why = fastreroute.available_variants()
-        for v, reason in why.items():
-            announce(f"variant {v} left out: {reason}")
-    samples, facts = fastreroute.experiment(tuple(variants), out=out,
+    variants = fastreroute.variants_to_run(step.options.get("variants"), announce)
+    samples, facts = fastreroute.experiment(variants, out=out,
                                             **_given(step, "runs", "duration", "fail_at", "converge_after"))
-    fastreroute.record_environment(out, command=datasets.invocation(), when=str(facts["started_at"].min()))
+    fastreroute.record_environment(out, when=str(facts["started_at"].min()))
     table, _ = fastreroute.summary(samples, facts, **_given(step, "fail_at"))
     return table.to_string(index=False, float_format=lambda x: f"{x:.3g}")
 

@@ -294,6 +294,17 @@ def shortcut(variant: str) -> Frr:
     return SHORTCUTS[variant]
 
 
+def variants_to_run(variants=None, announce=None) -> tuple[str, ...]:
+    """The variants asked for, or (None) every one this machine can run, each left out
+    announced with why (``announce``, one line each)."""
+    if variants:
+        return tuple(variants)
+    variants, why = available_variants()
+    for v, reason in why.items():
+        (announce or (lambda msg: None))(f"variant {v} left out: {reason}")
+    return tuple(variants)
+
+
 def available_variants() -> tuple[list[str], dict[str, str]]:
     """The variants this machine can run, and why the others cannot."""
     ok, why = [], {}
@@ -501,17 +512,18 @@ def _p4_builds() -> dict[str, str]:
     return out
 
 
-def record_environment(out, command: str = "", when: str | None = None) -> dict:
+def record_environment(out, command: str | None = None, when: str | None = None) -> dict:
     """Write the experiment's environment record to ``out/experiments.csv``
     (:func:`routerlab.datasets.record_environment`): iperf3 is its traffic generator; the
     versions of nft and of the p4 variant's bmv2 and p4c; the idle mode its testbeds were
     asked for (:func:`routerlab.testbed.default_cpu_idle`); the command. ``when``: the first
-    run's start (default now)."""
+    run's start (default now); ``command`` defaults to how this process was started
+    (:func:`routerlab.datasets.invocation`)."""
     from .testbed import IDLE_NOTE, default_cpu_idle
 
     iperf = sh("iperf3", "--version", check=False).splitlines()[0] if shutil.which("iperf3") else ""
     versions = {"nft": sh("nft", "--version", check=False).strip(), **_p4_builds()}
     return datasets.record_environment(
         out, "fast-reroute", "routerlab fast-reroute experiment (Linux routers in network namespaces, veth, MTU 850)",
-        when=when, generator=iperf, versions="; ".join(f"{k}: {v}" for k, v in versions.items()), command=command,
+        when=when, generator=iperf, versions="; ".join(f"{k}: {v}" for k, v in versions.items()), command=command or datasets.invocation(),
         notes=f"{IDLE_NOTE}{default_cpu_idle()} asked (routerlab.testbed)")

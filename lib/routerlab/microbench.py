@@ -87,10 +87,11 @@ def run_click(binary: str, config: str, cwd: Path, defines: dict | None = None, 
     return Run(dt, instr, p.stdout)
 
 
-def save(df, out: Path, name: str, engine_names, command: str) -> dict:
+def save(df, out: Path, name: str, engine_names, command: str | None = None) -> dict:
     """Write a benchmark's rows to ``out/name.csv`` and its environment record to
     ``out/experiments.csv`` (experiment = the benchmark's name; an earlier record of it is
-    replaced): the engines and their versions, valgrind's and Python's, the command."""
+    replaced): the engines and their versions, valgrind's and Python's, the command (default:
+    how this process was started, :func:`routerlab.datasets.invocation`)."""
     import sys
 
     out.mkdir(parents=True, exist_ok=True)
@@ -106,7 +107,7 @@ def save(df, out: Path, name: str, engine_names, command: str) -> dict:
     return datasets.record_environment(out, name, "routerlab microbenchmark (in memory, no network)",
                                        engine="; ".join(engine_names), engine_version="; ".join(versions),
                                        versions=f"valgrind: {vg}; python: {sys.version.split()[0]}",
-                                       command=command)
+                                       command=command or datasets.invocation())
 
 
 # -- the element package -------------------------------------------------------------------

@@ -21,6 +21,18 @@ def table(engine_names=("click", "fastclick"), testbed_pdr=None, **kw):
     return summary(pd.DataFrame(rows), testbed_pdr)
 
 
+def testbed_pdr(results_csv=None):
+    """The testbed PDRs (:func:`routerlab.datasets.search_pdr`) of the searches whose
+    ``search_results.csv`` is given, to join the table; None without one."""
+    if results_csv is None:
+        return None
+    from pathlib import Path
+
+    from .. import datasets
+
+    return datasets.search_pdr(datasets.read_searches([Path(results_csv).parent]))
+
+
 def summary(raw, testbed_pdr=None):
     """:func:`table` from the rows of earlier runs (``forwarding.csv``)."""
     import pandas as pd

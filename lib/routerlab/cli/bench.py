@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -78,18 +77,16 @@ def bench_engines(out, duration, engine):
 @click.option("--out", type=PATH, help="Also write every run to OUT/forwarding.csv, with its environment.")
 def bench_forwarding(engine, packets, repeats, testbed_pdr, out):
     """MoonRoute comparison: single-route forwarding in Mpps, in memory (and on the testbed)."""
-    from .. import datasets, microbench
+    from .. import microbench
     from ..benchmarks import forwarding
 
     try:
-        pdr = None
-        if testbed_pdr:
-            pdr = datasets.search_pdr(datasets.read_searches([testbed_pdr.parent]))
-        ours, pub, raw = forwarding.table(tuple(engine), pdr, packets=packets, repeats=repeats)
+        ours, pub, raw = forwarding.table(tuple(engine), forwarding.testbed_pdr(testbed_pdr), packets=packets,
+                                          repeats=repeats)
     except RouterlabError as e:
         fail(str(e), 1)
     if out:
-        microbench.save(raw, out, "forwarding", engine, " ".join(sys.argv))
+        microbench.save(raw, out, "forwarding", engine)
     click.echo(forwarding.report(ours, pub))
 
 
@@ -139,7 +136,7 @@ def _microbench(label: str, total: int, name: str, engine: str, out, report, run
         except RouterlabError as e:
             fail(str(e), 1)
     if out:
-        microbench.save(df, out, name, [engine], " ".join(sys.argv))
+        microbench.save(df, out, name, [engine])
     click.echo(report(df))
 
 
@@ -151,18 +148,16 @@ def _microbench(label: str, total: int, name: str, engine: str, out, report, run
 @click.option("--kind", type=SEARCH_KIND, default="both", help="pdr, ndr or both.")
 def bench_search(engine, scenario, out, duration, kind):
     """Our PDR/NDR search and MLRsearch (PyPI) on the same testbed: answers and trial-seconds (needs root)."""
-    from .. import measuring, search
+    from .. import search
+    from ..benchmarks import search as bench
 
     try:
         search.require_mlrsearch()
     except RouterlabError as e:
         fail(str(e), 1)
     with resumable("searches", code=1):
-        res = measuring.measure(engine, scenario, out, search=kind, duration=duration,
-                                methods=("routerlab", "mlrsearch"), experiment=f"bench-search-{engine}-{scenario}",
-                                announce=click.echo)
-    for line in search.format_result(res) + search.format_ratios(res):
-        click.echo(line)
+        res = bench.run(engine, scenario, out, kind=kind, duration=duration, announce=click.echo)
+    click.echo(bench.report(res))
 
 
 @bench_app.command("calibrate")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -144,16 +143,13 @@ def reroute(out, variant, runs, duration, fail_at, converge_after):
     """The fast-reroute experiment: throughput, RTT and load over time, with and without ShortCut."""
     from .. import fastreroute
 
-    if not variant:
-        variant, why = fastreroute.available_variants()
-        for v, reason in why.items():
-            err.print(f"variant {v} left out: {reason}")
+    variant = fastreroute.variants_to_run(variant, err.print)
     n = runs * len(variant)
     with resumable("runs"):
         with progress("fast reroute runs", n) as advance:
             samples, facts = fastreroute.experiment(tuple(variant), runs, out=out, progress=advance,
                                                     duration=duration, fail_at=fail_at,
                                                     converge_after=converge_after)
-    fastreroute.record_environment(out, command=" ".join(sys.argv), when=str(facts["started_at"].min()))
+    fastreroute.record_environment(out, when=str(facts["started_at"].min()))
     table, _ = fastreroute.summary(samples, facts, fail_at=fail_at)
     click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))

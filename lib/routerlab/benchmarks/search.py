@@ -1,0 +1,23 @@
+"""``bench search``: our PDR/NDR search and MLRsearch (CSIT's) on one testbed, their
+answers and the trial-seconds each took, side by side."""
+
+from __future__ import annotations
+
+
+def run(engine: str, scenario, out, *, kind: str = "both", duration: float = 2.0, announce=None,
+        name: str | None = None):
+    """Both searches of ``engine`` in ``scenario`` (a preset or a YAML file; ``name`` names
+    it in the experiment id, default the scenario as given) into ``out``, as experiment
+    ``bench-search-ENGINE-SCENARIO``; ``duration``: seconds per final trial. Returns the
+    results (:class:`routerlab.search.SearchResult`)."""
+    from .. import measuring
+
+    return measuring.measure(engine, scenario, out, search=kind, duration=duration, methods=("routerlab", "mlrsearch"),
+                             experiment=f"bench-search-{engine}-{name or scenario}", announce=announce)
+
+
+def report(results) -> str:
+    """Each answer, then the ratios of the two methods' answers and trial-seconds."""
+    from .. import search
+
+    return "\n".join(search.format_result(results) + search.format_ratios(results))
