@@ -418,3 +418,26 @@ def test_campaign_show_and_run_fail_in_one_line(tmp_path, monkeypatch):
     assert r.exit_code == 2 and "needs root" in r.stderr.splitlines()[-1], r.output
     assert "estimated total" in r.stderr  # said first
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("path", sorted(DATASETS.glob("*/campaign.yaml")), ids=lambda p: p.parent.name)
+def test_every_step_is_a_command_line_the_cli_takes(path):
+    """Each step's command (campaign show prints it) parses with the real command: a renamed
+    option would show here, not in a hand-written string."""
+    import click
+
+    c = campaign.load(path)
+    for step in c.steps:
+        args = shlex.split(step.command("300000" if c.ceiling else None))[1:]
+        cmd = app
+        while isinstance(cmd, click.Group):
+            name = args.pop(0)
+            cmd = cmd.get_command(None, name)
+            assert cmd is not None, (step.number, name)
+        # --out is left out of a step's command (the campaign gives it)
+        ctx = cmd.make_context(name, args + ["--out", "x"])  # a UsageError for an option it does not have
+        given = {p.name for p in cmd.params
+                 if ctx.get_parameter_source(p.name) == click.core.ParameterSource.COMMANDLINE}
+        # every option of the step reached one of the command's parameters (a bench step's
+        # "engines" is the command's repeated --engine)
+        assert len(given - {"out", "ceiling"}) == len(step.options), (step.number, given, step.options)
