@@ -217,3 +217,21 @@ def test_heatmap_draws_every_measured_cell(tmp_path):
     fig = plots.loss_heatmap(df)
     assert fig.axes[0].get_ylabel() == "" and len(fig.axes[0].texts) == 2  # two loads of one cell, annotated
     plt.close(fig)
+
+
+def test_a_measured_folder_names_its_scenarios_by_its_own_campaign_file(tmp_path):
+    """The published names of a comparison come from the compare step of the campaign file
+    kept beside its data (a campaign of one's own may map other names), else the project's."""
+    import yaml
+
+    import shutil
+
+    d = datasets.datasets_dir()
+    shutil.copytree(d / "comparison", tmp_path / "c")
+    path = tmp_path / "c" / "campaign.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["steps"][0]["compare"]["scenarios"] = {"my_name": "single-flow-fw50", **{
+        k: v for k, v in doc["steps"][0]["compare"]["scenarios"].items() if v != "single-flow-fw50"}}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert "my_name" in set(comparison.ours(tmp_path / "c")["scenario"])
+    assert "my_name" not in set(comparison.ours(d / "comparison")["scenario"])

@@ -21,25 +21,33 @@ import numpy as np
 import pandas as pd
 
 from . import datasets, stats
-from .errors import EngineNotFound, ParameterError, RouterlabError
+from .errors import DataFormatError, EngineNotFound, ParameterError, RouterlabError
 from .scenarios import load as load_scenario
 
 
-def planned() -> dict:
-    """The compare step of the comparison's campaign file (``datasets/comparison/campaign.yaml``,
-    the project's or the one bundled in a pip-installed routerlab), checked: ``engines``,
+def planned(folder=None) -> dict:
+    """The compare step of a comparison's campaign file: the one a measured ``folder``
+    keeps beside its data, if it has one, else the project's
+    (``datasets/comparison/campaign.yaml``, or the one bundled in a pip-installed
+    routerlab); checked: ``engines``,
     ``scenarios`` (published scenario name -> our preset), ``loads_frac`` (fractions of the
     generator's ceiling), ``runs`` (trials per cell and load), ``duration`` (seconds per trial)."""
     from . import campaignfile
 
-    c = campaignfile.load(datasets.project_dir("datasets") / "comparison" / campaignfile.FILE_NAME)
-    return dict(next(s for s in c.steps if s.name == "compare").options)
+    files = [datasets.project_dir("datasets") / "comparison" / campaignfile.FILE_NAME]
+    if folder is not None and (Path(folder) / campaignfile.FILE_NAME).is_file():
+        files.insert(0, Path(folder) / campaignfile.FILE_NAME)
+    for path in files:
+        step = next((s for s in campaignfile.load(path).steps if s.name == "compare"), None)
+        if step is not None:
+            return dict(step.options)
+    raise DataFormatError(files[-1], None, "no compare step")
 
 
-def scenarios() -> dict[str, str]:
+def scenarios(folder=None) -> dict[str, str]:
     """The published scenarios and the preset that stands for each here (published name ->
     preset), from the comparison's campaign file (:func:`planned`)."""
-    return dict(planned()["scenarios"])
+    return dict(planned(folder)["scenarios"])
 
 
 def colour(loss_pct: float) -> str:
@@ -140,7 +148,7 @@ def ours(folder) -> pd.DataFrame:
     folder = Path(folder)
     ds = datasets.read(folder)
     meta = ds.experiments.set_index("experiment")
-    back = {v: k for k, v in scenarios().items()}
+    back = {v: k for k, v in scenarios(folder).items()}
     limited = ds.trials.get("generator_limited", pd.Series(False, index=ds.trials.index))
     limited = stats.flag(limited)
     verdicts = {a.experiment: a.verdict for a in stats.assess(ds.trials)}

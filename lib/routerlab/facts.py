@@ -377,7 +377,7 @@ def comparison(folder) -> dict:
     ours = cmp.ours(folder)
     cap = cmp.capacity(ours)
     ver = cmp.verdicts(ours).set_index(["scenario", "router"])
-    presets = cmp.scenarios()
+    presets = cmp.scenarios(folder)
     cells = {}
     for r in cap.itertuples():
         v = ver.loc[(r.scenario, r.router)]
