@@ -21,11 +21,17 @@ needs_nft, on_testbed = engine_marks("nftables (the calibration router)", lambda
 # -- the truth ---------------------------------------------------------------------------------
 
 def test_the_router_queue_a_cpu_stop_fills_is_the_smaller_of_backlog_and_bucket():
-    backlog = engines.get("linux").queue_packets(None)
+    from types import SimpleNamespace
+
+    rlgen, xdp = SimpleNamespace(generator="rlgen"), SimpleNamespace(generator="xdp")
+    backlog = engines.get("linux").queue_packets(rlgen)
     assert backlog == int(open("/proc/sys/net/core/netdev_max_backlog").read())
-    assert Calibration(capacity_pps=58_000).queue_packets(None) == min(backlog, 580)  # 10 ms of bucket
-    assert Calibration(capacity_pps=38_000, burst=10**6).queue_packets(None) == backlog
-    assert engines.get("ebpf").queue_packets(None) == 256  # XDP waits in the veth's ring, not the backlog
+    assert Calibration(capacity_pps=58_000).queue_packets(rlgen) == min(backlog, 580)  # 10 ms of bucket
+    assert Calibration(capacity_pps=38_000, burst=10**6).queue_packets(rlgen) == backlog
+    assert engines.get("ebpf").queue_packets(rlgen) == 256  # XDP waits in the veth's ring, not the backlog
+    # the XDP generator's redirects wait in the router's input ring, for every engine
+    assert engines.get("linux").queue_packets(xdp) == 256
+    assert Calibration(capacity_pps=38_000, burst=100).queue_packets(xdp) == 100
 
 
 def test_worked_example_38000_pps_burst_380_two_seconds():

@@ -200,9 +200,10 @@ def test_the_measure_keys_are_the_parameters_of_measure():
 
 
 def test_the_estimate_is_the_trials_plus_the_time_around_them(tmp_path):
-    # one search (our bisection, 1% of the ceiling to it, short trials of 0.5 s down to 8%,
-    # then 3 trials per final load down to 2%): 8 short trials, 5 final loads x 3 trials
-    assert campaign.search_budget(1.0) == (8 + 15, 8 * 0.5 + 15 * 1.0)
+    # one search (our bisection, 0.1% of the ceiling to it, short trials of 0.5 s down to 8%:
+    # both ends, then log2(ln(1000) / -ln(0.92)) = 6.4 -> 7 halvings; then 3 trials per final
+    # load down to 2%): 9 short trials, 5 final loads x 3 trials
+    assert campaign.search_budget(1.0) == (9 + 15, 9 * 0.5 + 15 * 1.0)
     data = {"description": "x", "ceiling": "measure", "steps": [
         {"measure": {"engine": "linux", "scenario": "single-flow", "loads_frac": [0.1, 0.2, 0.4, 0.8], "runs": 5,
                      "duration": 2}},
@@ -216,7 +217,7 @@ def test_the_estimate_is_the_trials_plus_the_time_around_them(tmp_path):
     gap, up = campaign.TRIAL_GAP_S, campaign.BRING_UP_S
     assert (ceiling.step, ceiling.seconds) == (None, campaign.CEILING_S)  # once, at the start
     assert (sweep.trials, sweep.trial_seconds, sweep.overhead_seconds) == (20, 40, 20 * gap + up)
-    assert (search.trials, search.trial_seconds, search.overhead_seconds) == (46, 38, 46 * gap + up)
+    assert (search.trials, search.trial_seconds, search.overhead_seconds) == (48, 39, 48 * gap + up)  # two searches: pdr and ndr
     assert (compare.trials, compare.trial_seconds, compare.overhead_seconds) == (6, 12, 6 * gap + up)
     assert (micro.trials, micro.unit) == (1 * 3 * 2 * 2, "timed runs")  # 3 chain lengths, plain and cached
     # without the campaign's ceiling each testbed step measures its own
@@ -397,7 +398,7 @@ def test_campaign_show_prints_the_steps_and_the_estimate():
     lines = r.stdout.splitlines()
     assert lines[2].startswith("the generator's ceiling, measured once")
     assert lines[3] == "step 1 of 2: " + ("routerlab measure --engine bmv2 --scenario single-flow --loads-frac "
-                                          "0.005,0.01,0.02,0.03,0.05,0.075,0.1,0.125,0.15,0.2 --runs 10 --duration 1"
+                                          "0.001,0.002,0.004,0.006,0.008,0.01,0.0125,0.015,0.02,0.03 --runs 10 --duration 1"
                                           " --ceiling C")
     assert lines[4].startswith("    100 trials, 100 s + ")
     assert lines[5] == "step 2 of 2: routerlab bench engines --engine linux --engine bmv2 --duration 1"

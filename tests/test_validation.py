@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import engine_absent
 
-from routerlab import traffic
+from routerlab import engines, testbed, traffic
 from routerlab.errors import ParameterError, RouterlabError
 from routerlab.validation import SUPERSEDED_SEARCH_TRIALS, SUPERSEDED_TRIALS, TrialValidation
 
@@ -239,7 +239,7 @@ def test_a_sweep_keeps_every_attempt_and_records_the_validation(tmp_path):
     assert (list(sup["trial"]), list(sup["attempt"]), list(sup["disturbed"])) == ([0], [1], [True])
     assert sup["tx"].iloc[0] > 0 and sup["started_at"].iloc[0] <= t["started_at"].iloc[0]
     notes = datasets.read_experiments(tmp_path)["notes"].iloc[0]
-    backlog = int(open("/proc/sys/net/core/netdev_max_backlog").read())
+    backlog = eng.queue_packets(testbed.Testbed())  # the first queue a stop fills, with the default generator
     assert f"router_queue_packets={backlog};" in notes and "steal_threshold=0.05; probe_period_ms=2.0; max_repeats=1" in notes
     assert t["queue_ms"].tolist() == [backlog / 5.0] * 2 and (t["cpu_stop_ms"] >= 0).all() and (t["gen_late_ms"] >= 0).all()
     # the default validation is recorded too
@@ -279,7 +279,7 @@ def test_a_search_probe_says_its_attempt_and_keeps_the_superseded_ones(tmp_path)
     assert (list(sup["probe"]), list(sup["attempt"]), list(sup["offered_pps"])) == ([0], [1], [5_000])
     r = pd.read_csv(tmp_path / "search_results.csv")
     assert (r["steal_threshold"].iloc[0], r["max_repeats"].iloc[0]) == (traffic.STEAL_FLAG, 1)
-    assert r["router_queue_packets"].iloc[0] == queue == int(open("/proc/sys/net/core/netdev_max_backlog").read())
+    assert r["router_queue_packets"].iloc[0] == queue == engines.get("linux").queue_packets(testbed.Testbed())
 
 
 def test_a_resumed_sweep_counts_the_superseded_attempts_on_disk(tmp_path):

@@ -68,3 +68,17 @@ def bpf_object(name: str, include: Path | None = None) -> Path:
     return built("bpf", name, src, lambda c, out: [
         "clang", "-O2", "-g", "-target", "bpf", *first, f"-I/usr/include/{os.uname().machine}-linux-gnu",
         "-c", str(c), "-o", str(out)], key=str(include).encode() if include else b"", suffix=".o")
+
+
+def compiled(name: str, libs: tuple[str, ...] = ()) -> Path:
+    """Path of our C program ``csrc/<name>.c`` compiled (gcc -O2, linked with ``libs``,
+    e.g. ``("-lbpf",)``) into the user cache (:func:`built`); built at first use."""
+    import shutil
+    from importlib import resources
+
+    cc = shutil.which(os.environ.get("CC", "gcc")) or shutil.which("cc")
+    if not cc:
+        raise RouterlabError(f"no C compiler (gcc) to build {name}.c: run scripts/setup.sh")
+    src = resources.files("routerlab").joinpath(f"csrc/{name}.c").read_bytes()
+    return built("bin", name, src, lambda c, out: [cc, "-O2", "-Wall", "-o", str(out), str(c), *libs],
+                 key=" ".join(libs).encode())

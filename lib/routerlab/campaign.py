@@ -37,7 +37,7 @@ from typing import Callable
 
 import yaml
 
-from . import datasets
+from . import datasets, defaults
 from .campaignfile import FILE_NAME, Campaign, Step, load  # noqa: F401  (load: the command's way in)
 from .errors import ParameterError, RouterlabError
 
@@ -94,13 +94,13 @@ def _default(fn: Callable, name: str):
 
 def search_budget(final_duration: float) -> tuple[int, float]:
     """Trials and trial-seconds of one of our searches (:func:`routerlab.search.bisect`,
-    with :func:`routerlab.search.run_search`'s range, 1% of the ceiling to the ceiling, and
-    precision) whose short-trial answer holds: short trials bisect the range down to the
-    short width, then ``final_trials`` trials of ``final_duration`` s at each final load
-    (the bracket's two ends confirmed, then bisected down to the precision). With 1-s
-    final trials that is 23 trials, 19 s: the committed searches took 4 to 34 s, 17 to
-    26 on average (widening a short answer that did not hold costs more; a router that
-    passes at the ceiling, less). MLRsearch is counted the same."""
+    with :func:`routerlab.search.run_search`'s range and precision: from
+    :data:`routerlab.defaults.SEARCH_LOW_FRACTION` of the ceiling to the ceiling) whose
+    short-trial answer holds: short trials bisect the range down to the short width, then
+    ``final_trials`` trials of ``final_duration`` s at each final load (the bracket's two
+    ends confirmed, then bisected down to the precision). Widening a short answer that did
+    not hold costs more; a router that passes at the ceiling, less. MLRsearch is counted
+    the same."""
     from . import search
 
     precision = _default(search.run_search, "precision")
@@ -112,7 +112,7 @@ def search_budget(final_duration: float) -> tuple[int, float]:
         # geometric bisection halves log(high / low) until (high - low) / high <= width
         return math.ceil(math.log2(math.log(ratio) / -math.log(1 - width)))
 
-    short_trials = 2 + halvings(100, short_width)
+    short_trials = 2 + halvings(1 / defaults.SEARCH_LOW_FRACTION, short_width)
     final_trials_n = (2 + halvings(1 / (1 - short_width), precision)) * final_trials
     return short_trials + final_trials_n, short_trials * short + final_trials_n * final_duration
 

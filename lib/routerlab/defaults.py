@@ -25,3 +25,10 @@ MAX_REPEATS = 3
 
 #: What a search looks for: PDR, NDR or both (``routerlab measure --search``).
 SEARCH_KINDS = ("pdr", "ndr", "both")
+#: Where a search's range starts, as a fraction of the generator's ceiling (it ends at the
+#: ceiling): the slowest engine (bmv2) forwards about 1% of the XDP generator's ceiling.
+SEARCH_LOW_FRACTION = 0.001
+
+#: The traffic generators a testbed can drive (``--generator``), the default first: live XDP
+#: frames (routerlab.xdpgen), or rlgen on an AF_PACKET socket (routerlab.traffic).
+GENERATORS = ("xdp", "rlgen")

@@ -332,7 +332,8 @@ class DropCounter:
 
     def attribute(self, before: Reading, after: Reading, **trial) -> "Attribution":
         """:func:`attribute` of the counts between two readings, for this testbed's engine."""
-        return attribute(delta(before, after), engine=getattr(self.engine, "name", ""), **trial)
+        return attribute(delta(before, after), engine=getattr(self.engine, "name", ""),
+                         sink_reason=SINK_REASONS[self.tb.generator], **trial)
 
 
 @contextlib.contextmanager
@@ -390,6 +391,11 @@ UNTRACED_ENGINE_COUNTERS = frozenset({"click", "fastclick", "fastclick-dpdk", "b
 #: tracepoint sees as well: they are kept as context, never added.
 UNTRACED_COUNTERS = frozenset({"xdp_xmit_errors", "xdp_tx_errors"})
 PLACES = ("tg", "dut", "sink")
+#: How the sink's counting drop frees a packet, by the testbed's generator (its sink): nft
+#: ingress (rlgen's) as NETFILTER_DROP; the XDP sink's XDP_DROP of a packet that came as
+#: an sk_buff as NOT_SPECIFIED (veth frees it so), and of one that came as an XDP frame
+#: (an XDP router's redirect) not at all.
+SINK_REASONS = {"rlgen": "NETFILTER_DROP", "xdp": "NOT_SPECIFIED"}
 
 
 @dataclass
@@ -408,11 +414,12 @@ class Attribution:
         more drops than packets went missing: packets of another trial (still in flight
         when this one's counters were read), packets that are not the trial's, or the
         estimate of a firewall scenario's share (see :func:`attribute`) being off.
-    trace_missed : int
+    trace_missed : int or None
         Packets the sink counted that the drop tracer did not see (sink rx minus its
-        traced NETFILTER_DROP): the tracer's own blind spot, measured where the truth is
+        traced counting drop): the tracer's own blind spot, measured where the truth is
         known (see the module docstring); any traced count may be short by about
-        this share.
+        this share. None when the sink received no sk_buff to check it against (XDP
+        frames into the XDP sink).
     drops : str
         The places that account for loss, most first: ``"dut:CPU_BACKLOG=123;tg:..."``.
     rows : list of tuple
@@ -425,15 +432,16 @@ class Attribution:
     lost: int
     lost_attributed: int
     lost_unexplained: int
-    trace_missed: int
+    trace_missed: int | None
     drops: str
     rows: list = field(default_factory=list)
 
 
-def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_share: float = 0.0) -> Attribution:
+def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_share: float = 0.0,
+              sink_reason: str = "NETFILTER_DROP") -> Attribution:
     """Set the counts of one trial (:func:`delta` of two readings) against its loss.
 
-    Drops by design are not loss: the sink counts by dropping (its NETFILTER_DROP, up to
+    Drops by design are not loss: the sink counts by dropping (its ``sink_reason``, up to
     rx), the user-space engines' DUT drops the kernel's copy (:data:`KERNEL_COPY_DROPPED`)
     and a firewall scenario's firewall drops what it is meant to (:data:`FIREWALL_DROPS`).
     Every other drop in the testbed's namespaces, and the drops of the
@@ -457,17 +465,25 @@ def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_s
         Every packet offered, the ones meant to be dropped included.
     drop_share : float
         Share of the traffic the firewall is meant to drop (ratio in [0, 1)).
+    sink_reason : str
+        How the sink's counting drop frees what it counts (:data:`SINK_REASONS`).
     """
     traced = {(p, r): n for (p, src, r), n in d.items() if src == "kfree_skb" and p in PLACES}
-    design = {("sink", "NETFILTER_DROP"): min(traced.get(("sink", "NETFILTER_DROP"), 0), rx)}
+    sink_traced = traced.get(("sink", sink_reason), 0)
+    design = {("sink", sink_reason): min(sink_traced, rx)}
     if engine in KERNEL_COPY_DROPPED:
         design[("dut", "NETFILTER_DROP")] = traced.get(("dut", "NETFILTER_DROP"), 0)
     illegit = max(offered - tx, 0) if drop_share else 0
     firewall = None
     if illegit and engine in FIREWALL_DROPS and engine not in KERNEL_COPY_DROPPED:
         where, bound = FIREWALL_DROPS[engine]
-        firewall = min(traced.get(where, 0), illegit, d.get(bound, 0) if bound else illegit)
-        design[where] = firewall
+        if bound and not traced.get(where, 0):
+            # XDP frames (the XDP generator's) dropped by an XDP firewall are never
+            # sk_buffs: its own counter is the only one that saw them
+            firewall = min(illegit, d.get(bound, 0))
+        else:
+            firewall = min(traced.get(where, 0), illegit, d.get(bound, 0) if bound else illegit)
+            design[where] = firewall
     rows, loss = [], {}
     for (place, source, reason), n in sorted(d.items()):
         if source == "kfree_skb" and place in PLACES:
@@ -491,7 +507,7 @@ def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_s
     else:
         attributed = round(counted * (1 - drop_share))
     lost = tx - rx
-    missed = max(rx - traced.get(("sink", "NETFILTER_DROP"), 0), 0)
+    missed = max(rx - sink_traced, 0) if sink_traced or sink_reason == "NETFILTER_DROP" else None
     summary = ";".join(f"{k}={v}" for k, v in sorted(loss.items(), key=lambda kv: -kv[1]))
     return Attribution(lost, attributed, lost - attributed, missed, summary, rows)
 

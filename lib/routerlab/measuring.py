@@ -126,7 +126,8 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
         Trials per load (K) and seconds per trial (T); for a search, ``duration`` is the
         length of its final trials.
     search : {"pdr", "ndr", "both"}, optional
-        Search instead of sweeping, between 1% of the ceiling and the ceiling.
+        Search instead of sweeping, between :data:`routerlab.defaults.SEARCH_LOW_FRACTION` of the
+        ceiling and the ceiling.
     pdr : float
         PDR fraction of the search (a ratio: 0.005 is PDR@0.5%).
     ceiling_pps : float, optional

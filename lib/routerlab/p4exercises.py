@@ -140,7 +140,7 @@ def check(exercise: str, program: str | Path | None = None, solution: bool = Tru
     eng.check()
     entries_file = p4.p4_dir() / exercise / "entries.json"
     entries = p4.read_entries(entries_file)
-    with Testbed() as tb:
+    with Testbed(generator="rlgen") as tb:  # checks capture at the sink: no XDP sink
         try:
             try:
                 eng.run(tb, program or exercise, entries, solution=solution, source=str(entries_file))

@@ -18,7 +18,7 @@ from typing import Callable
 
 import pandas as pd
 
-from . import drops, engines, stats, sweep, traffic
+from . import defaults, drops, engines, stats, sweep, traffic
 from .errors import ParameterError, ToolMissing
 from .scenarios import Scenario
 from .testbed import Testbed
@@ -279,7 +279,7 @@ def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pd
             for m in methods:
                 fn = bisect if m == "routerlab" else mlrsearch
                 t0 = time.perf_counter()
-                r = fn(measure, kind=k, lo=ceiling_pps * 0.01, hi=ceiling_pps, pdr=pdr, precision=precision,
+                r = fn(measure, kind=k, lo=ceiling_pps * defaults.SEARCH_LOW_FRACTION, hi=ceiling_pps, pdr=pdr, precision=precision,
                        final_duration=final_duration, final_trials=final_trials)
                 r.wall_seconds = time.perf_counter() - t0
                 results.append(r)

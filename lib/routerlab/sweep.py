@@ -97,11 +97,9 @@ def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: T
     facts = {**facts, **(validation or TrialValidation()).facts()}
     return datasets.record_environment(
         out, experiment, "routerlab testbed", setting="network namespaces, veth",
-        pinning=f"generator CPU {tb.gen_cpu}; router receive CPU {tb.router_cpu}; sink receive CPU {tb.sink_cpu} "
-                f"{'from its own veth ring' if tb.sink_cpu == tb.router_cpu else 'from its backlog (RPS)'}, "
-                f"drops at nft ingress; {IDLE_NOTE}{tb.idle_held}",
+        pinning=f"{tb.chain()}; {IDLE_NOTE}{tb.idle_held}",
         engine=engine.name, engine_version=engine.version(),
-        generator=traffic.generator_version() + " (AF_PACKET, open loop, sendmmsg batch 32)",
+        generator=traffic.generator_record(tb),
         generator_ceiling_pps=round(ceiling_pps), frame_size=scenario.frame_size,
         scenario=f"{scenario.name}: {scenario.describe()}", notes="; ".join(f"{k}={v}" for k, v in facts.items()),
         command=datasets.invocation())

@@ -8,14 +8,30 @@ Three network namespaces joined by two veth pairs::
 clean-up touches only what routerlab made. With ``direct=True`` the generator is wired
 straight to the sink (to measure the generator's own ceiling).
 
+The generator (``generator``, one of :data:`GENERATORS`): ``xdp`` (the default) sends live
+XDP frames redirected into the generator's veth (:mod:`routerlab.xdpgen`); ``rlgen``
+sends through an AF_PACKET socket (:mod:`routerlab.traffic`). Where the XDP generator
+cannot run (:func:`live_frames_missing`), a testbed asked for it says why in one line and
+takes rlgen.
+
 CPU placement, on which every number depends: on veth the whole path would run on the
-sending CPU, so the generator is pinned to ``gen_cpu`` and the router's receive
-processing is moved to ``router_cpu`` (RPS on the DUT's ingress veth; engines that need
-NAPI use threaded NAPI pinned there). The sink drops at nft ingress behind a counter, so
-it is never the bottleneck; its receive work runs on ``sink_cpu`` (by default the
-router's), from its own input queue (its veth's NAPI ring), not from the router's: see
-:meth:`Testbed._sink_queue`. Static neighbour entries replace ARP; IPv6 is off on test
-links.
+sending CPU unless told otherwise.
+
+- With the XDP generator the router's CPU (``router_cpu``) does the router's work and
+  nothing else. The generator and the sink share ``gen_cpu``: the sink counts and drops
+  in XDP (``bpf/xdp_sink.c``, a per-CPU count), its veth's NAPI polled by a thread pinned
+  to ``gen_cpu`` at real-time priority, so it takes its packets as they come and the
+  generator, which spins, runs in what is left. The router's input veth receives through
+  NAPI (GRO on, which a veth needs to take redirected frames), polled by a thread pinned
+  to ``router_cpu``; its 256-slot ring (:data:`VETH_RING_SIZE`) is the router's first
+  queue.
+- With rlgen the router's receive processing is moved to ``router_cpu`` by RPS on the
+  DUT's ingress veth (engines that need NAPI use threaded NAPI pinned there); the sink
+  drops at nft ingress behind a counter, its receive work on ``sink_cpu`` (by default the
+  router's), from its own input queue (its veth's NAPI ring), not from the router's: see
+  :meth:`Testbed._sink_queue`.
+
+Static neighbour entries replace ARP; IPv6 is off on test links.
 
 Idle CPUs poll while a testbed is up (``cpu_idle="poll"``, the default): it holds the
 kernel's CPU latency request (PM QoS, ``/dev/cpu_dma_latency``) at 0 µs, so an idle CPU
@@ -49,6 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from . import cache, defaults
 from .errors import NeedsRoot, ParameterError, RouterlabError
 
 STATE_DIR = Path(os.environ.get("ROUTERLAB_STATE_DIR", "/run/routerlab"))
@@ -75,6 +92,16 @@ CPUIDLE_DRIVER = Path("/sys/devices/system/cpu/cpuidle/current_driver")
 #: (:attr:`Testbed.idle_held`); :mod:`routerlab.benchmarks.idle` reads it back.
 IDLE_NOTE = "idle CPUs: "
 _cpu_idle_override: ContextVar[tuple[str, ...]] = ContextVar("cpu_idle_override", default=())
+GENERATORS = defaults.GENERATORS
+_generator_override: ContextVar[tuple[str, ...]] = ContextVar("generator_override", default=())
+#: Slots of a veth's XDP receive ring (VETH_RING_SIZE in drivers/net/veth.c): where frames
+#: redirected into a veth, and sk_buffs sent to one that receives through NAPI, wait.
+VETH_RING_SIZE = 256
+#: Real-time priority of the sink's NAPI thread (SCHED_FIFO, the lowest): above the
+#: generator, which spins on the same CPU, so the sink never waits for it.
+SINK_PRIORITY = 1
+#: Live XDP frames (BPF_F_TEST_XDP_LIVE_FRAMES) came with this kernel release.
+LIVE_FRAMES_KERNEL = (5, 18)
 
 
 def _checked_mode(name: str, mode: str) -> str:
@@ -101,6 +128,53 @@ def cpu_idle(mode: str):
         yield
     finally:
         _cpu_idle_override.reset(token)
+
+
+def default_generator() -> str:
+    """The generator a :class:`Testbed` takes when not told: the innermost
+    :func:`generator` block's (or :func:`use_generator`'s), else ``ROUTERLAB_GENERATOR``,
+    else "xdp"."""
+    if _generator_override.get():
+        return _generator_override.get()[-1]
+    return _checked_generator("ROUTERLAB_GENERATOR", os.environ.get("ROUTERLAB_GENERATOR", "xdp"))
+
+
+def _checked_generator(name: str, gen: str) -> str:
+    if gen not in GENERATORS:
+        raise ParameterError(name, f"must be one of {', '.join(GENERATORS)}, got {gen!r}")
+    return gen
+
+
+@contextmanager
+def generator(name: str):
+    """Testbeds made inside this block drive the generator ``name`` (one of
+    :data:`GENERATORS`), whatever the environment says."""
+    token = _generator_override.set(_generator_override.get() + (_checked_generator("generator", name),))
+    try:
+        yield
+    finally:
+        _generator_override.reset(token)
+
+
+def use_generator(name: str):
+    """Every testbed of this process from now on drives the generator ``name`` (a
+    command's ``--generator``)."""
+    _generator_override.set(_generator_override.get() + (_checked_generator("generator", name),))
+
+
+def live_frames_missing() -> str | None:
+    """What this machine lacks to run the XDP generator and sink, in a few words; None
+    when nothing is missing."""
+    release = os.uname().release
+    m = re.match(r"(\d+)\.(\d+)", release)
+    if not m or (int(m.group(1)), int(m.group(2))) < LIVE_FRAMES_KERNEL:
+        return f"live XDP frames need kernel {'.'.join(map(str, LIVE_FRAMES_KERNEL))} or later, this is {release}"
+    for tool, pkg in (("clang", "clang"), ("bpftool", "bpftool")):
+        if not shutil.which(tool):
+            return f"{tool} is not installed (Debian package {pkg})"
+    if not Path("/usr/include/bpf/libbpf.h").is_file():
+        return "libbpf's headers are not installed (Debian package libbpf-dev)"
+    return None
 
 
 def cpu_latency_us() -> int | None:
@@ -190,7 +264,11 @@ class Testbed:
     gen_cpu, router_cpu : int
         CPUs for the generator process and for the router's receive processing.
     sink_cpu : int, optional
-        CPU for the sink's receive processing (default: the router's; see :meth:`up`).
+        CPU for the sink's receive processing (default: the generator's with the XDP
+        generator, the router's with rlgen; see the module's text).
+    generator : str, optional
+        "xdp" or "rlgen" (:data:`GENERATORS`). Default: :func:`default_generator`. A
+        testbed asked for "xdp" where it cannot run takes rlgen when entered, saying why.
     prefix : str, optional
         Name prefix (``rl`` + 6 hex digits); random by default.
     router_queue : int, optional
@@ -214,6 +292,7 @@ class Testbed:
     router_queue: int | None = None
     prefix: str = field(default_factory=lambda: "rl" + secrets.token_hex(3))
     cpu_idle: str = field(default_factory=default_cpu_idle)
+    generator: str = field(default_factory=default_generator)
     procs: list = field(default_factory=list, repr=False)
     #: Fixed, locally administered MACs by interface role (suffix of the name): table
     #: entries written as data (the P4 exercises) can name them. Each testbed is its own
@@ -223,6 +302,8 @@ class Testbed:
     _old_handlers: dict = field(default_factory=dict, repr=False)
     _up: bool = field(default=False, repr=False)
     _latency_fd: int | None = field(default=None, init=False, repr=False)
+    _sink_cpu_given: bool = field(default=False, init=False, repr=False)
+    _sink_map: int | None = field(default=None, init=False, repr=False)
     #: How idle CPUs waited while up, as the environment record says it ("poll (...)" or
     #: "os (...)", with what the kernel honoured; set when the testbed comes up).
     idle_held: str = field(default="", init=False, repr=False)
@@ -233,8 +314,10 @@ class Testbed:
         if not 576 <= self.mtu <= 9000:
             raise ParameterError("mtu", f"must be 576..9000 bytes, got {self.mtu}")
         ncpu = os.cpu_count() or 1
+        _checked_generator("generator", self.generator)
+        self._sink_cpu_given = self.sink_cpu is not None
         if self.sink_cpu is None:
-            self.sink_cpu = self.router_cpu
+            self.sink_cpu = self.gen_cpu if self.generator == "xdp" else self.router_cpu
         for name, cpu in (("gen_cpu", self.gen_cpu), ("router_cpu", self.router_cpu), ("sink_cpu", self.sink_cpu)):
             if not 0 <= cpu < ncpu:
                 raise ParameterError(name, f"CPU {cpu} does not exist (this machine has {ncpu})")
@@ -280,6 +363,16 @@ class Testbed:
     # lifecycle ---------------------------------------------------------------------
     def __enter__(self):
         require_root()
+        if self.generator == "xdp":
+            missing = live_frames_missing()
+            if missing:
+                import sys
+
+                print(f"routerlab: the XDP generator cannot run here ({missing}): measuring with rlgen",
+                      file=sys.stderr)
+                self.generator = "rlgen"
+                if not self._sink_cpu_given:
+                    self.sink_cpu = self.router_cpu
         self._install_signal_handlers()
         try:
             self.hold_idle()
@@ -346,6 +439,9 @@ class Testbed:
                self.mac(self.ns_tg, self.tg_if), "dev", self.dut_in, "nud", "permanent")
         sh("ip", "-n", self.ns_tg, "neigh", "replace", f"{TG_NET}.1", "lladdr",
            self.mac(far_ns, far_if), "dev", self.tg_if, "nud", "permanent")
+        if self.generator == "xdp":
+            self._xdp_chain(far_ns, far_if)
+            return
         # the sink drops everything at ingress, counting it: it never becomes the bottleneck
         nsexec(self.ns_sink, "nft", "-f", "-", input=(
             "table netdev rlsink {\n  counter rx { }\n"
@@ -355,6 +451,39 @@ class Testbed:
         self.set_rps(far_ns, far_if, self.router_cpu)
         if not self.direct:
             self._sink_queue()
+
+    def _xdp_chain(self, far_ns: str, far_if: str):
+        """The XDP generator's chain: the XDP sink on the sink's veth, its NAPI thread on
+        ``sink_cpu`` above the generator; the router's input veth receiving through NAPI,
+        its thread on ``router_cpu`` (see the module's text)."""
+        sh("ip", "-n", self.ns_sink, "link", "set", "dev", self.sink_if, "xdpdrv",
+           "obj", str(cache.bpf_object("xdp_sink")), "sec", "xdp")
+        prog = json.loads(sh("ip", "-n", self.ns_sink, "-j", "link", "show", "dev", self.sink_if))[0]["xdp"]["prog"]["id"]
+        (self._sink_map,) = json.loads(sh("bpftool", "-j", "prog", "show", "id", str(prog)))["map_ids"]
+        if not self.direct:
+            # a veth takes redirected frames only while it receives through NAPI: GRO asks for it
+            nsexec(self.ns_dut, "ethtool", "-K", self.dut_in, "gro", "on")
+            # the router sends 64-byte frames the sink's ring may aggregate: no TSO on its side
+            nsexec(self.ns_dut, "ethtool", "-K", self.dut_out, *[a for f in TSO_FEATURES for a in (f, "off")])
+        self.pin_receive()
+
+    def pin_receive(self):
+        """With the XDP generator: put the NAPI polling of the sink's veth on ``sink_cpu``
+        (real-time priority :data:`SINK_PRIORITY`) and that of the router's input veth on
+        ``router_cpu`` (threaded NAPI). Again after an engine attached programs of its own
+        (a veth may make its NAPI anew then). No-op with rlgen."""
+        if self.generator != "xdp":
+            return
+        places = [(self.ns_sink, self.sink_if, self.sink_cpu, SINK_PRIORITY)]
+        if not self.direct:
+            places.append((self.ns_dut, self.dut_in, self.router_cpu, None))
+        for ns, dev, cpu, prio in places:
+            self.set_rps(ns, dev, None)
+            nsexec(ns, "sh", "-c", f"echo 1 > /sys/class/net/{dev}/threaded")
+            for pid in napi_threads(dev):
+                sh("taskset", "-pc", str(cpu), pid)
+                if prio:
+                    sh("chrt", "-f", "-p", str(prio), pid)
 
     def hold_idle(self):
         """Hold the CPU latency request at 0 µs for ``cpu_idle="poll"`` until :meth:`down`
@@ -458,14 +587,57 @@ class Testbed:
 
     # measurement helpers --------------------------------------------------------------
     def sink_count(self) -> int:
-        """Packets counted at the sink's ingress so far."""
+        """Packets counted by the sink so far (its XDP program's count, or its nft counter)."""
+        if self.generator == "xdp":
+            values = json.loads(sh("bpftool", "-j", "map", "lookup", "id", str(self._sink_map),
+                                   "key", "0", "0", "0", "0"))
+            return sum(_u64(v["value"]) for v in values["values"])
         out = json.loads(nsexec(self.ns_sink, "nft", "-j", "list", "counter", "netdev", "rlsink", "rx"))
         return next(o["counter"]["packets"] for o in out["nftables"] if "counter" in o)
 
     def tx_counters(self) -> dict:
-        """The generator link's kernel counters (tx_packets, tx_dropped = refused by the
-        receiving side at enqueue)."""
+        """The generator link's counters: tx_packets, and tx_dropped, refused by the
+        receiving side at enqueue. With the XDP generator they are the redirects the
+        receiving veth's ring took (its ``xdp_xmit``) and refused (``xdp_xmit_errors``)."""
+        if self.generator == "xdp":
+            c = {}
+            for line in nsexec(self.ns_tg, "ethtool", "-S", self.tg_if).splitlines():
+                m = re.match(r"\s*tx_queue_\d+_(xdp_xmit|xdp_xmit_errors):\s*(\d+)", line)
+                if m:
+                    c[m.group(1)] = c.get(m.group(1), 0) + int(m.group(2))
+            return {"tx_packets": c.get("xdp_xmit", 0), "tx_dropped": c.get("xdp_xmit_errors", 0)}
         return link_stats(self.ns_tg, self.tg_if)
+
+    def chain(self) -> str:
+        """How generator, router and sink were placed, as the environment record's
+        ``pinning`` says it (the idle mode follows)."""
+        if self.generator == "xdp":
+            return (f"generator CPU {self.gen_cpu} (live XDP frames); router CPU {self.router_cpu} "
+                    f"(its input veth's NAPI thread pinned there, ring of {VETH_RING_SIZE}); sink CPU {self.sink_cpu} "
+                    f"(XDP count and drop, its NAPI thread pinned there at real-time priority {SINK_PRIORITY})")
+        return (f"generator CPU {self.gen_cpu}; router receive CPU {self.router_cpu}; sink receive CPU {self.sink_cpu} "
+                f"{'from its own veth ring' if self.sink_cpu == self.router_cpu else 'from its backlog (RPS)'}, "
+                "drops at nft ingress")
+
+
+def napi_threads(dev: str, timeout_s: float = 1.0) -> list[str]:
+    """The pids of the threaded NAPI kthreads of ``dev`` (``napi/<dev>-<id>``), waiting up
+    to ``timeout_s`` for the kernel to start them."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pids = sh("pgrep", "-f", f"napi/{dev}-", check=False).split()
+        if pids or time.monotonic() > deadline:
+            if not pids:
+                raise TestbedError(f"no threaded NAPI kthread for {dev}")
+            return pids
+        time.sleep(0.05)
+
+
+def _u64(value) -> int:
+    """A per-CPU value as bpftool's JSON gives it: a number, or its bytes in hex."""
+    if isinstance(value, int):
+        return value
+    return int.from_bytes(bytes(int(b, 16) for b in value), "little")
 
 
 def _kill_group(pid: int):

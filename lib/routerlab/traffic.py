@@ -1,4 +1,8 @@
-"""Traffic: our open-loop generator (``csrc/rlgen.c``), one trial, and the ceiling.
+"""Traffic: our open-loop generators, one trial, and the ceiling.
+
+Two generators send the same frames (rlgen makes them: :func:`frames`): the XDP generator
+(:mod:`routerlab.xdpgen`, live XDP frames, the default) and rlgen (``csrc/rlgen.c``,
+AF_PACKET); the testbed says which (``Testbed.generator``), and :func:`run_trial` drives it.
 
 The generator is compiled with gcc at first use into the user cache, keyed by a hash of
 its source. Why our own generator: the generators in the registries are closed-loop on
@@ -9,19 +13,16 @@ side; docs/generators.md keeps the numbers.
 
 from __future__ import annotations
 
-import os
 import select
-import shutil
 import subprocess
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
-from importlib import resources
 from pathlib import Path
 
 from . import cache
 from .errors import ParameterError, RouterlabError
-from .testbed import DEST_NET, SINK_NET, TG_NET, Testbed, cpu_times, cpu_usage
+from .testbed import DEST_NET, SINK_NET, TG_NET, Testbed, cpu_times, cpu_usage, sh
 
 #: A trial counts as generator-limited when it offered less than this share of the
 #: requested packets (or its own socket refused any).
@@ -89,26 +90,14 @@ def write_pcap(path: Path, frames) -> Path:
     return Path(path)
 
 
-def compiled(name: str, libs: tuple[str, ...] = ()) -> Path:
-    """Path of our C program ``csrc/<name>.c`` compiled (gcc -O2, linked with ``libs``,
-    e.g. ``("-lbpf",)``) into the user cache (:func:`routerlab.cache.built`); built at
-    first use."""
-    cc = shutil.which(os.environ.get("CC", "gcc")) or shutil.which("cc")
-    if not cc:
-        raise RouterlabError(f"no C compiler (gcc) to build {name}.c: run scripts/setup.sh")
-    src = resources.files("routerlab").joinpath(f"csrc/{name}.c").read_bytes()
-    return cache.built("bin", name, src, lambda c, out: [cc, "-O2", "-Wall", "-o", str(out), str(c), *libs],
-                       key=" ".join(libs).encode())
-
-
 def generator_binary() -> Path:
     """Path of the compiled generator (``csrc/rlgen.c``), building it if needed."""
-    return compiled("rlgen")
+    return cache.compiled("rlgen")
 
 
 def stop_probe_binary() -> Path:
     """Path of the compiled CPU-stop probe (``csrc/rlstop.c``), building it if needed."""
-    return compiled("rlstop")
+    return cache.compiled("rlstop")
 
 
 @contextmanager
@@ -154,12 +143,21 @@ def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
 def program_version(name: str) -> str:
     """A version string of one of our C programs (``rlgen``, ``rlstop``): its name and the
     hash of its source, building it if needed."""
-    return f"{name} " + compiled(name).name.split("-", 1)[1]
+    return f"{name} " + cache.compiled(name).name.split("-", 1)[1]
 
 
 def generator_version() -> str:
     """A version string: the generator's name and the hash of its source."""
     return program_version("rlgen")
+
+
+def generator_record(tb: Testbed) -> str:
+    """The generator ``tb`` drives, as the environment record's ``generator`` says it."""
+    if tb.generator == "xdp":
+        from . import xdpgen
+
+        return f"xdp: {xdpgen.version()} (live XDP frames, rlgen's frames, paced in the program, open loop)"
+    return generator_version() + " (AF_PACKET, open loop, sendmmsg batch 32)"
 
 
 @dataclass
@@ -195,8 +193,10 @@ class TrialResult:
     """One trial's counters. Packets in counts, rates in pps, fractions in [0, 1].
 
     ``tx`` is what was offered to the router (put on the wire or refused at its input;
-    only traffic that should pass when part of it is meant to be dropped) and ``rx`` what
-    reached the sink; ``lost = tx - rx``. ``cpu_stop_ms`` is the longest the router's CPU
+    with the XDP generator, the frames it redirected towards the router; only traffic
+    that should pass when part of it is meant to be dropped) and ``rx`` what reached the
+    sink; ``lost = tx - rx``. ``kernel_tx`` is what the receiving side counted taken or
+    refused (with the XDP generator, its veth ring's ``xdp_xmit`` and ``xdp_xmit_errors``). ``cpu_stop_ms`` is the longest the router's CPU
     stopped during the trial (:func:`cpu_stops`, milliseconds; None when not probed),
     ``cpu_stops`` how many wake-ups of the probe were later than
     :data:`STOP_TOTAL_OVER_MS` and ``cpu_stopped_ms`` their lateness added up
@@ -259,44 +259,40 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         raise ParameterError("rate", f"must be >= 0 pps, got {rate_pps}")
     if duration_s <= 0:
         raise ParameterError("duration", f"must be > 0 s, got {duration_s}")
-    dst_mac = Testbed.mac(tb.ns_sink if tb.direct else tb.ns_dut, tb.sink_if if tb.direct else tb.dut_in)
-    args = [str(generator_binary()), "--ifname", tb.tg_if, "--smac", Testbed.mac(tb.ns_tg, tb.tg_if),
-            "--dmac", dst_mac, "--src", f"{TG_NET}.2",
-            "--dst", f"{SINK_NET}.2" if tb.direct else f"{DEST_NET}.1",
-            "--rate", f"{rate_pps:.3f}", "--duration", f"{duration_s:.3f}", "--batch", str(batch),
-            "--frame-size", str(spec.frame_size), "--dport", "5001", "--sport", "5000",
-            "--lag-over-ms", str(STOP_TOTAL_OVER_MS)]
-    if spec.flows == "multi":
-        args += ["--dst-count", "254", "--random-ports"]
-    if spec.drop_share:
-        args += ["--drop-share", str(spec.drop_share), "--drop-dport", str(TrafficSpec.DROP_PORT)]
+    args = rlgen_args(tb, spec) + ["--rate", f"{rate_pps:.3f}", "--duration", f"{duration_s:.3f}",
+                                   "--batch", str(batch), "--lag-over-ms", str(STOP_TOTAL_OVER_MS)]
+    xdp = tb.generator == "xdp"
+    if xdp:
+        from . import xdpgen
+
+        xdpgen.loader(), xdpgen.program()  # built (first use only) before the trial starts
+        sent_frames = frames(tb, spec)
     if probe_period_ms is not None:
         stop_probe_binary()  # built (first use only) before the CPU times start
     d0 = drops.read() if drops is not None else None
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), cpu_times()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with cpu_stops(tb, tb.router_cpu, probe_period_ms) if probe_period_ms is not None else nullcontext({}) as stops:
-        p = tb.spawn(tb.ns_tg, *args, cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            out, err = p.communicate(timeout=duration_s * 3 + 10)
-        finally:
-            if p in tb.procs:
-                tb.procs.remove(p)
-    if p.returncode != 0:
-        raise RouterlabError(f"traffic generator failed ({p.returncode}): {err.strip()}")
+        if xdp:
+            res = _xdp_results(xdpgen.run(tb, rate_pps, duration_s, sent_frames, batch), rate_pps, duration_s)
+        else:
+            res = _rlgen_results(tb, args, duration_s)
     c1 = cpu_times()
     time.sleep(DRAIN_S)
     k1, s1 = tb.tx_counters(), tb.sink_count()
-    res = _results(out)
     kernel_tx = (k1["tx_packets"] - k0["tx_packets"]) + (k1["tx_dropped"] - k0["tx_dropped"])
     offered = res["sent"] + res["refused"]
-    tx = int(res["legit_sent"] + res["legit_refused"]) if spec.drop_share else kernel_tx
+    if spec.drop_share:
+        tx = int(res["legit_sent"] + res["legit_refused"])
+    else:
+        tx = int(res["sent"]) if xdp else kernel_tx
     busy, steal = cpu_usage(c0, c1, tb.router_cpu)
     requested = res["requested"]
     limited = res["blocked"] > 0 or (requested > 0 and offered < GENERATOR_TOLERANCE * requested)
     found = {}
     if drops is not None:
-        a = drops.attribute(d0, drops.read(), tx=tx, rx=s1 - s0, offered=int(kernel_tx), drop_share=spec.drop_share)
+        a = drops.attribute(d0, drops.read(), tx=tx, rx=s1 - s0, offered=int(res["sent"]) if xdp else int(kernel_tx),
+                            drop_share=spec.drop_share)
         found = {"lost_attributed": a.lost_attributed, "lost_unexplained": a.lost_unexplained,
                  "trace_missed": a.trace_missed, "drops": a.drops, "drop_rows": a.rows}
     return TrialResult(
@@ -309,6 +305,50 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         queue_ms=round(tb.router_queue / rate_pps * 1e3, 3) if tb.router_queue and rate_pps > 0 else None, **found)
 
 
+def rlgen_args(tb: Testbed, spec: TrafficSpec) -> list[str]:
+    """rlgen's command line for the frames of ``spec`` on ``tb`` (addresses, flows, size,
+    drop share), without rate and duration."""
+    dst_mac = Testbed.mac(tb.ns_sink if tb.direct else tb.ns_dut, tb.sink_if if tb.direct else tb.dut_in)
+    args = [str(generator_binary()), "--ifname", tb.tg_if, "--smac", Testbed.mac(tb.ns_tg, tb.tg_if),
+            "--dmac", dst_mac, "--src", f"{TG_NET}.2",
+            "--dst", f"{SINK_NET}.2" if tb.direct else f"{DEST_NET}.1",
+            "--frame-size", str(spec.frame_size), "--dport", "5001", "--sport", "5000"]
+    if spec.flows == "multi":
+        args += ["--dst-count", "254", "--random-ports"]
+    if spec.drop_share:
+        args += ["--drop-share", str(spec.drop_share), "--drop-dport", str(TrafficSpec.DROP_PORT)]
+    return args
+
+
+def frames(tb: Testbed, spec: TrafficSpec) -> str:
+    """The frames rlgen sends for ``spec`` on ``tb``, as it prints them (``--print-frames``:
+    one per line, 1 or 0 for meant to pass the firewall or not, then the frame in hex)."""
+    return sh(*rlgen_args(tb, spec), "--print-frames")
+
+
+def _rlgen_results(tb: Testbed, args: list[str], duration_s: float) -> dict[str, float]:
+    p = tb.spawn(tb.ns_tg, *args, cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=duration_s * 3 + 10)
+    finally:
+        if p in tb.procs:
+            tb.procs.remove(p)
+    if p.returncode != 0:
+        raise RouterlabError(f"traffic generator failed ({p.returncode}): {err.strip()}")
+    return _results(out)
+
+
+def _xdp_results(r, rate_pps: float, duration_s: float) -> dict[str, float]:
+    """An :class:`routerlab.xdpgen.XdpRun` in rlgen's terms. Nothing is refused at the
+    generator: a redirect the router's ring cannot take is the router's (the ring's
+    ``xdp_xmit_errors``). Its elapsed time is the span from its first frame to its last,
+    one frame interval added (the span of N frames is N - 1 intervals)."""
+    elapsed = r.span_s + (1 / rate_pps if rate_pps > 0 else 0)
+    return {"sent": r.sent, "refused": 0, "blocked": 0, "legit_sent": r.legit, "legit_refused": 0,
+            "elapsed": elapsed or duration_s, "requested": round(rate_pps * duration_s) if rate_pps > 0 else 0,
+            "max_late_ms": r.late_ms, "lagged_ms": r.lagged_ms}
+
+
 def _results(out: str) -> dict[str, float]:
     """The ``RESULT-<name>=<value>`` lines our C programs print, as name -> number."""
     return {k.removeprefix("RESULT-"): float(v) for k, v in
@@ -316,7 +356,8 @@ def _results(out: str) -> dict[str, float]:
 
 
 def ceiling(duration_s: float = 2.0, spec: TrafficSpec | None = None, runs: int = 3) -> float:
-    """The generator's own ceiling in pps: as fast as it can, wired straight to the sink.
+    """The generator's own ceiling in pps: as fast as it can, wired straight to the sink
+    (the generator a testbed takes by default: :func:`routerlab.testbed.default_generator`).
 
     Returns the median over ``runs`` trials of the offered rate (sent + refused per second).
     """

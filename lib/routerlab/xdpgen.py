@@ -1,19 +1,16 @@
-"""The XDP generator: one frame run through an XDP program with ``BPF_PROG_RUN`` and live
-frames (kernel 5.18 or later), paced in the program and redirected out of the generator's
-veth (``bpf/xdp_gen.c``, driven by ``csrc/rlxdpgen.c``), the technique of xdp-tools'
-``xdp-trafficgen``. It costs far less per packet than rlgen's AF_PACKET sends, so the
-generator's CPU is not what limits the chain. And the XDP sink (``bpf/xdp_sink.c``):
-counts and drops every frame in XDP.
-
-So far ``routerlab bench generators`` measures it next to rlgen (ceiling and rate error);
-trials still use rlgen (:mod:`routerlab.traffic`).
+"""The XDP generator: rlgen's frames run through an XDP program with ``BPF_PROG_RUN`` and
+live frames (kernel 5.18 or later), paced in the program and redirected out of the
+generator's veth (``bpf/xdp_gen.c``, driven by ``csrc/rlxdpgen.c``), the technique of
+xdp-tools' ``xdp-trafficgen``. It costs far less per packet than rlgen's AF_PACKET sends,
+so the generator's CPU is not what limits the chain. Trials use it by default
+(:func:`routerlab.traffic.run_trial` on a testbed whose ``generator`` is "xdp"); the
+testbed puts its sink, an XDP program that counts and drops (``bpf/xdp_sink.c``), on the
+sink's veth (:mod:`routerlab.testbed`).
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +20,7 @@ from .testbed import Testbed, sh
 
 def loader() -> Path:
     """The compiled loader (``csrc/rlxdpgen.c``, linked with libbpf), built at first use."""
-    from .traffic import compiled
+    from .cache import compiled
 
     if not Path("/usr/include/bpf/libbpf.h").is_file():
         raise ToolMissing("the XDP generator needs libbpf's headers (Debian package libbpf-dev)")
@@ -37,13 +34,20 @@ def program(name: str = "xdp_gen") -> Path:
     return cache.bpf_object(name)
 
 
+def version() -> str:
+    """A version string: the loader's and the program's names and source hashes."""
+    return f"rlxdpgen {loader().name.split('-', 1)[1]}, xdp_gen {program().stem.split('-', 1)[-1]}"
+
+
 @dataclass(frozen=True)
 class XdpRun:
-    """What one run of the XDP generator reports: frames redirected (``sent``), seconds
-    from the first to the last (``span_s``), the worst lateness behind its schedule and
-    the lags over 5 ms added up (milliseconds), and the program's runs (sent or early)."""
+    """What one run of the XDP generator reports: frames redirected (``sent``; ``legit``
+    of them meant to pass the firewall), seconds from the first to the last (``span_s``),
+    the worst lateness behind its schedule and the lags over 5 ms added up (milliseconds),
+    and the program's runs (sent or early)."""
 
     sent: int
+    legit: int
     span_s: float
     late_ms: float
     lagged_ms: float
@@ -51,56 +55,35 @@ class XdpRun:
 
 
 def parse(line: str) -> XdpRun:
-    """The loader's one line (``sent=N span_s=S late_ms=L lagged_ms=G runs=R``)."""
+    """The loader's one line (``sent=N legit=N span_s=S late_ms=L lagged_ms=G runs=R``)."""
     try:
         kv = dict(part.split("=", 1) for part in line.split())
-        return XdpRun(int(kv["sent"]), float(kv["span_s"]), float(kv["late_ms"]), float(kv["lagged_ms"]),
-                      int(kv["runs"]))
+        return XdpRun(int(kv["sent"]), int(kv["legit"]), float(kv["span_s"]), float(kv["late_ms"]),
+                      float(kv["lagged_ms"]), int(kv["runs"]))
     except (KeyError, ValueError) as e:
         raise RouterlabError(f"rlxdpgen: unexpected output {line!r}") from e
 
 
 def ifindex(ns: str, dev: str) -> int:
+    import json
+
     return json.loads(sh("ip", "-n", ns, "-j", "link", "show", "dev", dev))[0]["ifindex"]
 
 
-def run(tb: Testbed, rate_pps: float, duration_s: float, frame: bytes) -> XdpRun:
-    """Send ``frame`` out of the generator's veth at ``rate_pps`` (0: as fast as it can)
-    for ``duration_s`` seconds, on the generator's CPU. The receiving veth needs an XDP
-    program attached (a veth takes XDP redirects only then)."""
+def run(tb: Testbed, rate_pps: float, duration_s: float, frames: str, burst: int = 32) -> XdpRun:
+    """Send ``frames`` (as ``rlgen --print-frames`` prints them), in turn, out of the
+    generator's veth at ``rate_pps`` (0: as fast as it can) for ``duration_s`` seconds,
+    in bursts of ``burst`` frames back to back (rlgen's batches), on the generator's CPU. The receiving veth must receive through NAPI (an XDP program
+    or GRO on it): a veth takes XDP redirects only then."""
     p = tb.spawn(tb.ns_tg, str(loader()), str(program()), str(ifindex(tb.ns_tg, tb.tg_if)), f"{rate_pps:.3f}",
-                 f"{duration_s:g}", frame.hex(), cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                 text=True)
+                 f"{duration_s:g}", str(burst), cpu=tb.gen_cpu, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, text=True)
     try:
-        out, err = p.communicate(timeout=3 * duration_s + 30)
+        out, err = p.communicate(frames, timeout=3 * duration_s + 30)
     finally:
-        tb.procs.remove(p)
+        if p in tb.procs:
+            tb.procs.remove(p)
     if p.returncode != 0:
         raise RouterlabError(f"rlxdpgen failed (exit {p.returncode}): {err.strip()[-300:]}"
                              + (" (live frames need kernel 5.18 or later)" if "Invalid argument" in err else ""))
     return parse(out.strip().splitlines()[-1])
-
-
-@contextmanager
-def sink(ns: str, dev: str):
-    """Count and drop every frame ``dev`` receives, in XDP (``bpf/xdp_sink.c``), while the
-    block runs. Yields a function that returns the frames counted so far; the program is
-    detached after the block (and goes with the namespace if the run dies)."""
-    sh("ip", "-n", ns, "link", "set", "dev", dev, "xdpdrv", "obj", str(program("xdp_sink")), "sec", "xdp")
-    try:
-        prog = json.loads(sh("ip", "-n", ns, "-j", "link", "show", "dev", dev))[0]["xdp"]["prog"]["id"]
-        (map_id,) = json.loads(sh("bpftool", "-j", "prog", "show", "id", str(prog)))["map_ids"]
-
-        def count() -> int:
-            values = json.loads(sh("bpftool", "-j", "map", "lookup", "id", str(map_id), "key", "0", "0", "0", "0"))
-            return sum(_u64(v["value"]) for v in values["values"])
-        yield count
-    finally:
-        sh("ip", "-n", ns, "link", "set", "dev", dev, "xdpdrv", "off")
-
-
-def _u64(value) -> int:
-    """A per-CPU value as bpftool's JSON gives it: a number, or its bytes in hex."""
-    if isinstance(value, int):
-        return value
-    return int.from_bytes(bytes(int(b, 16) for b in value), "little")

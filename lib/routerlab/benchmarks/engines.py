@@ -45,7 +45,17 @@ def ratios(df):
     return df.assign(ratio_to_first=known / known.iloc[0])
 
 
+#: The chain's target: the generator's ceiling at least this many times the best PDR of
+#: one run, so that no engine's answer is the generator's.
+CEILING_OVER_BEST = 2.0
+
+
 def report(ceil: float, df) -> str:
-    """The ceiling, then one line per engine."""
+    """The ceiling, one line per engine, then the chain's target: the ceiling over the
+    best PDR next to :data:`CEILING_OVER_BEST`, and the answers the generator bounded."""
+    best = df["pdr_pps"].max()
+    bound = int(df["generator_bound"].astype(bool).sum())
     return (f"generator ceiling: {ceil:.0f} pps\n"
-            + df.to_string(index=False, float_format=lambda x: f"{x:.3f}" if x < 10 else f"{x:.0f}"))
+            + df.to_string(index=False, float_format=lambda x: f"{x:.3f}" if x < 10 else f"{x:.0f}")
+            + f"\nceiling / best PDR: {ceil / best:.2f}x (target: at least {CEILING_OVER_BEST:g}x); "
+              f"answers bounded by the generator: {bound} (target: 0)")

@@ -5,13 +5,16 @@
  * generator's veth; one that is early is dropped, which costs a run and no packet. So
  * the frames leave one by one at the rate, never in bursts but to catch up on a lag,
  * which it measures as rlgen does: the worst lateness, and each lag over LAG_OVER_NS,
- * its worst, added up. */
+ * its worst, added up. The frames are rlgen's (its --print-frames): the loader writes
+ * their headers into the map of templates, and the program takes them in turn, as rlgen
+ * does, counting those meant to pass the firewall (legit). */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
 #define LAG_OVER_NS 5000000ULL   /* lags over 5 ms are added up (traffic.STOP_TOTAL_OVER_MS) */
 #define LAG_ENDS_NS 1000000ULL   /* a lag ends back within 1 ms of the schedule */
 #define HDR 48                   /* Ethernet, IPv4 and UDP headers, rounded up */
+#define MAX_TEMPLATES 1024       /* as rlgen's */
 
 struct gen_state {
     __u64 ifindex;      /* in: where frames go */
@@ -24,8 +27,22 @@ struct gen_state {
     __u64 lag_worst_ns; /* the worst of the lag under way */
     __u64 runs;         /* every run, sent or early */
     __u64 last_ns;      /* the last frame's time */
-    __u8 hdr[HDR];      /* in: the frame's headers, written into every frame sent */
+    __u64 templates;    /* in: templates in use, 1..MAX_TEMPLATES */
+    __u64 legit;        /* frames redirected that are meant to pass the firewall */
+    __u64 burst;        /* in: frames sent back to back at each time of the schedule, >= 1 */
 };
+
+struct template {
+    __u8 hdr[HDR];      /* the frame's headers, written into the frame sent */
+    __u32 legit;        /* 1: meant to pass the firewall */
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, MAX_TEMPLATES);
+    __type(key, __u32);
+    __type(value, struct template);
+} templates SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -49,7 +66,7 @@ int xdp_gen(struct xdp_md *ctx)
     now = bpf_ktime_get_ns();
     if (!s->start_ns)
         s->start_ns = now;
-    due = s->start_ns + s->sent * s->interval_ps / 1000;
+    due = s->start_ns + (s->burst > 1 ? s->sent - s->sent % s->burst : s->sent) * s->interval_ps / 1000;
     if (now < due)
         return XDP_DROP;
     late = now - due;
@@ -65,10 +82,13 @@ int xdp_gen(struct xdp_md *ctx)
     /* live frames are recycled from a page pool, and a receiver that passes a frame to the
      * stack may rewrite it in place (a router: MACs, TTL) before the page comes back: the
      * headers are written again, so every frame leaves as the loader gave it */
+    __u32 idx = s->templates > 1 ? s->sent % s->templates : 0;
+    struct template *t = bpf_map_lookup_elem(&templates, &idx);
     void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
-    if (data + HDR > end)
+    if (!t || data + HDR > end)
         return XDP_ABORTED;
-    __builtin_memcpy(data, s->hdr, HDR);
+    __builtin_memcpy(data, t->hdr, HDR);
+    s->legit += t->legit;
     s->sent++;
     s->last_ns = now;
     return bpf_redirect(s->ifindex, 0);

@@ -10,7 +10,7 @@ import click
 from .. import defaults
 from ..errors import RouterlabError
 from .app import bench_app
-from .common import PATH, SEARCH_KIND, err, fail, progress, resumable
+from .common import PATH, SEARCH_KIND, err, fail, generator_option, progress, resumable
 
 #: The folder option of the benchmarks that read the published PASTRAMI set.
 pastrami_data = click.option("--data", type=PATH, help="PASTRAMI folder (default: $ROUTERLAB_PASTRAMI_DIR or the cache).")
@@ -59,6 +59,7 @@ def bench_generators(duration, runs, csv):
 @click.option("--duration", type=float, default=2.0, help="Seconds per final trial.")
 @click.option("--engine", multiple=True, default=["linux", "nft", "ebpf"],
               help="Engines (first = reference); nft runs 50 rules.")
+@generator_option
 def bench_engines(out, duration, engine):
     """PDR@0.5% of several engines measured in one run, as ratios to the first (needs root)."""
     from ..benchmarks import engines
@@ -66,6 +67,22 @@ def bench_engines(out, duration, engine):
     with resumable("searches", code=1):
         ceil, df = engines.run(tuple(engine), out=out, duration=duration)
     click.echo(engines.report(ceil, df))
+
+
+@bench_app.command("chain")
+@click.option("--engine", multiple=True, default=["linux", "ebpf"], help="Engines to run, one trial each.")
+@click.option("--load", type=float, default=200_000, help="Offered load of each trial, pps.")
+@click.option("--duration", type=float, default=2.0, help="Seconds per trial.")
+@generator_option
+def bench_chain(engine, load, duration):
+    """Where each CPU's time goes during a trial: router, generator, sink (perf; needs root)."""
+    from ..benchmarks import chain
+
+    try:
+        df = chain.run(tuple(engine), load, duration)
+    except RouterlabError as e:
+        fail(str(e), 1)
+    click.echo(chain.report(df, load))
 
 
 @bench_app.command("forwarding")
@@ -146,6 +163,7 @@ def _microbench(label: str, total: int, name: str, engine: str, out, report, run
 @click.option("--out", type=PATH, default=Path("runs/bench-search"), help="Folder for the search trials and results.")
 @click.option("--duration", type=float, default=2.0, help="Seconds per final trial.")
 @click.option("--kind", type=SEARCH_KIND, default="both", help="pdr, ndr or both.")
+@generator_option
 def bench_search(engine, scenario, out, duration, kind):
     """Our PDR/NDR search and MLRsearch (PyPI) on the same testbed: answers and trial-seconds (needs root)."""
     from .. import search
@@ -171,6 +189,7 @@ def bench_search(engine, scenario, out, duration, kind):
 @click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
 @click.option("--out", type=PATH, default=Path("runs/bench-calibrate"),
               help="Folder for the trials, searches and calibration tables.")
+@generator_option
 def bench_calibrate(capacity, duration, runs, method, ceiling, out):
     """Sweep and PDR/NDR searches against a router of known capacity (nftables limit): truth, answers, errors; exit 1 when one is outside its precision (needs root)."""
     from click.exceptions import Exit
@@ -205,6 +224,7 @@ def bench_calibrate(capacity, duration, runs, method, ceiling, out):
               help="Dataset folder of the sweeps (resumed if there).")
 @click.option("--report-only", type=PATH, help="Measure nothing: report the sweeps NAME-os-N, NAME-poll-N in this "
                                                "folder (every NAME).")
+@generator_option
 def bench_idle(engine, scenario, loads_frac, ceiling, runs, duration, rounds, out, report_only):
     """The same sweep with idle CPUs polling (the testbed's default) and in the kernel's idle states, alternating: steal, trials above the steal threshold and loss side by side, as ratios (needs root, unless --report-only)."""
     from ..benchmarks import idle

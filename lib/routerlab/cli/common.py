@@ -45,6 +45,21 @@ INPUT_FORMAT = click.Choice(["auto", "pastrami", "routerlab"])
 SEARCH_KIND = click.Choice(defaults.SEARCH_KINDS)
 
 
+def generator_option(f):
+    """``--generator xdp|rlgen``: the generator every testbed of the command drives (default:
+    ``$ROUTERLAB_GENERATOR``, else xdp where this machine can run it)."""
+    def use(ctx, param, value):
+        if value:
+            from ..testbed import use_generator
+
+            use_generator(value)
+        return value
+
+    return click.option("--generator", type=click.Choice(defaults.GENERATORS), expose_value=False, callback=use,
+                        is_eager=True, help="Traffic generator: xdp (live XDP frames; the default where the kernel "
+                                            "runs them) or rlgen (AF_PACKET).")(f)
+
+
 class progress:
     """A rich progress bar; the context value advances it to (done, total)."""
 

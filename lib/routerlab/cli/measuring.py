@@ -10,7 +10,7 @@ from click.exceptions import Exit
 from .. import defaults
 from ..errors import RouterlabError
 from .app import app, argument
-from .common import PATH, SEARCH_KIND, err, fail, print_assessments, progress, resumable, wide
+from .common import PATH, SEARCH_KIND, err, fail, generator_option, print_assessments, progress, resumable, wide
 
 
 @app.command()
@@ -35,6 +35,7 @@ from .common import PATH, SEARCH_KIND, err, fail, print_assessments, progress, r
                    "(default: the threshold of the steal_flagged column).")
 @click.option("--max-repeats", type=click.IntRange(min=0), default=defaults.MAX_REPEATS,
               help="Repeats of a disturbed trial at most.")
+@generator_option
 def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, routes, frame_size, experiment, config,
             ceiling, search, pdr, steal_threshold, max_repeats):
     """Measure a router on the namespace testbed: a fixed sweep or a PDR/NDR search."""
@@ -111,6 +112,7 @@ FROM_CAMPAIGN = "datasets/comparison/campaign.yaml"
 @click.option("--runs", type=click.IntRange(min=1), show_default=FROM_CAMPAIGN, help="Trials per cell (K).")
 @click.option("--duration", type=float, show_default=FROM_CAMPAIGN, help="Seconds per trial (T).")
 @click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
+@generator_option
 def compare(out, engine, scenario, loads_frac, runs, duration, ceiling):
     """Measure the 100GE comparison tables on the testbed: every engine in every scenario, as the comparison's campaign file says unless told otherwise."""
     from .. import comparison

@@ -15,6 +15,10 @@
  * until it is back within LAG_END_MS of its schedule) and lagged_ms adds up how far behind
  * each fell at worst: the load of all those bursts together, milliseconds.
  *
+ * --print-frames prints the frames it would send, one per line (1 or 0: whether the frame
+ * is meant to pass the firewall, then the frame in hex), and sends nothing: the XDP
+ * generator (csrc/rlxdpgen.c) sends the same frames.
+ *
  * Built by routerlab at first use with: gcc -O2 -o rlgen rlgen.c
  */
 #define _GNU_SOURCE
@@ -135,7 +139,8 @@ int main(int argc, char **argv)
         {"sport", 1, 0, 'p'}, {"dport", 1, 0, 'P'}, {"frame-size", 1, 0, 'f'},
         {"rate", 1, 0, 'r'}, {"duration", 1, 0, 't'}, {"batch", 1, 0, 'b'},
         {"drop-share", 1, 0, 'x'}, {"drop-dport", 1, 0, 'X'}, {"seed", 1, 0, 'z'},
-        {"lag-over-ms", 1, 0, 'L'}, {0, 0, 0, 0}};
+        {"lag-over-ms", 1, 0, 'L'}, {"print-frames", 0, 0, 'F'}, {0, 0, 0, 0}};
+    int print_frames = 0;
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
@@ -156,6 +161,7 @@ int main(int argc, char **argv)
         case 'X': o.drop_dport = atoi(optarg); break;
         case 'z': o.seed = (unsigned)atoi(optarg); break;
         case 'L': o.lag_over_ms = atof(optarg); break;
+        case 'F': print_frames = 1; break;
         default: usage("unknown option");
         }
     }
@@ -167,17 +173,6 @@ int main(int argc, char **argv)
     if (o.dst_count < 1 || o.dst_count > MAX_TEMPLATES) usage("--dst-count must be 1..1024");
     if (o.drop_share < 0 || o.drop_share >= 1) usage("--drop-share must be in [0, 1)");
     if (!(o.lag_over_ms >= LAG_END_MS)) usage("--lag-over-ms must be >= 1");
-
-    int fd = socket(AF_PACKET, SOCK_RAW, 0); /* protocol 0: send only, receive nothing */
-    if (fd < 0) die("socket(AF_PACKET)");
-    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_ifindex = if_nametoindex(o.ifname)};
-    if (!sll.sll_ifindex) die(o.ifname);
-    if (bind(fd, (void *)&sll, sizeof sll) < 0) die("bind");
-    int one = 1, sndbuf = 256 << 20;
-    /* a large buffer so that our own socket never refuses a send (EAGAIN) */
-    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
-    setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one);
 
     /* Templates: one per flow (single flow: one), a share of them towards drop_dport. */
     int ntpl = (o.dst_count > 1 || o.random_ports) ? MAX_TEMPLATES : 1;
@@ -197,6 +192,26 @@ int main(int argc, char **argv)
         legit[t] = !drop;
         len = build(frames[t], &o, dst, sport, dport);
     }
+
+    if (print_frames) {
+        for (int t = 0; t < ntpl; t++) {
+            printf("%d ", legit[t]);
+            for (int k = 0; k < len; k++) printf("%02x", frames[t][k]);
+            printf("\n");
+        }
+        return 0;
+    }
+
+    int fd = socket(AF_PACKET, SOCK_RAW, 0); /* protocol 0: send only, receive nothing */
+    if (fd < 0) die("socket(AF_PACKET)");
+    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_ifindex = if_nametoindex(o.ifname)};
+    if (!sll.sll_ifindex) die(o.ifname);
+    if (bind(fd, (void *)&sll, sizeof sll) < 0) die("bind");
+    int one = 1, sndbuf = 256 << 20;
+    /* a large buffer so that our own socket never refuses a send (EAGAIN) */
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+    setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof one);
 
     struct mmsghdr msgs[MAX_BATCH];
     struct iovec iov[MAX_BATCH];

@@ -3,11 +3,14 @@
  * paces the frames in the program and redirects each one due out of the generator's veth.
  * Open loop: nothing the receiver does slows it.
  *
- *   rlxdpgen OBJ IFINDEX RATE_PPS DURATION_S FRAME_HEX
+ *   rlgen ... --print-frames | rlxdpgen OBJ IFINDEX RATE_PPS DURATION_S BURST
  *
- * RATE_PPS 0 sends as fast as it can for DURATION_S. Prints one line:
- *   sent=N span_s=S late_ms=L lagged_ms=G runs=R
- * sent: frames redirected (a redirect the receiving veth refuses is dropped and counted by
+ * The frames come on stdin as rlgen prints them (one per line: 1 or 0, meant to pass the
+ * firewall or not, then the frame in hex; all of one length, at most 1024), and are sent
+ * in turn, in bursts of BURST frames back to back (as rlgen's sendmmsg batches). RATE_PPS 0
+ * sends as fast as it can for DURATION_S. Prints one line:
+ *   sent=N legit=N span_s=S late_ms=L lagged_ms=G runs=R
+ * sent: frames redirected (legit: those meant to pass) (a redirect the receiving veth refuses is dropped and counted by
  * its peer's counters, not here); span_s: from the first frame to the last; late_ms: how
  * far behind its schedule it fell at worst; lagged_ms: each lag over 5 ms, its worst,
  * added up (as rlgen reports them); runs: program runs, sent or early.
@@ -27,15 +30,24 @@
 #include <time.h>
 
 #define HDR 48 /* the headers the program writes into every frame (bpf/xdp_gen.c) */
+#define MAX_TEMPLATES 1024
+#define MAX_FRAME 1518
 
 struct gen_state {
     __u64 ifindex, interval_ps, total, start_ns, sent, late_max_ns, lagged_ns, lag_worst_ns, runs, last_ns;
+    __u64 templates, legit, burst;
+};
+
+struct template {
     __u8 hdr[HDR];
+    __u32 legit;
 };
 
 /* runs of one call: more than any trial needs (it ends by the timer) */
 #define REPEAT 0x7fffffffU
-#define BATCH 64
+/* program runs per batch, the kernel's most (TEST_XDP_MAX_BATCH): the redirected frames are
+ * flushed once a batch, and the flush is what the larger batch saves */
+#define BATCH 256
 
 static void on_alarm(int sig) { (void)sig; }
 
@@ -66,14 +78,32 @@ static void arm(double seconds)
 int main(int argc, char **argv)
 {
     if (argc != 6) {
-        fprintf(stderr, "usage: %s OBJ IFINDEX RATE_PPS DURATION_S FRAME_HEX\n", argv[0]);
+        fprintf(stderr, "usage: rlgen ... --print-frames | %s OBJ IFINDEX RATE_PPS DURATION_S BURST\n", argv[0]);
         return 2;
     }
     double rate = atof(argv[3]), duration = atof(argv[4]);
-    unsigned char frame[1600];
-    int len = unhex(argv[5], frame, sizeof(frame));
-    if (len < HDR || duration <= 0 || rate < 0) {
-        fprintf(stderr, "rlxdpgen: bad frame, rate or duration\n");
+    int burst = atoi(argv[5]);
+    if (duration <= 0 || rate < 0 || burst < 1 || burst > 4096) {
+        fprintf(stderr, "rlxdpgen: bad rate, duration or burst\n");
+        return 2;
+    }
+    static struct template tpl[MAX_TEMPLATES];
+    unsigned char frame[MAX_FRAME];
+    char line[2 * MAX_FRAME + 16], hex[2 * MAX_FRAME + 2];
+    int ntpl = 0, len = 0;
+    while (fgets(line, sizeof(line), stdin)) {
+        int legit, n;
+        if (sscanf(line, "%d %3037s", &legit, hex) != 2 || ntpl == MAX_TEMPLATES ||
+            (n = unhex(hex, frame, sizeof(frame))) < HDR || (len && n != len)) {
+            fprintf(stderr, "rlxdpgen: bad frame on line %d of stdin\n", ntpl + 1);
+            return 2;
+        }
+        len = n;
+        memcpy(tpl[ntpl].hdr, frame, HDR);
+        tpl[ntpl++].legit = legit != 0;
+    }
+    if (!ntpl) {
+        fprintf(stderr, "rlxdpgen: no frames on stdin\n");
         return 2;
     }
     struct bpf_object *obj = bpf_object__open_file(argv[1], NULL);
@@ -83,7 +113,8 @@ int main(int argc, char **argv)
     }
     struct bpf_program *prog = bpf_object__find_program_by_name(obj, "xdp_gen");
     struct bpf_map *map = bpf_object__find_map_by_name(obj, "state");
-    if (!prog || !map) {
+    struct bpf_map *tmap = bpf_object__find_map_by_name(obj, "templates");
+    if (!prog || !map || !tmap) {
         fprintf(stderr, "rlxdpgen: %s lacks xdp_gen or its state\n", argv[1]);
         return 1;
     }
@@ -92,7 +123,13 @@ int main(int argc, char **argv)
     s.ifindex = strtoul(argv[2], NULL, 10);
     s.interval_ps = rate > 0 ? (__u64)(1e12 / rate + 0.5) : 0;
     s.total = rate > 0 ? (__u64)(rate * duration + 0.5) : UINT64_MAX;
-    memcpy(s.hdr, frame, HDR);
+    s.templates = ntpl;
+    s.burst = burst;
+    for (__u32 t = 0; t < (__u32)ntpl; t++)
+        if (bpf_map__update_elem(tmap, &t, sizeof(t), &tpl[t], sizeof(tpl[t]), 0)) {
+            fprintf(stderr, "rlxdpgen: setting the frames failed: %s\n", strerror(errno));
+            return 1;
+        }
     if (bpf_map__update_elem(map, &key, sizeof(key), &s, sizeof(s), 0)) {
         fprintf(stderr, "rlxdpgen: setting the state failed: %s\n", strerror(errno));
         return 1;
@@ -126,7 +163,8 @@ int main(int argc, char **argv)
     }
     if (s.lag_worst_ns)
         s.lagged_ns += s.lag_worst_ns;
-    printf("sent=%llu span_s=%.6f late_ms=%.3f lagged_ms=%.3f runs=%llu\n", (unsigned long long)s.sent,
+    printf("sent=%llu legit=%llu span_s=%.6f late_ms=%.3f lagged_ms=%.3f runs=%llu\n", (unsigned long long)s.sent,
+           (unsigned long long)s.legit,
            s.sent ? (s.last_ns - s.start_ns) * 1e-9 : 0.0, s.late_max_ns * 1e-6, s.lagged_ns * 1e-6,
            (unsigned long long)s.runs);
     bpf_object__close(obj);

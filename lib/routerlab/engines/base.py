@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from ..errors import EngineNotFound, ParameterError
 from ..scenarios import Scenario
-from ..testbed import Testbed, sh
+from ..testbed import VETH_RING_SIZE, Testbed, sh
 from . import builds
 
 
@@ -55,14 +55,20 @@ class Engine:
         holds (:meth:`queue_packets`), which every trial's validation needs; return the
         facts for the environment record, ``router_queue_packets`` among them."""
         facts = self.start(tb, sc)
+        tb.pin_receive()
         tb.router_queue = self.queue_packets(tb)
         return {**facts, "router_queue_packets": tb.router_queue}
 
     def queue_packets(self, tb: Testbed) -> int:
         """Packets the router holds while its CPU is stopped, before it drops: the first
-        queue on its CPU that fills. By default the per-CPU backlog that RPS feeds on the
-        router's CPU (``net.core.netdev_max_backlog``), which every engine behind RPS
-        (the kernel and the user-space engines' sockets alike) is fed from."""
+        queue on its CPU that fills. With the XDP generator, the ring of the router's input
+        veth (:data:`routerlab.testbed.VETH_RING_SIZE`), which the generator's redirects
+        fill while the router's NAPI thread cannot run, for every engine. With rlgen, by
+        default the per-CPU backlog that RPS feeds on the router's CPU
+        (``net.core.netdev_max_backlog``), which every engine behind RPS (the kernel and
+        the user-space engines' sockets alike) is fed from."""
+        if tb.generator == "xdp":
+            return VETH_RING_SIZE
         return int(Path("/proc/sys/net/core/netdev_max_backlog").read_text())
 
     def forwarded(self, tb: Testbed) -> int | None:

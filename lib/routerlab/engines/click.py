@@ -328,7 +328,11 @@ class FastClickDpdkEngine(FastClickEngine):
         a stopped router CPU leaves it, not the backlog, to fill. Its size is DPDK
         af_xdp's default (our configuration sets no NDESC); measured on 2026-11-25: with
         FastClick held by SIGSTOP at 20 kpps, 80 ms (1,600 packets) lost nothing, 120 ms
-        (2,400) lost 352 and 160 ms (3,200) lost 1,152."""
+        (2,400) lost 352 and 160 ms (3,200) lost 1,152. With the XDP generator the veth's
+        NAPI thread, which runs that program, is on the router's CPU too: its ring fills
+        first (:meth:`Engine.queue_packets`)."""
+        if tb.generator == "xdp":
+            return super().queue_packets(tb)
         return AF_XDP_RX_RING
 
     def stop(self, tb):

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import shutil
 import struct
-import time
 from pathlib import Path
 
 from .. import cache
-from ..errors import EngineNotFound, RouterlabError
-from ..testbed import SINK_NET, nsexec, sh
+from ..errors import EngineNotFound
+from ..testbed import SINK_NET, VETH_RING_SIZE, napi_threads, nsexec, sh
 from .base import Engine, register
 from .kernel import install_guard, install_routes, sysctl
 from .rules import firewall
@@ -23,10 +21,6 @@ def map_ids(prog_id: int) -> dict[str, int]:
     """The maps of a loaded BPF program: map name -> map id (bpftool)."""
     ids = json.loads(sh("bpftool", "-j", "prog", "show", "id", str(prog_id)))["map_ids"]
     return {json.loads(sh("bpftool", "-j", "map", "show", "id", str(i)))["name"]: i for i in ids}
-
-
-#: Slots of a veth's XDP receive ring (VETH_RING_SIZE in drivers/net/veth.c).
-VETH_RING_SIZE = 256
 
 
 @register
@@ -60,7 +54,11 @@ class Ebpf(Engine):
         install_guard(tb)
         t = install_routes(tb, sc)
         objs = self.objects()
-        sh("ip", "-n", tb.ns_sink, "link", "set", "dev", tb.sink_if, "xdpdrv", "obj", str(objs["xdp_pass"]), "sec", "xdp")
+        if tb.generator != "xdp":
+            # a veth takes the router's redirects only with an XDP program (the XDP
+            # generator's testbed has its XDP sink there)
+            sh("ip", "-n", tb.ns_sink, "link", "set", "dev", tb.sink_if, "xdpdrv", "obj", str(objs["xdp_pass"]),
+               "sec", "xdp")
         sh("ip", "-n", tb.ns_dut, "link", "set", "dev", tb.dut_in, "xdpdrv", "obj", str(objs["xdp_router"]), "sec", "xdp")
         # with XDP the veth receives through NAPI, not the backlog: RPS does not apply, so the
         # NAPI poll runs in its own thread, pinned to the router's CPU
@@ -75,14 +73,8 @@ class Ebpf(Engine):
         return VETH_RING_SIZE
 
     def _pin_napi(self, tb):
-        for _ in range(20):
-            pids = sh("pgrep", "-f", f"napi/{tb.dut_in}-", check=False).split()
-            if pids:
-                for pid in pids:
-                    sh("taskset", "-pc", str(tb.router_cpu), pid)
-                return
-            time.sleep(0.05)
-        raise RouterlabError(f"no threaded NAPI kthread for {tb.dut_in}")
+        for pid in napi_threads(tb.dut_in):
+            sh("taskset", "-pc", str(tb.router_cpu), pid)
 
     def _maps(self, tb) -> dict[str, int]:
         link = json.loads(sh("ip", "-n", tb.ns_dut, "-j", "-d", "link", "show", "dev", tb.dut_in))[0]

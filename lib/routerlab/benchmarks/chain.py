@@ -1,0 +1,119 @@
+"""``bench chain``: where each CPU's time goes during a trial, by part of the measuring
+chain (generator, sink, router, the stop probe), sampled with perf's software clock.
+
+On this testbed CPU 1 should do the router's work and nothing else, and CPU 0 carry the
+generator and the sink (:mod:`routerlab.testbed`). One trial per engine at a fixed load,
+while ``perf record -e cpu-clock`` samples both CPUs at :data:`FREQ_HZ`: each sample is
+put to a part by the task it interrupted (the router's input NAPI thread and the engine's
+own process are the router's). The CPU time of a part is its samples over the frequency;
+its share, that time over the trial's duration (an idle CPU is not always sampled, so
+shares of the samples taken would overstate the busy parts); per packet, that time over
+the packets the trial offered. The generator spins on its CPU, whatever the rate: its
+share is what the sink leaves it, not a cost per packet.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..errors import ToolMissing
+
+#: Samples per second and CPU: not a divisor of the generator's burst periods at round
+#: rates, so sampling does not lock onto them.
+FREQ_HZ = 3989
+#: The parts of the chain, as the report orders them. ``softirq``: receive work the kernel
+#: ran in whatever task it interrupted (rlgen's chain: the router's and the sink's, RPS
+#: on the router's CPU), not told apart.
+PARTS = ("router", "generator", "sink", "softirq", "probe", "routerlab", "other", "idle")
+
+
+def part(comm: str, pid: int, sym: str, tb, engine_pid: int | None) -> str:
+    """The part of the chain a sample belongs to, by the task's name (``comm``), process
+    and the function it interrupted (``sym``): the router's input NAPI thread and the
+    engine's process (every thread of it) are the router's."""
+    if comm.startswith(f"napi/{tb.dut_in}") or (engine_pid and pid == engine_pid):
+        return "router"
+    if comm.startswith("ksoftirqd") or (comm == "swapper" and not any(w in sym for w in ("idle", "halt"))):
+        return "softirq"
+    if comm.startswith(f"napi/{tb.sink_if}"):
+        return "sink"
+    if comm.startswith(("rlxdpgen", "rlgen")):
+        return "generator"
+    if comm.startswith("rlstop"):
+        return "probe"
+    if comm == "swapper":
+        return "idle"
+    if comm in ("python", "python3", "routerlab", "ip", "ethtool", "bpftool", "nft", "taskset", "perf", "sh"):
+        return "routerlab"
+    return "other"
+
+
+def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: float = 2.0):
+    """One trial per engine at ``load_pps`` (single-flow), perf sampling both CPUs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per engine, CPU and part: engine, cpu, part, share (its CPU time over the
+        trial's duration, ratio in [0, 1]), ns_per_packet (that time over the packets
+        offered), plus the trial's tx, rx and generator.
+    """
+    import pandas as pd
+
+    from .. import measuring, traffic
+    from ..testbed import Testbed
+
+    if not shutil.which("perf"):
+        raise ToolMissing("bench chain samples with perf (Debian package linux-perf)")
+    rows = []
+    for name in engine_names:
+        eng, sc = measuring.resolve(name, "single-flow")
+        with Testbed() as tb, tempfile.TemporaryDirectory() as work:
+            eng.bring_up(tb, sc)
+            data = Path(work) / "perf.data"
+            cpus = f"{tb.gen_cpu},{tb.router_cpu}"
+            rec = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(FREQ_HZ), "-C", cpus,
+                                    "-o", str(data)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            try:
+                r = traffic.run_trial(tb, load_pps, duration, traffic.TrafficSpec.for_scenario(sc))
+            finally:
+                rec.send_signal(subprocess.signal.SIGINT)
+                rec.wait(timeout=30)
+            engine_pid = getattr(getattr(eng, "_proc", None), "pid", None)
+            eng.stop(tb)
+            script = subprocess.run(["perf", "script", "-i", str(data), "-F", "comm,pid,cpu,ip,sym"],
+                                    capture_output=True, text=True, check=True).stdout
+            counts: dict[tuple[int, str], int] = {}
+            for line in script.splitlines():
+                m = re.match(r"\s*(.*?)\s+(\d+)\s+\[(\d+)\]\s+\S+\s*(.*)", line)
+                if not m:
+                    continue
+                comm, pid, cpu, sym = m.groups()
+                key = (int(cpu), part(comm, int(pid), sym, tb, engine_pid))
+                counts[key] = counts.get(key, 0) + 1
+            for cpu in (tb.gen_cpu, tb.router_cpu):
+                for p in PARTS:
+                    n = counts.get((cpu, p), 0)
+                    rows.append({"engine": name, "cpu": cpu, "part": p, "share": n / FREQ_HZ / duration,
+                                 "ns_per_packet": n / FREQ_HZ / r.tx * 1e9 if r.tx else float("nan"),
+                                 "tx": r.tx, "rx": r.rx, "generator": tb.generator})
+    return pd.DataFrame(rows)
+
+
+def report(df, load_pps: float) -> str:
+    """Per engine: each CPU's time by part (percent) and per packet offered (ns)."""
+    lines = [f"CPU time by part of the chain, one trial per engine at {load_pps:.0f} pps "
+             f"(perf cpu-clock at {FREQ_HZ} Hz): % of the trial's duration, and ns per packet offered "
+             "(the generator spins: its time is what the others leave it)"]
+    for (engine, gen), g in df.groupby(["engine", "generator"], sort=False):
+        r0 = g.iloc[0]
+        lines.append(f"{engine} ({gen} generator): {int(r0.tx)} offered, {int(r0.rx)} arrived")
+        for cpu, c in g.groupby("cpu"):
+            parts = [f"{row.part} {row.share:.1%} ({row.ns_per_packet:.0f} ns)" for row in c.itertuples()
+                     if row.part != "idle" and (row.share > 0 or row.part in ("generator", "sink"))]
+            lines.append(f"  CPU {cpu}: " + ", ".join(parts))
+    return "\n".join(lines)
