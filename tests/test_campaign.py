@@ -405,6 +405,13 @@ def test_campaign_show_prints_the_steps_and_the_estimate():
     assert lines[-1].startswith("estimated total: about ")
 
 
+def test_campaign_show_takes_the_dataset_folder_for_its_file():
+    folder = DATASETS / "testbed-bmv2"
+    by_file = runner.invoke(app, ["campaign", "show", str(folder / "campaign.yaml")])
+    by_folder = runner.invoke(app, ["campaign", "show", str(folder)])
+    assert by_folder.exit_code == 0 and by_folder.stdout == by_file.stdout
+
+
 def test_campaign_show_and_run_fail_in_one_line(tmp_path, monkeypatch):
     bad = write(tmp_path, with_step(0, {"measure": {"engine": "vpp", "scenario": "single-flow", "loads": [1]}}))
     for args in (["show", str(bad)], ["run", str(bad), "--out", str(tmp_path / "o")]):

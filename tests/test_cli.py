@@ -360,3 +360,9 @@ def test_a_sweep_that_reached_the_generators_ceiling_is_not_told_to_go_there():
     reached = " ".join(" ".join(verdict_lines(v, reached_ceiling=3e5)).split())
     assert "already reach the generator's ceiling (300,000 pps)" in reached
     assert "its PDR is at least the highest load" in reached and "offer loads up to" not in reached
+
+
+def test_an_unknown_generator_is_refused_naming_the_ones_there_are():
+    for cmd in (["measure", "--engine", "linux", "--out", "x"], ["bench", "engines"], ["bench", "chain"]):
+        r = runner.invoke(app, [*cmd, "--generator", "pktgen"])
+        assert r.exit_code == 2 and "'pktgen' is not one of 'xdp', 'rlgen'" in r.output

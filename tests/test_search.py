@@ -73,6 +73,25 @@ def test_final_loads_pass_on_the_median_trial():
     assert r.lower == 600_000  # two of three trials pass at every load
 
 
+def test_a_final_load_stops_once_its_answer_is_decided():
+    """Two final trials that agree decide a load (two of three); a split takes the third."""
+    r = search.bisect(model, kind="pdr", lo=6_000, hi=600_000, final_duration=1.0)
+    finals = pd.DataFrame([p for p in r.probes if p.phase == "final"])
+    assert (finals.groupby("load").size() == 2).all()  # the model never splits
+    calls = {}
+
+    def split(load, d):
+        # short trials pass; at full duration each load's first trial loses 2%, the rest nothing
+        tx = int(load * d)
+        calls[load] = calls.get(load, 0) + (d >= 1)
+        return tx, int(tx * 0.98) if calls[load] == 1 and d >= 1 else tx, False
+
+    r = search.bisect(split, kind="pdr", lo=6_000, hi=600_000, final_duration=1.0)
+    finals = [p for p in r.probes if p.phase == "final"]
+    assert r.lower == 600_000  # the ceiling, confirmed by the third trial
+    assert [p.passed for p in finals] == [False, True, True]
+
+
 def test_ratios_against_mlrsearch_by_hand():
     def res(method, kind, lower, seconds):
         return search.SearchResult(method, kind, lower, lower * 1.02, 0.02, seconds, [], False)
@@ -192,3 +211,14 @@ def test_without_mlrsearch_the_commands_that_need_it_stop_in_one_line(monkeypatc
     monkeypatch.setattr(calibrate, "run", reached)
     r = CliRunner().invoke(app, ["bench", "calibrate", "--method", "routerlab"])
     assert "calibrate.run reached" in str(r.exception)  # not needed without the method
+
+
+def test_bench_engines_prints_the_chains_target():
+    """The ceiling over the best PDR, next to the target, and the answers the generator bounded."""
+    from routerlab.benchmarks import engines
+
+    df = engines.ratios(pd.DataFrame({"engine": ["linux", "ebpf"], "scenario": "single-flow",
+                                      "pdr_pps": [700_000.0, 2_000_000.0], "generator_bound": [False, True]}))
+    last = engines.report(5_000_000, df).splitlines()[-1]
+    assert last == ("ceiling / best PDR: 2.50x (target: at least 2x); "
+                    "answers bounded by the generator: 1 (target: 0)")

@@ -350,7 +350,8 @@ class Campaign:
 
 
 def load(path) -> Campaign:
-    """Read and check a campaign file (see the module's docstring); nothing runs.
+    """Read and check a campaign file (see the module's docstring); nothing runs. A
+    dataset folder stands for the campaign file in it (``DIR/campaign.yaml``).
 
     Raises
     ------
@@ -360,6 +361,8 @@ def load(path) -> Campaign:
         what is allowed.
     """
     path = Path(path)
+    if path.is_dir():
+        path = path / "campaign.yaml"
     try:
         raw = path.read_bytes()
     except OSError as e:

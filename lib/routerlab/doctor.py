@@ -76,6 +76,18 @@ def report() -> list[Check]:
             checks.append(Check(group, name, True, f"{traffic.program_version(name)} ({what}built from lib/routerlab/csrc)"))
         except RouterlabError as err:
             checks.append(Check(group, name, False, str(err)))
+    from .testbed import live_frames_missing
+
+    missing = live_frames_missing()
+    if missing:
+        checks.append(Check("generator", "xdp", False, f"{missing}: measurements take rlgen", optional=True))
+    else:
+        try:
+            from . import xdpgen
+
+            checks.append(Check("generator", "xdp", True, f"{xdpgen.version()} (live XDP frames, the default)"))
+        except RouterlabError as err:
+            checks.append(Check("generator", "xdp", False, f"{err}: measurements take rlgen", optional=True))
     for tool, pkg in (("trafgen", "netsniff-ng"), ("tcpreplay", "tcpreplay"), ("iperf3", "iperf3")):
         path = shutil.which(tool)
         checks.append(Check("generator", tool, bool(path), (_version([tool, "--version"]) or path) if path

@@ -111,7 +111,7 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = st
         Trials per load at full duration; the load passes when at least half of them pass
         (the median trial: the criterion MLRsearch applies with exceed ratio 0.5, so both
         searches answer the same question). One trial is too noisy on a machine with
-        steal time.
+        steal time. Trials of a load stop once the rest could not change its answer.
     """
     if kind not in ("pdr", "ndr"):
         raise ParameterError("kind", f"must be pdr or ndr, got {kind!r}")
@@ -121,14 +121,16 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = st
     limited = False
 
     def trial(load, dur, phase):
+        # the load passes when at least half of n trials pass: trials stop as soon as the
+        # rest cannot change that (two of three that agree decide it)
         nonlocal limited
         n = final_trials if phase == "final" else 1
-        good = 0
-        for _ in range(n):
+        good = bad = 0
+        while 2 * good < n and 2 * bad <= n:
             tx, rx, lim = measure(load, dur)
             limited |= lim
             ok = (not lim) and passes(kind, tx, rx, pdr)
-            good += ok
+            good, bad = good + ok, bad + (not ok)
             probes.append(Probe("routerlab", phase, load, dur, tx, rx, ok, lim))
         return 2 * good >= n
 

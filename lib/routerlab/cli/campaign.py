@@ -10,7 +10,7 @@ from ..errors import RouterlabError
 from .app import argument, campaign_app
 from .common import PATH, err, fail, resumable
 
-campaign_file = argument("file", type=PATH, help="A campaign file (YAML), e.g. datasets/testbed-bmv2/campaign.yaml.")
+campaign_file = argument("file", type=PATH, help="A campaign file (YAML), e.g. datasets/testbed-bmv2/campaign.yaml, or the dataset folder that holds one.")
 
 
 def _minutes(seconds: float) -> str:
