@@ -133,7 +133,7 @@ def test_the_limiter_refuses_a_firewall_scenario():
     assert e.value.name == "scenario" and "firewall" in str(e.value)
 
 
-@pytest.mark.parametrize("bad", [0.0, 0.01, 0.95, 1.0, 2.0])
+@pytest.mark.parametrize("bad", [0.0, 0.001, 0.95, 1.0, 2.0])
 def test_capacities_outside_the_range_are_refused_naming_the_option(bad):
     with pytest.raises(ParameterError) as e:
         calibrate.check_fractions([0.1, bad])
@@ -147,7 +147,7 @@ def test_capacities_keep_their_order_without_repeats():
 def test_the_command_refuses_a_bad_capacity_before_measuring():
     r = CliRunner().invoke(app, ["bench", "calibrate", "--capacity", "1.5", "--out", "/nonexistent/x"])
     assert r.exit_code == 1
-    assert "--capacity: a capacity is a fraction of the generator's ceiling in [0.02, 0.9], got 1.5" in r.output
+    assert "--capacity: a capacity is a fraction of the generator's ceiling in [0.005, 0.9], got 1.5" in r.output
 
 
 # -- judging answers ---------------------------------------------------------------------------

@@ -66,7 +66,8 @@ def test_frames_reach_every_engine_through_its_receive():
     """Through the kernel router: the router rewrites frames in place (MACs, TTL) before
     their pages come back to the generator's pool, and the program writes the headers
     again, so every frame is addressed to the router and forwarded. The router's input
-    veth is polled on the router's CPU and the sink's on the generator's."""
+    veth is polled on the router's CPU and the sink's on the generator's, each above what
+    shares its CPU."""
     from routerlab import engines, scenarios
 
     eng, sc = engines.get("linux"), scenarios.load("single-flow")
@@ -76,6 +77,10 @@ def test_frames_reach_every_engine_through_its_receive():
         for dev, cpu in ((tb.dut_in, tb.router_cpu), (tb.sink_if, tb.gen_cpu)):
             for pid in testbed.napi_threads(dev):
                 assert os.sched_getaffinity(int(pid)) == {cpu}
+        # the router's receive goes before its engine's process, the sink's before the generator
+        for pid in testbed.napi_threads(tb.dut_in) + testbed.napi_threads(tb.sink_if):
+            assert os.sched_getscheduler(int(pid)) == os.SCHED_FIFO
+            assert os.sched_getparam(int(pid)).sched_priority == testbed.RECEIVE_PRIORITY
         r = traffic.run_trial(tb, 20000, 0.5, traffic.TrafficSpec())
         assert r.tx == 10000 and r.rx >= 0.99 * r.tx
 

@@ -20,11 +20,11 @@ sending CPU unless told otherwise.
 - With the XDP generator the router's CPU (``router_cpu``) does the router's work and
   nothing else. The generator and the sink share ``gen_cpu``: the sink counts and drops
   in XDP (``bpf/xdp_sink.c``, a per-CPU count), its veth's NAPI polled by a thread pinned
-  to ``gen_cpu`` at real-time priority, so it takes its packets as they come and the
-  generator, which spins, runs in what is left. The router's input veth receives through
+  to ``gen_cpu`` at real-time priority (:data:`RECEIVE_PRIORITY`), so it takes its packets
+  as they come and the generator, which spins, runs in what is left. The router's input veth receives through
   NAPI (GRO on, which a veth needs to take redirected frames), polled by a thread pinned
-  to ``router_cpu``; its 256-slot ring (:data:`VETH_RING_SIZE`) is the router's first
-  queue.
+  to ``router_cpu`` at real-time priority (:data:`RECEIVE_PRIORITY`), above the engine's
+  own process; its 256-slot ring (:data:`VETH_RING_SIZE`) is the router's first queue.
 - With rlgen the router's receive processing is moved to ``router_cpu`` by RPS on the
   DUT's ingress veth (engines that need NAPI use threaded NAPI pinned there); the sink
   drops at nft ingress behind a counter, its receive work on ``sink_cpu`` (by default the
@@ -97,9 +97,13 @@ _generator_override: ContextVar[tuple[str, ...]] = ContextVar("generator_overrid
 #: Slots of a veth's XDP receive ring (VETH_RING_SIZE in drivers/net/veth.c): where frames
 #: redirected into a veth, and sk_buffs sent to one that receives through NAPI, wait.
 VETH_RING_SIZE = 256
-#: Real-time priority of the sink's NAPI thread (SCHED_FIFO, the lowest): above the
-#: generator, which spins on the same CPU, so the sink never waits for it.
-SINK_PRIORITY = 1
+#: Real-time priority (SCHED_FIFO, the lowest) of the NAPI threads of the router's input
+#: and of the sink: above every ordinary task on their CPUs, as a NIC's interrupt work is.
+#: The sink's goes before the generator, which spins on the same CPU; the router's before
+#: the engine's own process (a polling DPDK thread never sleeps), and before anything
+#: else ordinary on the router's CPU, so its 256-slot ring does not fill while it waits
+#: for the CPU. The CPU-stop probe runs above them (SCHED_FIFO 2, ``csrc/rlstop.c``).
+RECEIVE_PRIORITY = 1
 #: Live XDP frames (BPF_F_TEST_XDP_LIVE_FRAMES) came with this kernel release.
 LIVE_FRAMES_KERNEL = (5, 18)
 
@@ -469,21 +473,20 @@ class Testbed:
 
     def pin_receive(self):
         """With the XDP generator: put the NAPI polling of the sink's veth on ``sink_cpu``
-        (real-time priority :data:`SINK_PRIORITY`) and that of the router's input veth on
-        ``router_cpu`` (threaded NAPI). Again after an engine attached programs of its own
-        (a veth may make its NAPI anew then). No-op with rlgen."""
+        and that of the router's input veth on ``router_cpu`` (threaded NAPI), both at
+        real-time priority :data:`RECEIVE_PRIORITY`. Again after an engine attached
+        programs of its own (a veth may make its NAPI anew then). No-op with rlgen."""
         if self.generator != "xdp":
             return
-        places = [(self.ns_sink, self.sink_if, self.sink_cpu, SINK_PRIORITY)]
+        places = [(self.ns_sink, self.sink_if, self.sink_cpu)]
         if not self.direct:
-            places.append((self.ns_dut, self.dut_in, self.router_cpu, None))
-        for ns, dev, cpu, prio in places:
+            places.append((self.ns_dut, self.dut_in, self.router_cpu))
+        for ns, dev, cpu in places:
             self.set_rps(ns, dev, None)
             nsexec(ns, "sh", "-c", f"echo 1 > /sys/class/net/{dev}/threaded")
             for pid in napi_threads(dev):
                 sh("taskset", "-pc", str(cpu), pid)
-                if prio:
-                    sh("chrt", "-f", "-p", str(prio), pid)
+                sh("chrt", "-f", "-p", str(RECEIVE_PRIORITY), pid)
 
     def hold_idle(self):
         """Hold the CPU latency request at 0 µs for ``cpu_idle="poll"`` until :meth:`down`
@@ -613,8 +616,9 @@ class Testbed:
         ``pinning`` says it (the idle mode follows)."""
         if self.generator == "xdp":
             return (f"generator CPU {self.gen_cpu} (live XDP frames); router CPU {self.router_cpu} "
-                    f"(its input veth's NAPI thread pinned there, ring of {VETH_RING_SIZE}); sink CPU {self.sink_cpu} "
-                    f"(XDP count and drop, its NAPI thread pinned there at real-time priority {SINK_PRIORITY})")
+                    f"(its input veth's NAPI thread pinned there at SCHED_FIFO {RECEIVE_PRIORITY}, ring of {VETH_RING_SIZE}); "
+                    f"sink CPU {self.sink_cpu} "
+                    f"(XDP count and drop, its NAPI thread pinned there at SCHED_FIFO {RECEIVE_PRIORITY})")
         return (f"generator CPU {self.gen_cpu}; router receive CPU {self.router_cpu}; sink receive CPU {self.sink_cpu} "
                 f"{'from its own veth ring' if self.sink_cpu == self.router_cpu else 'from its backlog (RPS)'}, "
                 "drops at nft ingress")

@@ -103,7 +103,8 @@ def stop_probe_binary() -> Path:
 @contextmanager
 def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
     """Probe ``cpu`` for stops while the block runs (``csrc/rlstop.c``: a task of the
-    lowest real-time priority, above every ordinary task, that wakes every ``period_ms``
+    real-time priority SCHED_FIFO 2, above every ordinary task and the router's receive
+    thread (:data:`routerlab.testbed.RECEIVE_PRIORITY`), that wakes every ``period_ms``
     on it).
 
     Yields a dict that holds, after the block, ``max_stop_ms``: the longest any wake-up

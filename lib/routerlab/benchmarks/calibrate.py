@@ -57,9 +57,10 @@ from ..errors import ParameterError
 SWEEP_FACTORS = (0.5, 0.9, 0.97, 1.03, 1.1, 1.5, 2.0)
 #: The sweep keeps the loads up to this share of the generator's ceiling.
 SWEEP_MAX = 0.95
-#: Capacities accepted, as fractions of the ceiling: the searches start at 1% of it, and
-#: the truth (a little above N) must stay below what the generator can send.
-FRACTION_RANGE = (0.02, 0.9)
+#: Capacities accepted, as fractions of the ceiling: well above where the searches start
+#: (:data:`routerlab.defaults.SEARCH_LOW_FRACTION`), and the truth (a little above N) below
+#: what the generator can send.
+FRACTION_RANGE = (0.005, 0.9)
 #: Search methods: ours and MLRsearch (:mod:`routerlab.search`).
 METHODS = ("routerlab", "mlrsearch")
 #: The searches' relative width (their stated precision).

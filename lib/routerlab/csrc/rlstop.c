@@ -4,9 +4,9 @@
  * On this kind of virtual machine a CPU stops now and then for 5-11 ms (the hypervisor:
  * it happens on an idle machine too) without the steal count showing it; a router whose
  * CPU stops longer than its queue lasts loses packets that no setting of ours could
- * save. The probe tells those trials apart: pinned to one CPU at the lowest real-time
- * priority (SCHED_FIFO 1, above every ordinary task, the router's threaded NAPI and
- * engine processes among them), it asks to wake every PERIOD and records how late each
+ * save. The probe tells those trials apart: pinned to one CPU at real-time priority
+ * SCHED_FIFO 2 (above every ordinary task, the router's engine processes among them, and
+ * above the router's receive thread at SCHED_FIFO 1), it asks to wake every PERIOD and records how late each
  * wake-up was. A late wake-up means nothing ran it: the CPU was stopped, or in interrupt
  * and softirq work, or (on a kernel without preemption) in another task's kernel code: up
  * to about a jiffy (4 ms at HZ=250). That work drains the router's queue rather than
@@ -73,9 +73,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rlstop: cannot pin to CPU %d: %s\n", cpu, strerror(errno));
         return 2;
     }
-    struct sched_param prio = {.sched_priority = 1};
+    struct sched_param prio = {.sched_priority = 2};
     if (sched_setscheduler(0, SCHED_FIFO, &prio) != 0) {
-        fprintf(stderr, "rlstop: cannot take SCHED_FIFO priority 1: %s\n", strerror(errno));
+        fprintf(stderr, "rlstop: cannot take SCHED_FIFO priority 2: %s\n", strerror(errno));
         return 2;
     }
     struct sigaction sa;
