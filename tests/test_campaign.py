@@ -18,20 +18,13 @@ from routerlab.errors import DataFormatError, ParameterError, RouterlabError
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
 
-F = "0.05,0.1,0.15,0.2,0.3,0.4,0.5,0.6,0.8,1.0"
 F2 = "0.05,0.1,0.2,0.3,0.4,0.5,0.6,0.8,1.0"
-VETH_PATHS = [("linux", "single-flow"), ("nft", "single-flow-fw0"), ("nft", "single-flow-fw5"),
-              ("nft", "single-flow-fw50"), ("ebpf", "single-flow"), ("ebpf", "single-flow-fw50")]
-#: The commands scripts/remeasure-testbed.sh ran for each dataset (its last version,
-#: 2026-11-26), $R and --out left out, C the ceiling it measured at its start; the options
-#: it left to their defaults then are written out (marked).
+#: The testbed datasets measured by their campaign files (``routerlab campaign run``).
+CAMPAIGNED = ("comparison", "testbed-bmv2", "testbed-click", "testbed-veth")
+#: The commands scripts/remeasure-testbed.sh ran for a dataset not measured again since
+#: (its last version, 2026-11-26), $R and --out left out, C the ceiling it measured at its
+#: start.
 SCRIPT = {
-    "testbed-click": [
-        "bench engines --engine linux --engine ebpf --engine click --engine fastclick --engine fastclick-dpdk "
-        "--duration 1",
-        *[f"measure --engine {e} --scenario single-flow --loads-frac {F} --ceiling C --runs 10 --duration 1"
-          for e in ("fastclick", "fastclick-dpdk")],
-    ],
     "click-course": [
         "measure --engine click --config routers/exercises/iprouter/solution/iprouter.click --experiment your-router "
         f"--scenario single-flow --loads-frac {F2} --ceiling C --runs 5 --duration 1",
@@ -39,26 +32,6 @@ SCRIPT = {
         "--runs 5 --duration 1",
         f"measure --engine linux --experiment linux-kernel --ceiling C --scenario single-flow --loads-frac {F2} "
         "--runs 5 --duration 1",
-    ],
-    "testbed-veth": [
-        *[f"measure --engine {e} --scenario {s} --loads-frac {F} --ceiling C --runs 10 --duration 1"
-          for e, s in VETH_PATHS],
-        "measure --engine click --loads 5000,10000,20000,30000,40000,50000,60000,80000,100000,150000,200000,250000,"
-        "300000,400000 --ceiling C --runs 10 --duration 1"
-        " --scenario single-flow",  # the default then
-        *[f"measure --engine {e} --scenario {s} --search both --duration 1 --ceiling C" for e, s in VETH_PATHS],
-        "bench search --duration 1"
-        " --engine linux --scenario single-flow --kind both",  # the defaults then
-        "bench engines --duration 1"
-        " --engine linux --engine nft --engine ebpf",  # the default then
-    ],
-    "comparison": [
-        "compare --ceiling C"
-        # the defaults then: COMPARISON_ENGINES, COMPARISON_SCENARIOS, COMPARISON_FRACTIONS, K=5, T=2 s
-        " --engine linux --engine nft --engine ebpf --engine click --engine fastclick --engine fastclick-dpdk"
-        " --engine bmv2 --scenario single-flow-fw50 --scenario gre-multiflow-fw50"
-        " --scenario routes900k-multiflow-fw50 --scenario ddos-drop50 --loads-frac 0.1,0.2,0.3,0.4,0.5,0.6,0.8,1.0"
-        " --runs 5 --duration 2",
     ],
 }
 
@@ -84,28 +57,32 @@ def test_each_testbed_campaign_is_the_commands_the_script_ran(name):
     assert [parsed(s.command("C" if c.ceiling else None)) for s in c.steps] == [parsed(x) for x in SCRIPT[name]]
 
 
-def test_testbed_bmv2_was_made_by_its_campaign_file():
-    """testbed-bmv2 was measured by ``routerlab campaign run`` of the file beside it: every
-    record names the file's SHA-256, and the sweep's loads are the file's fractions of the
-    ceiling the run measured."""
-    from routerlab import datasets, facts
+@pytest.mark.parametrize("name", CAMPAIGNED)
+def test_each_testbed_dataset_was_made_by_its_campaign_file(name):
+    """Measured by ``routerlab campaign run`` of the file beside it: every record names the
+    file's SHA-256, and each sweep's loads are the file's fractions of the ceiling the run
+    measured (one for every sweep), or its fixed loads."""
+    from routerlab import facts
 
-    folder = DATASETS / "testbed-bmv2"
+    folder = DATASETS / name
     c = campaign.load(folder / "campaign.yaml")
     f = facts.campaign(folder)
-    records = datasets.read_experiments(folder)
+    records = datasets.read_experiments(folder).set_index("experiment")
     assert f["ran"] and (records["campaign"] == f"campaign.yaml sha256:{f['sha256']}").all()
-    assert set(records["experiment"]) == {"bmv2-single-flow", "bench-pdr-linux-single-flow",
-                                          "bench-pdr-bmv2-single-flow"}
-    sweep = c.steps[0]
-    ceiling = float(records.set_index("experiment").loc["bmv2-single-flow", "generator_ceiling_pps"])
-    loads = sorted(datasets.read(folder).trials["offered_pps"].unique())
-    assert loads == [round(x * ceiling) for x in sweep.options["loads_frac"]]
+    trials = datasets.read(folder).trials
+    # the sweeps take the campaign's ceiling (bench engines measures its own)
+    (ceiling,) = set(records.loc[trials["experiment"].unique(), "generator_ceiling_pps"])
+    fractions = {tuple(s.options["loads_frac"]) for s in c.steps if s.options.get("loads_frac")}
+    fractions |= {tuple(s.options["loads_frac"]) for s in c.steps if s.name == "compare"}
+    for exp, t in trials.groupby("experiment"):
+        loads = tuple(sorted(t["offered_pps"].unique()))
+        fixed = {tuple(float(x) for x in s.options["loads"]) for s in c.steps if s.options.get("loads")}
+        assert loads in {tuple(round(x * ceiling) for x in fr) for fr in fractions} | fixed, exp
 
 
 def test_every_committed_campaign_file_loads_with_a_description():
     names = sorted(p.parent.name for p in DATASETS.glob("*/campaign.yaml"))
-    assert names == sorted([*SCRIPT, "testbed-bmv2", "microbench", "fast-reroute"])
+    assert names == sorted([*SCRIPT, *CAMPAIGNED, "microbench", "fast-reroute"])
     for name in names:
         c = campaign.load(DATASETS / name / "campaign.yaml")
         assert len(c.description) > 80 and "\n" not in c.description, name
@@ -311,9 +288,11 @@ def test_the_steps_call_the_library_as_their_commands_did(tmp_path, monkeypatch)
     monkeypatch.setattr(measuring, "generator_ceiling", lambda **kw: 359250.0)
     monkeypatch.setattr(campaign, "check", lambda c, steps: None)
     monkeypatch.setattr(testbed, "require_root", lambda: None)
-    campaign.run(campaign.load(DATASETS / "testbed-veth" / "campaign.yaml"), tmp_path)
-    assert seen[0] == ("linux", "single-flow", {"ceiling_pps": 359250.0, "config": None, "loads_frac": F, "runs": 10,
-                                                "duration": 1})
+    c = campaign.load(DATASETS / "testbed-veth" / "campaign.yaml")
+    campaign.run(c, tmp_path)
+    fractions = ",".join(f"{x:g}" for x in c.steps[0].options["loads_frac"])
+    assert seen[0] == ("linux", "single-flow", {"ceiling_pps": 359250.0, "config": None, "loads_frac": fractions,
+                                                "runs": 10, "duration": 1})
     assert seen[6][2]["loads"].startswith("5000,10000,") and seen[6][2]["ceiling_pps"] == 359250.0
     assert seen[7] == ("linux", "single-flow", {"ceiling_pps": 359250.0, "config": None, "search": "both",
                                                 "duration": 1})
@@ -364,7 +343,8 @@ def test_compare_takes_its_defaults_from_the_comparisons_campaign_file(tmp_path,
     comparison.campaign(tmp_path, ceiling_pps=1e5)
     cells = pd.read_csv(tmp_path / "cells.csv")
     assert len(cells) == len(step.options["engines"]) * len(step.options["scenarios"]) == len(seen)
-    assert {(k["loads_frac"], k["runs"], k["duration"]) for k in seen} == {("0.1,0.2,0.3,0.4,0.5,0.6,0.8,1.0", 5, 2)}
+    fractions = ",".join(f"{x:g}" for x in step.options["loads_frac"])
+    assert {(k["loads_frac"], k["runs"], k["duration"]) for k in seen} == {(fractions, 5, 2)}
 
 
 def test_compare_refuses_a_bad_plan_before_measuring_the_ceiling(tmp_path, monkeypatch):

@@ -220,5 +220,8 @@ def test_bench_engines_prints_the_chains_target():
     df = engines.ratios(pd.DataFrame({"engine": ["linux", "ebpf"], "scenario": "single-flow",
                                       "pdr_pps": [700_000.0, 2_000_000.0], "generator_bound": [False, True]}))
     last = engines.report(5_000_000, df).splitlines()[-1]
-    assert last == ("ceiling / best PDR: 2.50x (target: at least 2x); "
+    # the bounded 2,000,000 is not the best answer: 700,000 is
+    assert last == ("ceiling / best PDR: 7.14x (target: at least 2x); "
                     "answers bounded by the generator: 1 (target: 0)")
+    none = df.assign(pdr_pps=[float("nan"), 2_000_000.0])
+    assert "ceiling / best PDR: none (no engine's own answer)" in engines.report(5_000_000, none)

@@ -93,12 +93,13 @@ def _default(fn: Callable, name: str):
 
 
 def search_budget(final_duration: float) -> tuple[int, float]:
-    """Trials and trial-seconds of one of our searches (:func:`routerlab.search.bisect`,
+    """Trials and trial-seconds, at most, of one of our searches (:func:`routerlab.search.bisect`,
     with :func:`routerlab.search.run_search`'s range and precision: from
     :data:`routerlab.defaults.SEARCH_LOW_FRACTION` of the ceiling to the ceiling) whose
     short-trial answer holds: short trials bisect the range down to the short width, then
     ``final_trials`` trials of ``final_duration`` s at each final load (the bracket's two
-    ends confirmed, then bisected down to the precision). Widening a short answer that did
+    ends confirmed, then bisected down to the precision; a load whose first trials agree
+    takes fewer). Widening a short answer that did
     not hold costs more; a router that passes at the ceiling, less. MLRsearch is counted
     the same."""
     from . import search
@@ -230,6 +231,8 @@ class Progress:
     campaign: str
     ceiling_pps: float | None = None
     finished: list = field(default_factory=list)
+    #: The generator that measured ``ceiling_pps`` ("xdp", "rlgen"; "" in older folders).
+    generator: str = ""
 
     @classmethod
     def read(cls, folder: Path, c: Campaign) -> Progress:
@@ -246,7 +249,7 @@ class Progress:
         path = folder / PROGRESS_FILE
         data = yaml.safe_load(path.read_text()) if path.is_file() else None
         data = data if isinstance(data, dict) and data.get("campaign") == c.label else {}
-        return cls(folder, c.label, data.get("ceiling_pps"), list(data.get("finished") or []))
+        return cls(folder, c.label, data.get("ceiling_pps"), list(data.get("finished") or []), data.get("generator") or "")
 
     def done(self, step: Step) -> bool:
         return any(f.get("step") == step.number for f in self.finished)
@@ -261,7 +264,8 @@ class Progress:
         target = self.folder / PROGRESS_FILE
         tmp = target.with_suffix(".yaml.tmp")
         tmp.write_text("# routerlab campaign run: what is finished here; a rerun skips it\n" + yaml.safe_dump(
-            {"campaign": self.campaign, "ceiling_pps": self.ceiling_pps, "finished": self.finished}, sort_keys=False))
+            {"campaign": self.campaign, "ceiling_pps": self.ceiling_pps, "generator": self.generator,
+             "finished": self.finished}, sort_keys=False))
         os.replace(tmp, target)
 
 
@@ -313,14 +317,22 @@ def run(c: Campaign, out, *, announce: Callable[[str], None] | None = None,
         tmp.write_bytes(c.text)
         os.replace(tmp, out / FILE_NAME)
     start = time.monotonic()
+    from .testbed import default_generator, runnable
+
+    generator = runnable(default_generator())
+    if progress.generator and progress.generator != generator and progress.finished:
+        raise ParameterError("generator", f"{out} was measured with the {progress.generator} generator; resuming it "
+                                          f"with {generator} would mix them: give --generator {progress.generator}, "
+                                          "or another --out")
     with datasets.running_campaign(c.label):
-        ceiling = progress.ceiling_pps
+        ceiling = progress.ceiling_pps if progress.generator in ("", generator) else None
         if c.ceiling and ceiling is not None:
             announce(f"resuming with the generator ceiling this campaign measured: {ceiling:.0f} pps")
         elif c.ceiling and any(s.takes_ceiling for s in todo):
             from . import measuring
 
             ceiling = progress.ceiling_pps = measuring.generator_ceiling(announce=announce)
+            progress.generator = generator
             progress.write()
         shown = f"{ceiling:.0f}" if ceiling is not None else None
         for s in c.steps:

@@ -279,6 +279,13 @@ def running_campaign(label: str):
         _CAMPAIGN.reset(token)
 
 
+def generator_kind(recorded) -> str:
+    """Which generator an environment record's ``generator`` names: "xdp", "rlgen", or ""
+    when it names neither (a citation's, iperf)."""
+    text = str(recorded or "")
+    return "xdp" if text.startswith("xdp") else "rlgen" if text.startswith("rlgen") else ""
+
+
 def record_environment(folder, experiment: str, source: str, *, setting: str = "", when: str | None = None,
                        **facts) -> dict:
     """Write the environment record of ``experiment`` to ``folder/experiments.csv``

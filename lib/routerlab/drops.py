@@ -332,8 +332,8 @@ class DropCounter:
 
     def attribute(self, before: Reading, after: Reading, **trial) -> "Attribution":
         """:func:`attribute` of the counts between two readings, for this testbed's engine."""
-        return attribute(delta(before, after), engine=getattr(self.engine, "name", ""),
-                         sink_reason=SINK_REASONS[self.tb.generator], **trial)
+        return attribute(delta(before, after), engine=getattr(self.engine, "name", ""), generator=self.tb.generator,
+                         **trial)
 
 
 @contextlib.contextmanager
@@ -396,6 +396,9 @@ PLACES = ("tg", "dut", "sink")
 #: an sk_buff as NOT_SPECIFIED (veth frees it so), and of one that came as an XDP frame
 #: (an XDP router's redirect) not at all.
 SINK_REASONS = {"rlgen": "NETFILTER_DROP", "xdp": "NOT_SPECIFIED"}
+#: Engines that pass the XDP generator's frames on as XDP frames, never as sk_buffs: their
+#: own drops and the sink's counting drop free no sk_buff.
+XDP_FRAME_ENGINES = frozenset({"ebpf"})
 
 
 @dataclass
@@ -438,10 +441,10 @@ class Attribution:
 
 
 def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_share: float = 0.0,
-              sink_reason: str = "NETFILTER_DROP") -> Attribution:
+              generator: str = "rlgen") -> Attribution:
     """Set the counts of one trial (:func:`delta` of two readings) against its loss.
 
-    Drops by design are not loss: the sink counts by dropping (its ``sink_reason``, up to
+    Drops by design are not loss: the sink counts by dropping (:data:`SINK_REASONS`, up to
     rx), the user-space engines' DUT drops the kernel's copy (:data:`KERNEL_COPY_DROPPED`)
     and a firewall scenario's firewall drops what it is meant to (:data:`FIREWALL_DROPS`).
     Every other drop in the testbed's namespaces, and the drops of the
@@ -465,10 +468,14 @@ def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_s
         Every packet offered, the ones meant to be dropped included.
     drop_share : float
         Share of the traffic the firewall is meant to drop (ratio in [0, 1)).
-    sink_reason : str
-        How the sink's counting drop frees what it counts (:data:`SINK_REASONS`).
+    generator : str
+        The testbed's generator, which says how the sink's counting drop frees what it
+        counts (:data:`SINK_REASONS`) and whether the frames stay XDP frames through the
+        engine (:data:`XDP_FRAME_ENGINES`).
     """
     traced = {(p, r): n for (p, src, r), n in d.items() if src == "kfree_skb" and p in PLACES}
+    sink_reason = SINK_REASONS[generator]
+    frames = generator == "xdp" and engine in XDP_FRAME_ENGINES  # never an sk_buff, sink included
     sink_traced = traced.get(("sink", sink_reason), 0)
     design = {("sink", sink_reason): min(sink_traced, rx)}
     if engine in KERNEL_COPY_DROPPED:
@@ -477,9 +484,9 @@ def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_s
     firewall = None
     if illegit and engine in FIREWALL_DROPS and engine not in KERNEL_COPY_DROPPED:
         where, bound = FIREWALL_DROPS[engine]
-        if bound and not traced.get(where, 0):
-            # XDP frames (the XDP generator's) dropped by an XDP firewall are never
-            # sk_buffs: its own counter is the only one that saw them
+        if frames:
+            # XDP frames dropped by an XDP firewall are never sk_buffs: its own counter is
+            # the only one that saw them
             firewall = min(illegit, d.get(bound, 0))
         else:
             firewall = min(traced.get(where, 0), illegit, d.get(bound, 0) if bound else illegit)
@@ -507,7 +514,7 @@ def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_s
     else:
         attributed = round(counted * (1 - drop_share))
     lost = tx - rx
-    missed = max(rx - sink_traced, 0) if sink_traced or sink_reason == "NETFILTER_DROP" else None
+    missed = None if frames else max(rx - sink_traced, 0)
     summary = ";".join(f"{k}={v}" for k, v in sorted(loss.items(), key=lambda kv: -kv[1]))
     return Attribution(lost, attributed, lost - attributed, missed, summary, rows)
 

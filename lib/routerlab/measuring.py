@@ -58,9 +58,11 @@ def generator_ceiling(sc: Scenario | None = None, announce: Callable[[str], None
 
 def recorded_ceiling(out, experiment: str | None = None) -> float | None:
     """The generator ceiling an earlier (interrupted) run recorded in ``out/experiments.csv``
-    for ``experiment`` (any experiment when None): resuming with it gives the same loads
-    in pps, so the trials already there count."""
+    for ``experiment`` (any experiment when None), measured with the generator a testbed
+    would take now: resuming with it gives the same loads in pps, so the trials already
+    there count."""
     from . import datasets
+    from .testbed import default_generator, runnable
 
     path = Path(out) / "experiments.csv"
     if not path.is_file():
@@ -68,6 +70,8 @@ def recorded_ceiling(out, experiment: str | None = None) -> float | None:
     rec = datasets.read_experiments(path)
     if experiment is not None:
         rec = rec[rec["experiment"] == experiment]
+    now = runnable(default_generator())
+    rec = rec[[datasets.generator_kind(g) in ("", now) for g in rec.get("generator", pd.Series(dtype=str))]]
     vals = rec.get("generator_ceiling_pps", pd.Series(dtype=float)).dropna()
     return float(vals.iloc[0]) if len(vals) else None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import datasets, drops, engines, scenarios, traffic
+from . import datasets, drops, engines, scenarios, testbed, traffic
 from .errors import ParameterError
 from .testbed import IDLE_NOTE, Testbed
 from .validation import SUPERSEDED_TRIALS, TrialValidation
@@ -135,7 +135,7 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
     validation = validation or TrialValidation()
     eng = engine or engines.get(plan.engine)
     out = Path(out)
-    _check_resumable(out, plan)
+    _check_resumable(out, plan, testbed.runnable(testbed.default_generator()))
     writer = datasets.TrialWriter(out, TRIAL_FIELDS)
     done = writer.done()
     todo = [(o, k) for o in plan.loads for k in range(plan.runs) if (plan.experiment, o, k) not in done]
@@ -196,8 +196,9 @@ def _superseded_counts(path: Path, experiment: str):
                        if r["experiment"] == experiment)
 
 
-def _check_resumable(out: Path, plan: SweepPlan):
-    """Refuse to add trials to an experiment that was measured with another engine or scenario."""
+def _check_resumable(out: Path, plan: SweepPlan, generator: str):
+    """Refuse to add trials to an experiment that was measured with another engine,
+    scenario or generator."""
     if not (out / "experiments.csv").is_file():
         return
     old = datasets.read_experiments(out)
@@ -210,3 +211,8 @@ def _check_resumable(out: Path, plan: SweepPlan):
         raise ParameterError("experiment", f"{plan.experiment!r} in {out} was measured with engine "
                              f"{rec.get('engine')}, scenario {rec.get('scenario')!r}; resuming it with "
                              f"{plan.engine}, {want!r} would mix them: give --experiment or another --out")
+    theirs = datasets.generator_kind(rec.get("generator"))
+    if theirs and theirs != generator:
+        raise ParameterError("generator", f"{plan.experiment!r} in {out} was measured with the {theirs} generator; "
+                             f"resuming it with {generator} would mix them: give --generator {theirs}, "
+                             "--experiment or another --out")

@@ -91,9 +91,7 @@ CPUIDLE_DRIVER = Path("/sys/devices/system/cpu/cpuidle/current_driver")
 #: What the environment record's ``pinning`` says before a testbed's idle mode
 #: (:attr:`Testbed.idle_held`); :mod:`routerlab.benchmarks.idle` reads it back.
 IDLE_NOTE = "idle CPUs: "
-_cpu_idle_override: ContextVar[tuple[str, ...]] = ContextVar("cpu_idle_override", default=())
 GENERATORS = defaults.GENERATORS
-_generator_override: ContextVar[tuple[str, ...]] = ContextVar("generator_override", default=())
 #: Slots of a veth's XDP receive ring (VETH_RING_SIZE in drivers/net/veth.c): where frames
 #: redirected into a veth, and sk_buffs sent to one that receives through NAPI, wait.
 VETH_RING_SIZE = 256
@@ -108,62 +106,80 @@ RECEIVE_PRIORITY = 1
 LIVE_FRAMES_KERNEL = (5, 18)
 
 
-def _checked_mode(name: str, mode: str) -> str:
-    """``mode`` if it is one of :data:`CPU_IDLE_MODES`, else a ParameterError naming ``name``."""
-    if mode not in CPU_IDLE_MODES:
-        raise ParameterError(name, f"must be one of {', '.join(CPU_IDLE_MODES)}, got {mode!r}")
-    return mode
+class _Choice:
+    """A testbed setting chosen among a few names: the innermost block's, else an
+    environment variable's, else a default."""
+
+    def __init__(self, env: str, allowed: tuple[str, ...], default: str):
+        self.env, self.allowed, self.default = env, allowed, default
+        self._chosen: ContextVar[tuple[str, ...]] = ContextVar(env, default=())
+
+    def checked(self, name: str, value: str) -> str:
+        """``value`` if it is allowed, else a ParameterError naming ``name``."""
+        if value not in self.allowed:
+            raise ParameterError(name, f"must be one of {', '.join(self.allowed)}, got {value!r}")
+        return value
+
+    def current(self) -> str:
+        if self._chosen.get():
+            return self._chosen.get()[-1]
+        return self.checked(self.env, os.environ.get(self.env, self.default))
+
+    @contextmanager
+    def block(self, name: str, value: str):
+        token = self._chosen.set(self._chosen.get() + (self.checked(name, value),))
+        try:
+            yield
+        finally:
+            self._chosen.reset(token)
+
+
+_IDLE = _Choice("ROUTERLAB_CPU_IDLE", CPU_IDLE_MODES, "poll")
+_GENERATOR = _Choice("ROUTERLAB_GENERATOR", GENERATORS, "xdp")
 
 
 def default_cpu_idle() -> str:
     """The idle mode a :class:`Testbed` takes when not told: the innermost
     :func:`cpu_idle` block's, else ``ROUTERLAB_CPU_IDLE``, else "poll"."""
-    if _cpu_idle_override.get():
-        return _cpu_idle_override.get()[-1]
-    return _checked_mode("ROUTERLAB_CPU_IDLE", os.environ.get("ROUTERLAB_CPU_IDLE", "poll"))
+    return _IDLE.current()
 
 
-@contextmanager
 def cpu_idle(mode: str):
-    """Testbeds made inside this block idle their CPUs in ``mode`` (one of
+    """Testbeds made inside this ``with`` block idle their CPUs in ``mode`` (one of
     :data:`CPU_IDLE_MODES`), whatever the environment says."""
-    token = _cpu_idle_override.set(_cpu_idle_override.get() + (_checked_mode("cpu_idle", mode),))
-    try:
-        yield
-    finally:
-        _cpu_idle_override.reset(token)
+    return _IDLE.block("cpu_idle", mode)
 
 
 def default_generator() -> str:
     """The generator a :class:`Testbed` takes when not told: the innermost
-    :func:`generator` block's (or :func:`use_generator`'s), else ``ROUTERLAB_GENERATOR``,
+    :func:`generator` block's (a command's ``--generator``), else ``ROUTERLAB_GENERATOR``,
     else "xdp"."""
-    if _generator_override.get():
-        return _generator_override.get()[-1]
-    return _checked_generator("ROUTERLAB_GENERATOR", os.environ.get("ROUTERLAB_GENERATOR", "xdp"))
+    return _GENERATOR.current()
 
 
-def _checked_generator(name: str, gen: str) -> str:
-    if gen not in GENERATORS:
-        raise ParameterError(name, f"must be one of {', '.join(GENERATORS)}, got {gen!r}")
-    return gen
-
-
-@contextmanager
 def generator(name: str):
-    """Testbeds made inside this block drive the generator ``name`` (one of
+    """Testbeds made inside this ``with`` block drive the generator ``name`` (one of
     :data:`GENERATORS`), whatever the environment says."""
-    token = _generator_override.set(_generator_override.get() + (_checked_generator("generator", name),))
-    try:
-        yield
-    finally:
-        _generator_override.reset(token)
+    return _GENERATOR.block("generator", name)
 
 
-def use_generator(name: str):
-    """Every testbed of this process from now on drives the generator ``name`` (a
-    command's ``--generator``)."""
-    _generator_override.set(_generator_override.get() + (_checked_generator("generator", name),))
+_told: set[str] = set()
+
+
+def runnable(generator: str) -> str:
+    """``generator``, or rlgen where the XDP generator cannot run here
+    (:func:`live_frames_missing`), said on stderr once per process."""
+    if generator != "xdp":
+        return generator
+    missing = live_frames_missing()
+    if not missing:
+        return generator
+    if missing not in _told:
+        import sys
+
+        _told.add(missing)
+        print(f"routerlab: the XDP generator cannot run here ({missing}): measuring with rlgen", file=sys.stderr)
+    return "rlgen"
 
 
 def live_frames_missing() -> str | None:
@@ -178,6 +194,8 @@ def live_frames_missing() -> str | None:
             return f"{tool} is not installed (Debian package {pkg})"
     if not Path("/usr/include/bpf/libbpf.h").is_file():
         return "libbpf's headers are not installed (Debian package libbpf-dev)"
+    if not (shutil.which(os.environ.get("CC", "gcc")) or shutil.which("cc")):
+        return "no C compiler (gcc) to build its loader"
     return None
 
 
@@ -272,7 +290,7 @@ class Testbed:
         generator, the router's with rlgen; see the module's text).
     generator : str, optional
         "xdp" or "rlgen" (:data:`GENERATORS`). Default: :func:`default_generator`. A
-        testbed asked for "xdp" where it cannot run takes rlgen when entered, saying why.
+        testbed asked for "xdp" where it cannot run takes rlgen (:func:`runnable`).
     prefix : str, optional
         Name prefix (``rl`` + 6 hex digits); random by default.
     router_queue : int, optional
@@ -306,7 +324,6 @@ class Testbed:
     _old_handlers: dict = field(default_factory=dict, repr=False)
     _up: bool = field(default=False, repr=False)
     _latency_fd: int | None = field(default=None, init=False, repr=False)
-    _sink_cpu_given: bool = field(default=False, init=False, repr=False)
     _sink_map: int | None = field(default=None, init=False, repr=False)
     #: How idle CPUs waited while up, as the environment record says it ("poll (...)" or
     #: "os (...)", with what the kernel honoured; set when the testbed comes up).
@@ -318,14 +335,13 @@ class Testbed:
         if not 576 <= self.mtu <= 9000:
             raise ParameterError("mtu", f"must be 576..9000 bytes, got {self.mtu}")
         ncpu = os.cpu_count() or 1
-        _checked_generator("generator", self.generator)
-        self._sink_cpu_given = self.sink_cpu is not None
+        self.generator = runnable(_GENERATOR.checked("generator", self.generator))
         if self.sink_cpu is None:
             self.sink_cpu = self.gen_cpu if self.generator == "xdp" else self.router_cpu
         for name, cpu in (("gen_cpu", self.gen_cpu), ("router_cpu", self.router_cpu), ("sink_cpu", self.sink_cpu)):
             if not 0 <= cpu < ncpu:
                 raise ParameterError(name, f"CPU {cpu} does not exist (this machine has {ncpu})")
-        _checked_mode("cpu_idle", self.cpu_idle)
+        _IDLE.checked("cpu_idle", self.cpu_idle)
 
     # names -----------------------------------------------------------------------
     @property
@@ -367,16 +383,6 @@ class Testbed:
     # lifecycle ---------------------------------------------------------------------
     def __enter__(self):
         require_root()
-        if self.generator == "xdp":
-            missing = live_frames_missing()
-            if missing:
-                import sys
-
-                print(f"routerlab: the XDP generator cannot run here ({missing}): measuring with rlgen",
-                      file=sys.stderr)
-                self.generator = "rlgen"
-                if not self._sink_cpu_given:
-                    self.sink_cpu = self.router_cpu
         self._install_signal_handlers()
         try:
             self.hold_idle()

@@ -4,11 +4,12 @@ Two generators send the same frames (rlgen makes them: :func:`frames`): the XDP 
 (:mod:`routerlab.xdpgen`, live XDP frames, the default) and rlgen (``csrc/rlgen.c``,
 AF_PACKET); the testbed says which (``Testbed.generator``), and :func:`run_trial` drives it.
 
-The generator is compiled with gcc at first use into the user cache, keyed by a hash of
-its source. Why our own generator: the generators in the registries are closed-loop on
-veth (socket back-pressure and silent ENOBUFS retries turn router overload into a lower
-sending rate, not loss). ``routerlab bench generators`` measures the candidates side by
-side; docs/generators.md keeps the numbers.
+Both are compiled at first use into the user cache, keyed by a hash of their source. Why
+our own generators: the generators in the registries are closed-loop on veth (socket
+back-pressure and silent ENOBUFS retries turn router overload into a lower sending rate,
+not loss), and xdp-tools' ``xdp-trafficgen`` does not load on this kernel. ``routerlab
+bench generators`` measures the candidates side by side; docs/testbed.md, "The
+generator", says how.
 """
 
 from __future__ import annotations
@@ -275,7 +276,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with cpu_stops(tb, tb.router_cpu, probe_period_ms) if probe_period_ms is not None else nullcontext({}) as stops:
         if xdp:
-            res = _xdp_results(xdpgen.run(tb, rate_pps, duration_s, sent_frames, batch), rate_pps, duration_s)
+            res = _xdp_results(xdpgen.run(tb, rate_pps, duration_s, sent_frames, batch), rate_pps, duration_s, batch)
         else:
             res = _rlgen_results(tb, args, duration_s)
     c1 = cpu_times()
@@ -339,12 +340,12 @@ def _rlgen_results(tb: Testbed, args: list[str], duration_s: float) -> dict[str,
     return _results(out)
 
 
-def _xdp_results(r, rate_pps: float, duration_s: float) -> dict[str, float]:
+def _xdp_results(r, rate_pps: float, duration_s: float, burst: int) -> dict[str, float]:
     """An :class:`routerlab.xdpgen.XdpRun` in rlgen's terms. Nothing is refused at the
     generator: a redirect the router's ring cannot take is the router's (the ring's
     ``xdp_xmit_errors``). Its elapsed time is the span from its first frame to its last,
-    one frame interval added (the span of N frames is N - 1 intervals)."""
-    elapsed = r.span_s + (1 / rate_pps if rate_pps > 0 else 0)
+    one burst's interval added (N frames in bursts of B span N - B intervals)."""
+    elapsed = r.span_s + (burst / rate_pps if rate_pps > 0 else 0)
     return {"sent": r.sent, "refused": 0, "blocked": 0, "legit_sent": r.legit, "legit_refused": 0,
             "elapsed": elapsed or duration_s, "requested": round(rate_pps * duration_s) if rate_pps > 0 else 0,
             "max_late_ms": r.late_ms, "lagged_ms": r.lagged_ms}

@@ -14,9 +14,7 @@ fraction of the generator's ceiling) this runs
 
 and sets each answer against the truth: ``error`` = answer / truth - 1, *within* when
 ``|error|`` is at most the method's precision and the generator did not bound the
-answer. (10% of the ceiling is the geometric middle of the searches' range, 1% to 100%
-of it, so at that capacity both searches first try N itself and answer it when it
-passes; the next failing load then says how close the truth is.) What is written to
+answer. What is written to
 ``out``: the sweep's ``trials.csv`` and ``experiments.csv``
 (the capacity and burst in the record's notes), the searches' ``search_trials.csv`` and
 ``search_results.csv``, and two files of this benchmark:
@@ -324,7 +322,8 @@ def chain_loss(eng, trials) -> dict:
     columns ``offered_pps``, ``duration_s``, ``lost``, ``drops``) at loads up to the true
     NDR of their duration. There the limiter passes every packet of smooth arrivals, so a
     packet lost is the measuring chain's: the router's input queue overflowing while its
-    CPU was held up (``dut:CPU_BACKLOG``), or arrivals bunched beyond the limiter's bucket
+    CPU was held up (``tg:g0.xdp_xmit_errors`` with the XDP generator, ``dut:CPU_BACKLOG``
+    with rlgen), or arrivals bunched beyond the limiter's bucket
     (``dut:NETFILTER_DROP``). Returns ``trials`` (how many were at such loads),
     ``lossy_trials``, ``disturbed_lossy`` (those of them kept ``disturbed``: every attempt
     was, :mod:`routerlab.validation`; 0 without that column), ``lost`` (packets) and
@@ -411,7 +410,8 @@ def report(res: CalibrationRun) -> str:
     if len(bad):
         if res.chain["lossy_trials"].sum():
             lines.append("Loss where the limiter drops nothing is the measuring chain's, not the limiter's: "
-                         "dut CPU_BACKLOG is the router's input queue overflowing while its CPU was held up; "
+                         "tg g0.xdp_xmit_errors (the XDP generator's chain) or dut CPU_BACKLOG (rlgen's) is the "
+                         "router's input queue overflowing while its CPU was held up; "
                          "dut NETFILTER_DROP there is the limiter meeting arrivals bunched beyond its bucket "
                          "(routerlab.engines.calibration). A trial disturbed in every attempt had steal above "
                          "the threshold, or lost packets that stops of its router CPU (the longest longer than "

@@ -6,7 +6,8 @@ generator and the sink (:mod:`routerlab.testbed`). One trial per engine at a fix
 while ``perf record -e cpu-clock`` samples both CPUs at :data:`FREQ_HZ`: each sample is
 put to a part by the task it interrupted (the router's input NAPI thread and the engine's
 own process are the router's). The CPU time of a part is its samples over the frequency;
-its share, that time over the trial's duration (an idle CPU is not always sampled, so
+its share, that time over the trial's window (the samples taken from the trial's start
+to its end, its set-up and counter reads included; an idle CPU is not always sampled, so
 shares of the samples taken would overstate the busy parts); per packet, that time over
 the packets the trial offered. The generator spins on its CPU, whatever the rate: its
 share is what the sink leaves it, not a cost per packet.
@@ -16,8 +17,10 @@ from __future__ import annotations
 
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from ..errors import ToolMissing
@@ -25,6 +28,8 @@ from ..errors import ToolMissing
 #: Samples per second and CPU: not a divisor of the generator's burst periods at round
 #: rates, so sampling does not lock onto them.
 FREQ_HZ = 3989
+#: Seconds perf is given to start sampling before the trial.
+PERF_START_S = 0.5
 #: The parts of the chain, as the report orders them. ``softirq``: receive work the kernel
 #: ran in whatever task it interrupted (rlgen's chain: the router's and the sink's, RPS
 #: on the router's CPU), not told apart.
@@ -59,7 +64,7 @@ def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: flo
     -------
     pandas.DataFrame
         One row per engine, CPU and part: engine, cpu, part, share (its CPU time over the
-        trial's duration, ratio in [0, 1]), ns_per_packet (that time over the packets
+        trial's window, ratio in [0, 1]), ns_per_packet (that time over the packets
         offered), plus the trial's tx, rx and generator.
     """
     import pandas as pd
@@ -77,28 +82,33 @@ def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: flo
             data = Path(work) / "perf.data"
             cpus = f"{tb.gen_cpu},{tb.router_cpu}"
             rec = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(FREQ_HZ), "-C", cpus,
-                                    "-o", str(data)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            try:
-                r = traffic.run_trial(tb, load_pps, duration, traffic.TrafficSpec.for_scenario(sc))
-            finally:
-                rec.send_signal(subprocess.signal.SIGINT)
-                rec.wait(timeout=30)
+                                    "-k", "CLOCK_MONOTONIC", "-o", str(data)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             engine_pid = getattr(getattr(eng, "_proc", None), "pid", None)
-            eng.stop(tb)
-            script = subprocess.run(["perf", "script", "-i", str(data), "-F", "comm,pid,cpu,ip,sym"],
+            try:
+                time.sleep(PERF_START_S)
+                t0 = time.monotonic()
+                r = traffic.run_trial(tb, load_pps, duration, traffic.TrafficSpec.for_scenario(sc))
+                t1 = time.monotonic()
+            finally:
+                rec.send_signal(signal.SIGINT)
+                rec.wait(timeout=30)
+                eng.stop(tb)
+            script = subprocess.run(["perf", "script", "-i", str(data), "-F", "comm,pid,cpu,time,ip,sym"],
                                     capture_output=True, text=True, check=True).stdout
             counts: dict[tuple[int, str], int] = {}
             for line in script.splitlines():
-                m = re.match(r"\s*(.*?)\s+(\d+)\s+\[(\d+)\]\s+\S+\s*(.*)", line)
-                if not m:
+                m = re.match(r"\s*(.*?)\s+(\d+)\s+\[(\d+)\]\s+([\d.]+):\s+\S+\s*(.*)", line)
+                if not m or not t0 <= float(m.group(4)) <= t1:  # the trial's window only
                     continue
-                comm, pid, cpu, sym = m.groups()
+                comm, pid, cpu, _, sym = m.groups()
                 key = (int(cpu), part(comm, int(pid), sym, tb, engine_pid))
                 counts[key] = counts.get(key, 0) + 1
+            window = t1 - t0
             for cpu in (tb.gen_cpu, tb.router_cpu):
                 for p in PARTS:
                     n = counts.get((cpu, p), 0)
-                    rows.append({"engine": name, "cpu": cpu, "part": p, "share": n / FREQ_HZ / duration,
+                    rows.append({"engine": name, "cpu": cpu, "part": p, "share": n / FREQ_HZ / window,
                                  "ns_per_packet": n / FREQ_HZ / r.tx * 1e9 if r.tx else float("nan"),
                                  "tx": r.tx, "rx": r.rx, "generator": tb.generator})
     return pd.DataFrame(rows)
@@ -107,7 +117,7 @@ def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: flo
 def report(df, load_pps: float) -> str:
     """Per engine: each CPU's time by part (percent) and per packet offered (ns)."""
     lines = [f"CPU time by part of the chain, one trial per engine at {load_pps:.0f} pps "
-             f"(perf cpu-clock at {FREQ_HZ} Hz): % of the trial's duration, and ns per packet offered "
+             f"(perf cpu-clock at {FREQ_HZ} Hz): % of the trial's time, and ns per packet offered "
              "(the generator spins: its time is what the others leave it)"]
     for (engine, gen), g in df.groupby(["engine", "generator"], sort=False):
         r0 = g.iloc[0]

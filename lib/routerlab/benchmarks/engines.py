@@ -53,9 +53,10 @@ CEILING_OVER_BEST = 2.0
 def report(ceil: float, df) -> str:
     """The ceiling, one line per engine, then the chain's target: the ceiling over the
     best PDR next to :data:`CEILING_OVER_BEST`, and the answers the generator bounded."""
-    best = df["pdr_pps"].max()
-    bound = int(df["generator_bound"].astype(bool).sum())
+    bound = df["generator_bound"].astype(bool)
+    best = df["pdr_pps"][~bound].max()  # a lower bound is no router's answer
+    ratio = f"{ceil / best:.2f}x" if best > 0 else "none (no engine's own answer)"
     return (f"generator ceiling: {ceil:.0f} pps\n"
             + df.to_string(index=False, float_format=lambda x: f"{x:.3f}" if x < 10 else f"{x:.0f}")
-            + f"\nceiling / best PDR: {ceil / best:.2f}x (target: at least {CEILING_OVER_BEST:g}x); "
-              f"answers bounded by the generator: {bound} (target: 0)")
+            + f"\nceiling / best PDR: {ratio} (target: at least {CEILING_OVER_BEST:g}x); "
+              f"answers bounded by the generator: {int(bound.sum())} (target: 0)")

@@ -1,4 +1,5 @@
-"""``bench generators``: how precisely rlgen, trafgen and tcpreplay hit a requested rate."""
+"""``bench generators``: how precisely the XDP generator, rlgen, trafgen and tcpreplay hit a
+requested rate, and the ceilings of the two of ours."""
 
 from __future__ import annotations
 

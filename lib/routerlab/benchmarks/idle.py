@@ -25,7 +25,7 @@ from ..errors import DataFormatError
 
 #: The defaults of ``bench idle``: loads as fractions of the generator's ceiling, trials per
 #: load, seconds per trial, and rounds (one sweep per mode each).
-LOADS_FRAC = "0.1,0.25,0.5"
+LOADS_FRAC = "0.04,0.1,0.2"
 RUNS = 10
 DURATION_S = 2.0
 ROUNDS = 2

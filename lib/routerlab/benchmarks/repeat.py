@@ -28,7 +28,7 @@ from ..errors import DataFormatError
 
 #: The defaults of ``bench repeat``: loads as fractions of the generator's ceiling,
 #: trials per load and seconds per trial.
-LOADS_FRAC = "0.1,0.2,0.3,0.4,0.5"
+LOADS_FRAC = "0.04,0.08,0.12,0.16,0.2"
 RUNS = 5
 DURATION_S = 1.0
 #: Suffixes of the two sweeps' experiment ids.

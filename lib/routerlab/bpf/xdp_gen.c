@@ -66,6 +66,8 @@ int xdp_gen(struct xdp_md *ctx)
     now = bpf_ktime_get_ns();
     if (!s->start_ns)
         s->start_ns = now;
+    if (!s->interval_ps)
+        goto send;
     due = s->start_ns + (s->burst > 1 ? s->sent - s->sent % s->burst : s->sent) * s->interval_ps / 1000;
     if (now < due)
         return XDP_DROP;
@@ -79,6 +81,7 @@ int xdp_gen(struct xdp_md *ctx)
         s->lagged_ns += s->lag_worst_ns;
         s->lag_worst_ns = 0;
     }
+send:;
     /* live frames are recycled from a page pool, and a receiver that passes a frame to the
      * stack may rewrite it in place (a router: MACs, TTL) before the page comes back: the
      * headers are written again, so every frame leaves as the loader gave it */

@@ -213,7 +213,7 @@ def bench_calibrate(capacity, duration, runs, method, ceiling, out):
 @bench_app.command("idle")
 @click.option("--engine", default="linux", show_default=True, help="Engine to sweep.")
 @click.option("--scenario", default="single-flow", show_default=True, help="Scenario preset or YAML file.")
-@click.option("--loads-frac", default="0.1,0.25,0.5", show_default=True,
+@click.option("--loads-frac", default="0.04,0.1,0.2", show_default=True,
               help="Offered loads, fractions of the generator's ceiling.")
 @click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
 @click.option("--runs", type=click.IntRange(min=1), default=10, show_default=True, help="Trials per load (K) in each sweep.")
@@ -255,13 +255,14 @@ def bench_startup(data, repeat):
 @click.option("--engine", help="Engine to sweep twice (needed unless --report-only).")
 @click.option("--scenario", help="Scenario preset or YAML file (default single-flow; with --report-only, every "
                                  "scenario in the folder).")
-@click.option("--loads-frac", default="0.1,0.2,0.3,0.4,0.5", help="Offered loads, fractions of the generator's ceiling.")
+@click.option("--loads-frac", default="0.04,0.08,0.12,0.16,0.2", help="Offered loads, fractions of the generator's ceiling.")
 @click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
 @click.option("--runs", type=click.IntRange(min=1), default=5, help="Trials per load (K) in each sweep.")
 @click.option("--duration", type=float, default=1.0, help="Seconds per trial (T).")
 @click.option("--out", type=PATH, default=Path("runs/bench-repeat"), help="Dataset folder of the two sweeps (resumed if there).")
 @click.option("--report-only", type=PATH, help="Measure nothing: report every pair of sweeps NAME-first, NAME-second "
                                                "in this folder (--engine, --scenario pick some).")
+@generator_option
 def bench_repeat(engine, scenario, loads_frac, ceiling, runs, duration, out, report_only):
     """The same sweep twice in a row: per load, whether the second mean lies in the first's 95% interval, and the share of loads where it does (needs root, unless --report-only)."""
     from ..benchmarks import repeat

@@ -50,9 +50,9 @@ def generator_option(f):
     ``$ROUTERLAB_GENERATOR``, else xdp where this machine can run it)."""
     def use(ctx, param, value):
         if value:
-            from ..testbed import use_generator
+            from ..testbed import generator
 
-            use_generator(value)
+            ctx.with_resource(generator(value))  # for this command only
         return value
 
     return click.option("--generator", type=click.Choice(defaults.GENERATORS), expose_value=False, callback=use,

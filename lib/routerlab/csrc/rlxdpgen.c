@@ -1,4 +1,4 @@
-/* rlxdpgen.c -- routerlab's XDP generator: one frame run through the generator's XDP
+/* rlxdpgen.c -- routerlab's XDP generator: rlgen's frames run through the generator's XDP
  * program (bpf/xdp_gen.c) with BPF_PROG_RUN and live frames (kernel 5.18 or later), which
  * paces the frames in the program and redirects each one due out of the generator's veth.
  * Open loop: nothing the receiver does slows it.
@@ -6,7 +6,8 @@
  *   rlgen ... --print-frames | rlxdpgen OBJ IFINDEX RATE_PPS DURATION_S BURST
  *
  * The frames come on stdin as rlgen prints them (one per line: 1 or 0, meant to pass the
- * firewall or not, then the frame in hex; all of one length, at most 1024), and are sent
+ * firewall or not, then the frame in hex; at most 1,024 frames, all of one length, at most
+ * 1,518 bytes), and are sent
  * in turn, in bursts of BURST frames back to back (as rlgen's sendmmsg batches). RATE_PPS 0
  * sends as fast as it can for DURATION_S. Prints one line:
  *   sent=N legit=N span_s=S late_ms=L lagged_ms=G runs=R
@@ -46,7 +47,8 @@ struct template {
 /* runs of one call: more than any trial needs (it ends by the timer) */
 #define REPEAT 0x7fffffffU
 /* program runs per batch, the kernel's most (TEST_XDP_MAX_BATCH): the redirected frames are
- * flushed once a batch, and the flush is what the larger batch saves */
+ * flushed, and the receiver woken, once a batch; fewer flushes are what the larger batch
+ * saves */
 #define BATCH 256
 
 static void on_alarm(int sig) { (void)sig; }

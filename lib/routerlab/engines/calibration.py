@@ -29,7 +29,7 @@ search trial) the burst adds 760 pps. At 2N = 76,000 pps the loss is 49.75%.
 
 The bucket must absorb the arrivals' own bunching, or the limiter drops below N: the
 generator sends in batches of 32 and catches up after it was held up, and the router's
-CPU serves its backlog in bursts. The default burst is 10 ms at the capacity (at least
+CPU serves its input queue (the backlog, or its input veth's ring) in bursts. The default burst is 10 ms at the capacity (at least
 64 packets); its effect is in the truth above, not ignored. (With B = 64 at 92,862 pps,
 on this project's 2-vCPU VM, the limiter itself dropped 0.3% at 0.9 N and up to 0.8% at
 0.97 N: bunched arrivals, not the rate.)
@@ -168,7 +168,8 @@ class Calibration(Linux):
                 "enforced_rate_pps": round(self.rate_pps, 3)}
 
     def queue_packets(self, tb) -> int:
-        """The smaller of the backlog and the bucket: the packets a stop of the router's
+        """The smaller of the router's input queue (the backlog, or its input veth's ring:
+        :meth:`Engine.queue_packets`) and the bucket: the packets a stop of the router's
         CPU holds back reach the limiter at once when it runs again, and the bucket passes
         B of them (below the capacity it is full)."""
         return min(super().queue_packets(tb), self.burst)
