@@ -256,8 +256,14 @@ def test_a_rerun_skips_the_finished_steps_and_reuses_the_ceiling(tmp_path, fake_
     assert lines[-1].startswith("step 3 of 3 (0:00:0") and lines[-1].endswith("routerlab reroute --runs 1")
     progress = yaml.safe_load((out / campaign.PROGRESS_FILE).read_text())
     assert progress["campaign"] == c.label and progress["ceiling_pps"] == 123456.0
+    assert progress["generator"] == testbed.runnable(testbed.default_generator())
     assert [f["step"] for f in progress["finished"]] == [1, 2]
     assert (out / "campaign.yaml").read_bytes() == c.text
+    # resumed with the other generator: refused before a step runs, naming the one to give
+    other = "rlgen" if progress["generator"] == "xdp" else "xdp"
+    if testbed.runnable(other) == other:
+        with testbed.generator(other), pytest.raises(ParameterError, match=f"--generator {progress['generator']}"):
+            campaign.run(c, out, announce=lines.append, report=reports.append)
 
     monkeypatch.setitem(campaign.RUNNERS, "reroute", real)
     lines.clear()

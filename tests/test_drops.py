@@ -141,6 +141,21 @@ def test_the_xdp_firewall_is_counted_by_the_engine():
     assert a.drops == "dut:NOT_SPECIFIED=50;dut:d1.xdp_xmit_errors=20"
 
 
+def test_with_the_xdp_generator_the_sink_counts_as_not_specified_and_xdp_frames_free_no_sk_buff():
+    # the kernel router: skbs into the XDP sink, freed as NOT_SPECIFIED; its input ring refused 100
+    d = {**kfree(sink={"NOT_SPECIFIED": 9_880}), ("tg", "veth", "g0.xdp_xmit_errors"): 100}
+    a = drops.attribute(d, engine="linux", tx=10_000, rx=9_900, offered=10_000, generator="xdp")
+    assert (a.lost_attributed, a.lost_unexplained, a.trace_missed) == (100, 0, 20)
+    assert ("sink", "kfree_skb", "NOT_SPECIFIED", 9_880, "design") in a.rows
+    # the XDP router's frames: its firewall's drops and the sink's never pass kfree_skb, one
+    # stray NOT_SPECIFIED or not; fw_drop counts the first, and the tracer cannot be checked
+    d = {**kfree(dut={"NOT_SPECIFIED": 3}), ("dut", "engine", "fw_drop"): 9_990,
+         ("tg", "veth", "g0.xdp_xmit_errors"): 20}
+    a = drops.attribute(d, engine="ebpf", tx=10_000, rx=9_987, offered=20_000, drop_share=0.5, generator="xdp")
+    # of the 20 refused at the ring, 10 were illegitimate (the 10 fw_drop never saw)
+    assert (a.lost, a.lost_attributed, a.trace_missed) == (13, 23 - 10, None)
+
+
 def test_without_a_firewall_counter_the_legitimate_share_is_taken():
     d = kfree(dut={"NETFILTER_DROP": 20_000, "SOCKET_RCVBUFF": 800}, sink={"NETFILTER_DROP": 9_600})
     a = drops.attribute(d, engine="click", tx=10_000, rx=9_600, offered=20_000, drop_share=0.5)

@@ -339,6 +339,17 @@ def test_resume_refuses_a_different_configuration(tmp_path):
     other = sweep.SweepPlan("nft", scenarios.load("single-flow"), [5_000], runs=1, duration=0.2, experiment="x")
     with pytest.raises(ParameterError, match="would mix them"):
         sweep.run(other, tmp_path, ceiling_pps=400_000, progress=False)
+    # measured with the XDP generator (where it runs), resumed with rlgen: refused, naming the
+    # generator to give, and its ceiling is not rlgen's
+    from routerlab import measuring
+
+    if testbed.runnable(testbed.default_generator()) == "xdp":
+        with testbed.generator("rlgen"), pytest.raises(ParameterError, match="--generator xdp"):
+            sweep.run(sweep.SweepPlan("linux", scenarios.load("single-flow"), [5_000], runs=1, duration=0.2,
+                                      experiment="x"), tmp_path, ceiling_pps=400_000, progress=False)
+        with testbed.generator("rlgen"):
+            assert measuring.recorded_ceiling(tmp_path, "x") is None
+        assert measuring.recorded_ceiling(tmp_path, "x") == 400_000
 
 
 @pytest.mark.parametrize("engine", ["click", "fastclick", "fastclick-dpdk", "bmv2"])

@@ -2,7 +2,9 @@
 chain (generator, sink, router, the stop probe), sampled with perf's software clock.
 
 On this testbed CPU 1 should do the router's work and nothing else, and CPU 0 carry the
-generator and the sink (:mod:`routerlab.testbed`). One trial per engine at a fixed load,
+generator and the sink (:mod:`routerlab.testbed`). Where the engine runs an XDP program on
+the router's input, the kernel's run-time statistics of that program say how much of the
+router's time per packet is the program itself. One trial per engine at a fixed load,
 while ``perf record -e cpu-clock`` samples both CPUs at :data:`FREQ_HZ`: each sample is
 put to a part by the task it interrupted (the router's input NAPI thread and the engine's
 own process are the router's). The CPU time of a part is its samples over the frequency;
@@ -21,6 +23,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import ToolMissing
@@ -86,10 +89,11 @@ def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: flo
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             engine_pid = getattr(getattr(eng, "_proc", None), "pid", None)
             try:
-                time.sleep(PERF_START_S)
-                t0 = time.monotonic()
-                r = traffic.run_trial(tb, load_pps, duration, traffic.TrafficSpec.for_scenario(sc))
-                t1 = time.monotonic()
+                with bpf_run_time(xdp_program(tb)) as program:
+                    time.sleep(PERF_START_S)
+                    t0 = time.monotonic()
+                    r = traffic.run_trial(tb, load_pps, duration, traffic.TrafficSpec.for_scenario(sc))
+                    t1 = time.monotonic()
             finally:
                 rec.send_signal(signal.SIGINT)
                 rec.wait(timeout=30)
@@ -110,8 +114,50 @@ def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: flo
                     n = counts.get((cpu, p), 0)
                     rows.append({"engine": name, "cpu": cpu, "part": p, "share": n / FREQ_HZ / window,
                                  "ns_per_packet": n / FREQ_HZ / r.tx * 1e9 if r.tx else float("nan"),
-                                 "tx": r.tx, "rx": r.rx, "generator": tb.generator})
+                                 "tx": r.tx, "rx": r.rx, "generator": tb.generator,
+                                 "xdp_program_ns": program.get("ns_per_run"), "xdp_program_runs": program.get("runs")})
     return pd.DataFrame(rows)
+
+
+def xdp_program(tb) -> int | None:
+    """The id of the XDP program the engine attached to the router's input veth (ebpf's
+    router, DPDK af_xdp's redirect), if any."""
+    import json
+
+    from ..testbed import sh
+
+    link = json.loads(sh("ip", "-n", tb.ns_dut, "-j", "link", "show", "dev", tb.dut_in))[0]
+    return (link.get("xdp") or {}).get("prog", {}).get("id")
+
+
+@contextmanager
+def bpf_run_time(prog_id: int | None):
+    """The kernel's run-time statistics of BPF program ``prog_id`` over the block
+    (``kernel.bpf_stats_enabled``, on for the block only): yields a dict that holds, after
+    it, ``runs`` and ``ns_per_run`` (nanoseconds of the program per run)."""
+    import json
+
+    from ..testbed import sh
+
+    found: dict = {}
+    if prog_id is None:
+        yield found
+        return
+    stats = Path("/proc/sys/kernel/bpf_stats_enabled")
+    old = stats.read_text().strip()
+
+    def read():
+        p = json.loads(sh("bpftool", "-j", "prog", "show", "id", str(prog_id)))
+        return p.get("run_time_ns", 0), p.get("run_cnt", 0)
+
+    stats.write_text("1")
+    try:
+        ns0, n0 = read()
+        yield found
+        ns1, n1 = read()
+        found.update(runs=n1 - n0, ns_per_run=(ns1 - ns0) / (n1 - n0) if n1 > n0 else None)
+    finally:
+        stats.write_text(old)
 
 
 def report(df, load_pps: float) -> str:
@@ -126,4 +172,8 @@ def report(df, load_pps: float) -> str:
             parts = [f"{row.part} {row.share:.1%} ({row.ns_per_packet:.0f} ns)" for row in c.itertuples()
                      if row.part != "idle" and (row.share > 0 or row.part in ("generator", "sink"))]
             lines.append(f"  CPU {cpu}: " + ", ".join(parts))
+        ns = r0.get("xdp_program_ns")
+        if ns is not None and ns == ns:  # neither None nor NaN: a program ran
+            lines.append(f"  its XDP program on the router's input: {r0.xdp_program_ns:.0f} ns per run, "
+                         f"{int(r0.xdp_program_runs)} runs (BPF run-time statistics)")
     return "\n".join(lines)
