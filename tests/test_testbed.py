@@ -204,6 +204,37 @@ def test_clean_after_kill_9():
     assert any(prefix in r for r in removed)
 
 
+TRIAL = textwrap.dedent("""
+    import sys
+    from routerlab import testbed, traffic
+    with testbed.Testbed(prefix=sys.argv[1]) as tb:
+        print("up", tb.generator, flush=True)
+        traffic.run_trial(tb, 20_000, 60, traffic.TrafficSpec())
+""")
+
+
+def loaded_programs(name: str) -> int:
+    """How many BPF programs named ``name`` the kernel holds now."""
+    return sum(p.get("name") == name for p in json.loads(testbed.sh("bpftool", "-j", "prog", "show")))
+
+
+def test_kill_9_mid_trial_leaves_no_generator_or_xdp_program_once_cleaned():
+    prefix = "rl" + os.urandom(3).hex()
+    before = {n: loaded_programs(n) for n in ("xdp_gen", "xdp_sink")}
+    p = subprocess.Popen([sys.executable, "-c", TRIAL, prefix], stdout=subprocess.PIPE, text=True)
+    up, generator = p.stdout.readline().split()
+    assert up == "up"
+    time.sleep(1.5)  # the trial under way
+    if generator == "xdp":
+        assert loaded_programs("xdp_gen") > before["xdp_gen"] and loaded_programs("xdp_sink") > before["xdp_sink"]
+    p.kill()
+    p.wait()
+    testbed.clean()
+    assert our_namespaces(prefix) == []
+    time.sleep(0.5)  # a killed generator's program goes once its file is closed
+    assert {n: loaded_programs(n) for n in ("xdp_gen", "xdp_sink")} == before
+
+
 def held_latency():
     """The CPU latency request the kernel honours now, µs; skips where it cannot be read or
     something else holds it at 0 already (a hold of ours would not show)."""

@@ -7,14 +7,14 @@
  *
  * The frames come on stdin as rlgen prints them (one per line: 1 or 0, meant to pass the
  * firewall or not, then the frame in hex; at most 1,024 frames, all of one length, at most
- * 1,518 bytes), and are sent
- * in turn, in bursts of BURST frames back to back (as rlgen's sendmmsg batches). RATE_PPS 0
- * sends as fast as it can for DURATION_S. Prints one line:
+ * 1,518 bytes), and are sent in turn, in bursts of BURST frames back to back (as rlgen's
+ * sendmmsg batches). RATE_PPS 0 sends as fast as it can for DURATION_S. Prints one line:
  *   sent=N legit=N span_s=S late_ms=L lagged_ms=G runs=R
- * sent: frames redirected (legit: those meant to pass) (a redirect the receiving veth refuses is dropped and counted by
- * its peer's counters, not here); span_s: from the first frame to the last; late_ms: how
- * far behind its schedule it fell at worst; lagged_ms: each lag over 5 ms, its worst,
- * added up (as rlgen reports them); runs: program runs, sent or early.
+ * sent: frames redirected, legit of them meant to pass (a redirect the receiving veth
+ * refuses is dropped and counted by its peer's counters, not here); span_s: from the first
+ * frame to the last burst's first; late_ms: how far behind its schedule it fell at worst;
+ * lagged_ms: each lag over 5 ms, its worst, added up (as rlgen reports them); runs: program
+ * runs, sent or early.
  *
  * One BPF_PROG_RUN call with live frames costs a wait of a few tens of milliseconds at
  * its end (measured here), so the frames are sent in one call that a timer ends (a signal
