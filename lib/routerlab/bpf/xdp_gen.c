@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-/* xdp_gen.c -- the generator's XDP program, run by csrc/rlxdpgen.c over one frame with
- * BPF_PROG_RUN and live frames, as fast as the CPU goes. It paces in the program: a run
- * whose frame is due by the schedule (start + sent / rate) is redirected out of the
- * generator's veth; one that is early is dropped, which costs a run and no packet. So
- * the frames leave one by one at the rate, never in bursts but to catch up on a lag,
- * which it measures as rlgen does: the worst lateness, and each lag over LAG_OVER_NS,
- * its worst, added up. The frames are rlgen's (its --print-frames): the loader writes
+/* xdp_gen.c -- the generator's XDP program, run by csrc/rlxdpgen.c with BPF_PROG_RUN and
+ * live frames, as fast as the CPU goes; a run is one execution of the program on one
+ * frame. It paces in the program: a run whose frame is due by the schedule is redirected
+ * out of the generator's veth; one that is early is dropped, which costs a run and no
+ * packet. The schedule is rlgen's: bursts of `burst` frames, burst k due at
+ * start + k * burst / rate, its frames sent in consecutive runs, so that they reach the
+ * receiver in one flush and wake it once (a wake-up of the router's NAPI thread costs its
+ * CPU microseconds); the clock is read at a burst's first frame only. A larger burst
+ * leaves only to catch up on a lag, which it measures as rlgen does: the worst lateness,
+ * and each lag over LAG_OVER_NS, its worst, added up. At no rate (interval 0: as fast as
+ * it can) nothing is late. The frames are rlgen's (its --print-frames): the loader writes
  * their headers into the map of templates, and the program takes them in turn, as rlgen
  * does, counting those meant to pass the firewall (legit). */
 #include <linux/bpf.h>
