@@ -142,10 +142,10 @@ def test_the_measure_keys_are_the_parameters_of_measure():
 
 
 def test_the_estimate_is_the_trials_plus_the_time_around_them(tmp_path):
-    # one search (our bisection, 0.1% of the ceiling to it, short trials of 0.5 s down to 8%:
-    # both ends, then log2(ln(1000) / -ln(0.92)) = 6.4 -> 7 halvings; then 3 trials per final
-    # load down to 2%): 9 short trials, 5 final loads x 3 trials
-    assert campaign.search_budget(1.0) == (9 + 15, 9 * 0.5 + 15 * 1.0)
+    # one search (our bisection, 0.1% of the ceiling to it, short trials of 0.5 s down to 2%:
+    # both ends, then log2(ln(1000) / -ln(0.98)) = 8.4 -> 9 halvings; then at most 3 trials
+    # at each end): 11 short trials, 2 final loads x 3 trials
+    assert campaign.search_budget(1.0) == (11 + 6, 11 * 0.5 + 6 * 1.0)
     data = {"description": "x", "ceiling": "measure", "steps": [
         {"measure": {"engine": "linux", "scenario": "single-flow", "loads_frac": [0.1, 0.2, 0.4, 0.8], "runs": 5,
                      "duration": 2}},
@@ -159,7 +159,7 @@ def test_the_estimate_is_the_trials_plus_the_time_around_them(tmp_path):
     gap, up = campaign.TRIAL_GAP_S, campaign.BRING_UP_S
     assert (ceiling.step, ceiling.seconds) == (None, campaign.CEILING_S)  # once, at the start
     assert (sweep.trials, sweep.trial_seconds, sweep.overhead_seconds) == (20, 40, 20 * gap + up)
-    assert (search.trials, search.trial_seconds, search.overhead_seconds) == (48, 39, 48 * gap + up)  # two searches: pdr and ndr
+    assert (search.trials, search.trial_seconds, search.overhead_seconds) == (34, 23, 34 * gap + up)  # two searches: pdr and ndr
     assert (compare.trials, compare.trial_seconds, compare.overhead_seconds) == (6, 12, 6 * gap + up)
     assert (micro.trials, micro.unit) == (1 * 3 * 2 * 2, "timed runs")  # 3 chain lengths, plain and cached
     # without the campaign's ceiling each testbed step measures its own

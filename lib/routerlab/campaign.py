@@ -96,25 +96,19 @@ def search_budget(final_duration: float) -> tuple[int, float]:
     """Trials and trial-seconds, at most, of one of our searches (:func:`routerlab.search.bisect`,
     with :func:`routerlab.search.run_search`'s range and precision: from
     :data:`routerlab.defaults.SEARCH_LOW_FRACTION` of the ceiling to the ceiling) whose
-    short-trial answer holds: short trials bisect the range down to the short width, then
-    ``final_trials`` trials of ``final_duration`` s at each final load (the bracket's two
-    ends confirmed, then bisected down to the precision; a load whose first trials agree
-    takes fewer). Widening a short answer that did
-    not hold costs more; a router that passes at the ceiling, less. MLRsearch is counted
-    the same."""
+    short-trial answer holds: short trials bisect the range down to the precision, then
+    ``final_trials`` trials of ``final_duration`` s at each end of the bracket (a load whose
+    first trials agree takes fewer). Widening a short answer that did not hold costs more;
+    a router that passes at the ceiling, less. MLRsearch is counted the same."""
     from . import search
 
     precision = _default(search.run_search, "precision")
     final_trials = _default(search.run_search, "final_trials")
     short = _default(search.bisect, "short_duration")
-    short_width = max(precision * 4, 0.05)  # the width bisect's short trials stop at
-
-    def halvings(ratio: float, width: float) -> int:
-        # geometric bisection halves log(high / low) until (high - low) / high <= width
-        return math.ceil(math.log2(math.log(ratio) / -math.log(1 - width)))
-
-    short_trials = 2 + halvings(1 / defaults.SEARCH_LOW_FRACTION, short_width)
-    final_trials_n = (2 + halvings(1 / (1 - short_width), precision)) * final_trials
+    # geometric bisection halves log(high / low) until (high - low) / high <= precision
+    halvings = math.ceil(math.log2(math.log(1 / defaults.SEARCH_LOW_FRACTION) / -math.log(1 - precision)))
+    short_trials = 2 + halvings
+    final_trials_n = 2 * final_trials
     return short_trials + final_trials_n, short_trials * short + final_trials_n * final_duration
 
 

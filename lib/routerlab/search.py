@@ -1,8 +1,9 @@
 """Rate search for PDR@X% and NDR on the testbed, and the MLRsearch comparison.
 
 Our search bisects in log space between a low load and the generator's ceiling: first
-with short trials (a coarse bracket, cheap), then at full duration from that bracket,
-re-checking both bounds and widening if a short-trial answer does not hold. A load
+with short trials down to the precision (cheap), then at full duration it confirms both
+ends of that bracket, widening where a short-trial answer does not hold and bisecting
+again. A load
 *passes* when its trial's loss ratio is at most X (PDR) or it lost no packet (NDR). A
 generator-limited trial never passes or fails for the router: its load becomes the upper
 end of what can be measured, and the result says so.
@@ -144,22 +145,28 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = st
                 high = mid
         return low, high
 
-    # coarse bracket with short trials
+    # a bracket as narrow as the precision with short trials, which cost a fraction of a
+    # final one each
     if not trial(lo, short_duration, "short"):
         low, high = None, lo
     elif trial(hi, short_duration, "short"):
         low, high = hi, None  # the whole range passes: the ceiling is the candidate
     else:
-        low, high = narrow(lo, hi, short_duration, max(precision * 4, 0.05), "short")
-    # full duration: confirm the bracket, widening where the short answer does not hold
+        low, high = narrow(lo, hi, short_duration, precision, "short")
+    # full duration: confirm both ends, widening where the short answer does not hold, by
+    # steps that start at the precision and double
+    step, high_final = precision, False
     if low is not None:
         while not trial(low, final_duration, "final"):
-            high, low = low, (low / 2 if low / 2 >= lo else None)
+            high, low, high_final = low, (low * (1 - step) if low * (1 - step) >= lo else None), True
+            step = min(2 * step, 0.5)
             if low is None:
                 break
-    if low is not None and high is not None:
+    step = precision
+    if low is not None and high is not None and not high_final:  # a high that failed at full duration holds
         while trial(high, final_duration, "final"):
-            low, high = high, (min(high * 2, hi) if high < hi else None)
+            low, high = high, (min(high / (1 - step), hi) if high < hi else None)
+            step = min(2 * step, 0.5)
             if high is None:
                 break
         low, high = narrow(low, high, final_duration, precision, "final")
