@@ -41,7 +41,41 @@ def test_short_answer_that_does_not_hold_is_widened():
         return tx, tx if load <= limit else tx // 2, False
 
     r = search.bisect(flaky, kind="pdr", lo=6_000, hi=600_000, final_duration=2.0)
-    assert r.lower <= 100_000 <= r.upper
+    assert r.lower <= 100_000 <= r.upper and r.precision <= 0.02 * (1 + 1e-9)
+
+
+def model_of(short_cap, long_cap):
+    """A router that carries ``short_cap`` pps in short trials and ``long_cap`` in full ones."""
+    def measure(load, d):
+        tx = int(load * d)
+        return tx, tx if load <= (short_cap if d < 1 else long_cap) else tx // 2, False
+    return measure
+
+
+@pytest.mark.parametrize("short_cap, long_cap", [(300_000, 30_000), (100_000, 90_000), (6_200, 6_000),
+                                                 (6_500, 6_050), (1, 300_000)],
+                         ids=["long-10x-lower", "long-0.9", "near-lo", "just-above-lo", "short-fails-all"])
+def test_whatever_the_short_trials_say_the_answer_is_bracketed_at_full_duration(short_cap, long_cap):
+    """The answer passed at full duration, the load above it failed at full duration, and
+    they are within the precision: however far the short trials' answer was (widened by
+    doubling steps, then bisected again), next to the range's start included."""
+    r = search.bisect(model_of(short_cap, long_cap), kind="pdr", lo=6_000, hi=600_000, final_duration=2.0)
+    finals = {p.load: p.passed for p in r.probes if p.phase == "final"}
+    assert r.lower <= long_cap < r.upper and finals[r.lower] and not finals[r.upper]
+    assert r.precision <= 0.02 * (1 + 1e-9)
+
+
+def test_below_the_range_means_its_start_failed_at_full_duration():
+    r = search.bisect(model_of(1, 3_000), kind="pdr", lo=6_000, hi=600_000, final_duration=2.0)
+    assert r.lower is None and r.upper == 6_000
+    assert [(p.phase, p.load, p.passed) for p in r.probes][-1] == ("final", 6_000, False)
+
+
+def test_a_precision_or_trial_count_the_search_cannot_work_with_is_refused():
+    for bad in ({"precision": 0}, {"precision": 0.5}, {"final_trials": 0}):
+        with pytest.raises(ParameterError) as e:
+            search.bisect(model, kind="pdr", lo=6_000, hi=600_000, **bad)
+        assert e.value.name == next(iter(bad))
 
 
 def test_generator_limited_trials_never_pass():

@@ -54,7 +54,8 @@ class SearchResult:
         Lowest load that failed at full duration above ``lower`` (None: none failed up to
         the ceiling; the answer is then "at least lower").
     precision : float
-        Relative width the search stopped at: (upper - lower) / upper.
+        Relative width the search stopped at: (upper - lower) / upper (NaN when either
+        end is None).
     trial_seconds : float
         Sum of the trial durations spent.
     probes : list of Probe
@@ -118,6 +119,10 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = st
         raise ParameterError("kind", f"must be pdr or ndr, got {kind!r}")
     if not 0 < lo < hi:
         raise ParameterError("lo", f"need 0 < lo < hi, got {lo:g}, {hi:g}")
+    if not 0 < precision < 0.5:
+        raise ParameterError("precision", f"must be in (0, 0.5), got {precision:g}")
+    if final_trials < 1:
+        raise ParameterError("final_trials", f"must be at least 1, got {final_trials}")
     probes: list[Probe] = []
     limited = False
 
@@ -137,7 +142,8 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = st
 
     def narrow(low, high, dur, width, phase):
         # low passes (or is None), high fails (or is None): bisect geometrically
-        while low is not None and high is not None and (high - low) / high > width:
+        # (a tolerance, so that a bracket widened to exactly the width counts as narrow)
+        while low is not None and high is not None and (high - low) / high > width * (1 + 1e-9):
             mid = math.sqrt(low * high)
             if trial(mid, dur, phase):
                 low = mid
@@ -148,7 +154,7 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = st
     # a bracket as narrow as the precision with short trials, which cost a fraction of a
     # final one each
     if not trial(lo, short_duration, "short"):
-        low, high = None, lo
+        low, high = lo, min(lo / (1 - precision), hi)  # short trials failed: full duration decides lo
     elif trial(hi, short_duration, "short"):
         low, high = hi, None  # the whole range passes: the ceiling is the candidate
     else:
@@ -158,10 +164,11 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = st
     step, high_final = precision, False
     if low is not None:
         while not trial(low, final_duration, "final"):
-            high, low, high_final = low, (low * (1 - step) if low * (1 - step) >= lo else None), True
-            step = min(2 * step, 0.5)
-            if low is None:
+            high, high_final = low, True
+            if low <= lo:
+                low = None
                 break
+            low, step = max(low * (1 - step), lo), min(2 * step, 0.5)
     step = precision
     if low is not None and high is not None and not high_final:  # a high that failed at full duration holds
         while trial(high, final_duration, "final"):
@@ -169,7 +176,7 @@ def bisect(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float = st
             step = min(2 * step, 0.5)
             if high is None:
                 break
-        low, high = narrow(low, high, final_duration, precision, "final")
+    low, high = narrow(low, high, final_duration, precision, "final")
     width = (high - low) / high if low is not None and high is not None else float("nan")
     return SearchResult("routerlab", kind, low, high, width, sum(p.duration for p in probes), probes, limited)
 
