@@ -161,7 +161,7 @@ def ours(folder) -> pd.DataFrame:
         row = {"scenario": back.get(sname, sname), "router": engine, "verdict": v.label if v else "",
                "verdict_why": v.why if v else "", "verdict_reason": v.explained if v else ""}
         for load, t in g.groupby("offered_pps"):
-            cell = {**row, "offered": round(load / ceiling, 2), "offered_pps": load}
+            cell = {**row, "offered": round(load / ceiling, 4), "offered_pps": load}
             t = t[~limited[t.index]]
             if not len(t):
                 rows.append({**cell, "loss_pct": np.nan, "ci95_pct": np.nan, "runs": 0, "more_received": 0,
