@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import engines
 from .engines import builds

@@ -55,7 +55,7 @@ from . import cache
 from .datasets import KINDS, TrialWriter
 from .engines.base import Engine
 from .errors import RouterlabError, ToolMissing
-from .testbed import BPF_PINS, Testbed, sh
+from .testbed import BPF_PINS, Testbed, sh, veth_queue_counters
 
 #: Where the tracepoint's format is read, in order (tracefs, then its debugfs mount).
 TRACEFS = Path("/sys/kernel/tracing")
@@ -226,12 +226,7 @@ def link_drops(ns: str) -> dict[str, dict[str, int]]:
 
 def veth_counters(ns: str, dev: str) -> dict[str, int]:
     """A veth's XDP and ring drop counters (:data:`VETH_COUNTERS`, ``ethtool -S``)."""
-    out = {}
-    for line in sh("ip", "netns", "exec", ns, "ethtool", "-S", dev).splitlines():
-        m = re.match(r"\s*(?:rx|tx)_queue_\d+_(\w+):\s*(\d+)", line)
-        if m and m.group(1) in VETH_COUNTERS:
-            out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
-    return out
+    return {k: v for k, v in veth_queue_counters(ns, dev).items() if k in VETH_COUNTERS}
 
 
 def qdisc_drops(ns: str) -> dict[str, int]:

@@ -609,11 +609,7 @@ class Testbed:
         receiving side at enqueue. With the XDP generator they are the redirects the
         receiving veth's ring took (its ``xdp_xmit``) and refused (``xdp_xmit_errors``)."""
         if self.generator == "xdp":
-            c = {}
-            for line in nsexec(self.ns_tg, "ethtool", "-S", self.tg_if).splitlines():
-                m = re.match(r"\s*tx_queue_\d+_(xdp_xmit|xdp_xmit_errors):\s*(\d+)", line)
-                if m:
-                    c[m.group(1)] = c.get(m.group(1), 0) + int(m.group(2))
+            c = veth_queue_counters(self.ns_tg, self.tg_if)
             return {"tx_packets": c.get("xdp_xmit", 0), "tx_dropped": c.get("xdp_xmit_errors", 0)}
         return link_stats(self.ns_tg, self.tg_if)
 
@@ -628,6 +624,17 @@ class Testbed:
         return (f"generator CPU {self.gen_cpu}; router receive CPU {self.router_cpu}; sink receive CPU {self.sink_cpu} "
                 f"{'from its own veth ring' if self.sink_cpu == self.router_cpu else 'from its backlog (RPS)'}, "
                 "drops at nft ingress")
+
+
+def veth_queue_counters(ns: str, dev: str) -> dict[str, int]:
+    """A veth's per-queue counters (``ethtool -S``: ``rx_queue_0_xdp_drops``, ...), each
+    summed over its queues, by name without the queue (``xdp_drops``)."""
+    out: dict[str, int] = {}
+    for line in nsexec(ns, "ethtool", "-S", dev).splitlines():
+        m = re.match(r"\s*(?:rx|tx)_queue_\d+_(\w+):\s*(\d+)", line)
+        if m:
+            out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
+    return out
 
 
 def napi_threads(dev: str, timeout_s: float = 1.0) -> list[str]:
