@@ -348,3 +348,23 @@ def test_each_answer_counts_its_own_methods_trials():
         ("mlrsearch", "ndr"): {"lossy_trials": 1, "disturbed_lossy": 0},
         ("mlrsearch", "pdr"): {"lossy_trials": 0, "disturbed_lossy": 0},
     }
+
+
+def test_the_router_cpus_busy_share_just_below_the_capacity_is_reported():
+    """The calibrate run of 2026-11-28 at 0.1 of the XDP ceiling (607,350 pps): at its
+    sweep's highest load below N (589,130 pps) the router CPU was busy 69.2%, 71.1% and
+    65.7%, and those trials lost 165-189 packets at the router's input ring where the
+    limiter drops nothing. Such a capacity is beyond the calibration router's model."""
+    import pandas as pd
+
+    trials = pd.DataFrame({"offered_pps": [303_675.0] * 3 + [589_130.0] * 3 + [625_570.0] * 3,
+                           "cpu_load": [0.3805, 0.3981, 0.4537, 0.6915, 0.7113, 0.6568, 0.755, 0.75, 0.7892]})
+    assert calibrate.router_busy(trials, 607_350) == pytest.approx(0.6865, abs=1e-4)
+    assert math.isnan(calibrate.router_busy(trials, 300_000))  # no load below N
+    run = _answers(True)
+    busy = calibrate.report(calibrate.CalibrationRun(
+        run.ceiling_pps, run.answers.assign(router_busy=0.6865), run.losses, run.chain))
+    assert "  router CPU busy 69% just below N: above 60%, beyond the calibration router's model" in busy
+    idle = calibrate.report(calibrate.CalibrationRun(
+        run.ceiling_pps, run.answers.assign(router_busy=0.38), run.losses, run.chain))
+    assert "  router CPU busy 38% just below N\n" in idle

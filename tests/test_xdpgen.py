@@ -62,6 +62,44 @@ def test_it_sends_rlgens_frames_flows_and_drop_share():
 
 @root
 @live
+def test_a_lag_is_made_up_at_one_and_a_half_times_the_rate():
+    """Stopped for 200 ms, 400 ms into a trial at 100,000 pps, the generator owes 20,000
+    frames when it resumes. It makes them up at 1.5 times the rate (over about 400 ms):
+    100 ms after it resumes the sink holds about 40,000 + 15,000 frames, where sending
+    what it owed at once would have made it 40,000 + 20,000 + 10,000. All 150,000 arrive
+    in the end, and the lag is reported."""
+    import signal
+    import threading
+    import time
+
+    with TB(direct=True, generator="xdp") as tb:
+        done = {}
+        t = threading.Thread(target=lambda: done.update(r=traffic.run_trial(
+            tb, 100_000, 1.5, traffic.TrafficSpec(), probe_period_ms=None)))
+        t.start()
+        try:
+            deadline = time.monotonic() + 10
+            while not (gen := [p for p in list(tb.procs) if "rlxdpgen" in " ".join(map(str, p.args))]):
+                assert time.monotonic() < deadline, "the generator did not start"
+                time.sleep(0.005)
+            c0 = tb.sink_count()
+            while tb.sink_count() == c0:  # its first frames: the schedule has started
+                time.sleep(0.001)
+            time.sleep(0.4)
+            os.kill(gen[0].pid, signal.SIGSTOP)
+            time.sleep(0.2)
+            os.kill(gen[0].pid, signal.SIGCONT)
+            time.sleep(0.1)
+            after = tb.sink_count() - c0
+        finally:
+            t.join(30)
+        r = done["r"]
+        assert 50_000 < after < 62_500, after
+        assert r.rx == r.tx == 150_000 and r.gen_late_ms > 150
+
+
+@root
+@live
 def test_frames_reach_every_engine_through_its_receive():
     """Through the kernel router: the router rewrites frames in place (MACs, TTL) before
     their pages come back to the generator's pool, and the program writes the headers

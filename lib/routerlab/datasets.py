@@ -49,7 +49,7 @@ TRIAL_COLUMNS = {
     "cpu_stopped_ms": (False, "their lateness added up, milliseconds: each stop reads up to one "
                               "probe period short"),
     "gen_late_ms": (False, "how far behind its schedule the generator fell at worst, "
-                           "milliseconds: it then sends that much load at once, to catch up"),
+                           "milliseconds: it then catches up (rlgen at once, the XDP generator at 1.5 times the rate)"),
     "gen_lagged_ms": (False, "how far behind its schedule the generator fell at worst, added up "
                              "over every time it fell more than 5 ms behind: milliseconds of load "
                              "sent in bursts"),
@@ -63,7 +63,7 @@ TRIAL_COLUMNS = {
     "disturbed": (False, "the kept attempt was disturbed too, after every repeat allowed: steal "
                          "above the threshold, or a loss that stops of the router's CPU or lags of "
                          "the generator can account for, the longest longer than queue_ms (and than "
-                         "the probe's period) (see routerlab.validation)"),
+                         "the stop floor, or for a lag the probe's period) (see routerlab.validation)"),
     "lost": (False, "packets lost, tx - rx"),
     "lost_attributed": (False, "lost packets a drop counter accounts for (drops.csv has which)"),
     "lost_unexplained": (False, "lost - lost_attributed: what no counter saw; negative when the "

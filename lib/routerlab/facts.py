@@ -324,17 +324,21 @@ def validation(folder) -> dict:
 
 def _rule(folder) -> TrialValidation:
     """The validation thresholds a folder was measured with, from its records' notes
-    (``steal_threshold``, ``probe_period_ms``, ``max_repeats``); the defaults elsewhere."""
+    (``steal_threshold``, ``probe_period_ms``, ``max_repeats``, ``stop_floor_ms``); the
+    defaults elsewhere, but a record without a stop floor was judged with the probe's
+    period as its floor."""
     e = datasets.read_experiments(folder) if (Path(folder) / "experiments.csv").is_file() else pd.DataFrame()
     given = {}
     for text in e.get("notes", []):
         n = _notes(text)
-        for key, conv in (("steal_threshold", float), ("probe_period_ms", float), ("max_repeats", int)):
+        for key, conv in (("steal_threshold", float), ("probe_period_ms", float), ("max_repeats", int),
+                          ("stop_floor_ms", float)):
             if key in n and key not in given:
                 try:
                     given[key] = conv(n[key])
                 except ValueError:
                     pass
+    given.setdefault("stop_floor_ms", given.get("probe_period_ms", TrialValidation.probe_period_ms))
     return TrialValidation(**given)
 
 

@@ -5,14 +5,16 @@ A trial is *disturbed* when the machine, not the router, may have lost its packe
 - the hypervisor stole more than ``steal_threshold`` of the CPU time while it ran (the
   ``steal`` that :func:`routerlab.traffic.run_trial` records, a ratio in [0, 1]); or
 - it lost packets, the router's CPU stopped longer than the router's queue lasts at the
-  offered load (``cpu_stop_ms`` + ``probe_period_ms`` > ``queue_ms``: the probe of
+  offered load (``cpu_stop_ms`` > ``stop_floor_ms`` and ``cpu_stop_ms`` +
+  ``probe_period_ms`` > ``queue_ms``: the probe of
   :func:`routerlab.traffic.cpu_stops` reads a stop of d ms as d - P to d), and the loss
   is no more than the packets offered during the trial's stops (the stops can account
   for it); or
 - it lost packets, the generator fell behind its schedule (``gen_late_ms``) longer than
   the probe's period, and the loss is no more than the packets offered during its lags.
-  The generator then sends what it owes at once, one burst at the router, and whether the
-  router's queue takes a burst depends on how full the queue is when it comes: near
+  The generator then catches up (rlgen sends what it owes at once, one burst at the
+  router; the XDP generator at 1.5 times the rate), and whether the router's queue takes
+  that depends on how full the queue is when it comes: near
   saturation (or on a token bucket the load keeps drained) it is not empty, so a lag
   shorter than the queue can cost packets too (the calibrate run at 28d8e4b kept a trial
   that lost 9 packets at the limiter behind a 9.2-ms lag, against 10.3 ms of queue). A
@@ -23,8 +25,10 @@ A trial is *disturbed* when the machine, not the router, may have lost its packe
 
 A stop or a lag is held only against a loss it can account for (a lossless trial passed
 in spite of it; a loss larger than the packets offered during all the stops, or all the
-lags, is the router's), and only when the reading is longer than the probe's period: a
-chosen minimum, since shorter readings are common in trials that lost nothing. The
+lags, is the router's), and only when the reading is longer than a chosen minimum: the
+stop floor (:data:`routerlab.traffic.STOP_FLOOR_MS`) for a stop, the probe's period for a
+lag, since shorter readings are common in trials that lost nothing. The floor is below the
+period because the XDP chain's first queue lasts less than a period at high loads. The
 stops over :data:`routerlab.traffic.STOP_TOTAL_OVER_MS` are added up (``cpu_stops``,
 ``cpu_stopped_ms``; the lags in ``gen_lagged_ms``) because a router that runs at least as
 fast as its load loses packets only while something holds it up, so the packets offered
@@ -85,8 +89,11 @@ class TrialValidation:
         The CPU-stop probe's period P, milliseconds (default
         :data:`routerlab.traffic.STOP_PROBE_PERIOD_MS`): it reads a stop of d ms as d - P
         to d, so a reading counts as longer than the queue when it might have been, when
-        the reading and P together are; a reading (or a lag) of P or less is not held
-        against a trial.
+        the reading and P together are; a lag of P or less is not held against a trial.
+    stop_floor_ms : float
+        A stop the probe read as this or less, milliseconds, is not held against a trial
+        (default :data:`routerlab.traffic.STOP_FLOOR_MS`; records made before it existed
+        were judged with the probe's period as the floor).
     max_repeats : int
         Repeats of one trial at most, after its first attempt; 0 keeps every first attempt.
     """
@@ -94,6 +101,7 @@ class TrialValidation:
     steal_threshold: float = traffic.STEAL_FLAG
     probe_period_ms: float = traffic.STOP_PROBE_PERIOD_MS
     max_repeats: int = defaults.MAX_REPEATS
+    stop_floor_ms: float = traffic.STOP_FLOOR_MS
 
     def __post_init__(self):
         if not 0 <= self.steal_threshold < 1:
@@ -101,6 +109,9 @@ class TrialValidation:
         p = self.probe_period_ms
         if isinstance(p, bool) or not (isinstance(p, (int, float)) and 0 <= p < math.inf):
             raise ParameterError("probe_period_ms", f"must be >= 0 milliseconds, got {p!r}")
+        f = self.stop_floor_ms
+        if isinstance(f, bool) or not (isinstance(f, (int, float)) and 0 <= f < math.inf):
+            raise ParameterError("stop_floor_ms", f"must be >= 0 milliseconds, got {f!r}")
         if isinstance(self.max_repeats, bool) or not isinstance(self.max_repeats, int) or self.max_repeats < 0:
             raise ParameterError("max_repeats", f"must be a whole number >= 0, got {self.max_repeats!r}")
 
@@ -136,10 +147,10 @@ class TrialValidation:
             """', total ms in all [over n stops]', said when the total is more than the longest."""
             return f", {total:.1f} ms in all" + (f" over {n:.0f} stops" if n else "")
 
-        # a reading of one probe period or less is not held against a trial: a chosen
+        # a reading at or below the floor is not held against a trial: a chosen
         # minimum, as such readings are common in trials that lost nothing
         stop = _number(trial.get("cpu_stop_ms"))
-        if stop is not None and stop > self.probe_period_ms:
+        if stop is not None and stop > self.stop_floor_ms:
             # the probe reads a stop of d ms as d - P to d: each stop may have lasted P more
             longest = stop + self.probe_period_ms
             n, stopped = _number(trial.get("cpu_stops")), _number(trial.get("cpu_stopped_ms"))
@@ -189,9 +200,10 @@ class TrialValidation:
                 return
 
     def facts(self) -> dict:
-        """The thresholds, the probe's period and the limit, for an environment record."""
+        """The thresholds, the probe's period, the limit and the stop floor, for an
+        environment record."""
         return {"steal_threshold": self.steal_threshold, "probe_period_ms": self.probe_period_ms,
-                "max_repeats": self.max_repeats}
+                "max_repeats": self.max_repeats, "stop_floor_ms": self.stop_floor_ms}
 
 
 def _number(x) -> float | None:

@@ -6,8 +6,8 @@
  * packet. The schedule is rlgen's: bursts of `burst` frames, burst k due at
  * start + k * burst / rate, its frames sent in consecutive runs, so that they reach the
  * receiver in one flush and wake it once (a wake-up of the router's NAPI thread costs its
- * CPU microseconds); the clock is read at a burst's first frame only. A larger burst
- * leaves only to catch up on a lag, which it measures as rlgen does: the worst lateness,
+ * CPU microseconds); the clock is read at a burst's first frame only. Behind its
+ * schedule, it catches up at 1.5 times the rate, never faster (CATCHUP_NUM). It measures a lag as rlgen does: the worst lateness,
  * and each lag over LAG_OVER_NS, its worst, added up. At no rate (interval 0: as fast as
  * it can) nothing is late. The frames are rlgen's (its --print-frames): the loader writes
  * their headers into the map of templates, and the program takes them in turn, as rlgen
@@ -17,6 +17,12 @@
 
 #define LAG_OVER_NS 5000000ULL   /* lags over 5 ms are added up (traffic.STOP_TOTAL_OVER_MS) */
 #define LAG_ENDS_NS 1000000ULL   /* a lag ends back within 1 ms of the schedule */
+/* a lag is made up at no more than CATCHUP_NUM / CATCHUP_DEN times the rate: what is owed
+ * after a stop of the generator's CPU (or of the whole machine) reaches the router spread
+ * over about twice the stop, where sending it at once would fill a 256-slot veth ring that
+ * the router, faster than the load, keeps nearly empty */
+#define CATCHUP_NUM 3ULL
+#define CATCHUP_DEN 2ULL
 #define HDR 48                   /* Ethernet, IPv4 and UDP headers, rounded up */
 #define MAX_TEMPLATES 1024       /* as rlgen's */
 
@@ -81,6 +87,8 @@ int xdp_gen(struct xdp_md *ctx)
     due = s->start_ns + (s->burst > 1 ? s->sent - s->sent % s->burst : s->sent) * s->interval_ps / 1000;
     if (now < due)
         return XDP_DROP;
+    if (s->sent && now < s->last_ns + s->burst * s->interval_ps * CATCHUP_DEN / (CATCHUP_NUM * 1000))
+        return XDP_DROP; /* catching up, at CATCHUP_NUM / CATCHUP_DEN times the rate */
     late = now - due;
     if (late > s->late_max_ns)
         s->late_max_ns = late;

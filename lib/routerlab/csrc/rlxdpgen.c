@@ -8,7 +8,8 @@
  * The frames come on stdin as rlgen prints them (one per line: 1 or 0, meant to pass the
  * firewall or not, then the frame in hex; at most 1,024 frames, all of one length, at most
  * 1,518 bytes), and are sent in turn, in bursts of BURST frames back to back (as rlgen's
- * sendmmsg batches). RATE_PPS 0 sends as fast as it can for DURATION_S. Prints one line:
+ * sendmmsg batches), behind the schedule at no more than 1.5 times the rate (the program's
+ * CATCHUP_NUM). RATE_PPS 0 sends as fast as it can for DURATION_S. Prints one line:
  *   sent=N legit=N span_s=S late_ms=L lagged_ms=G runs=R
  * sent: frames redirected, legit of them meant to pass (a redirect the receiving veth
  * refuses is dropped and counted by its peer's counters, not here); span_s: from the first
