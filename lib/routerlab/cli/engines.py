@@ -1,4 +1,4 @@
-"""The engines routerlab builds: ``engines install``, ``list``, ``remove``."""
+"""The engines routerlab builds: ``engines install``, ``list``, ``remove``, ``test``."""
 
 from __future__ import annotations
 
@@ -70,3 +70,28 @@ def engines_remove(engine):
         click.echo(f"removed {p}")
     if not removed:
         click.echo("nothing installed to remove")
+
+
+@engines_app.command("test")
+@argument("engine", nargs=-1, help="click, fastclick; default both.")
+@click.option("--test", "tests", multiple=True, metavar="FILE",
+              help="One test of the suite, as a path under its test/ folder (repeatable); default all.")
+def engines_test(engine, tests):
+    """Run each engine's own upstream test suite against its install: per suite run, passed,
+    skipped, failed as upstream expects (named with why) and failed; exit 1 when one failed."""
+    import time
+
+    from ..engines import upstream
+
+    names = list(engine) or list(upstream.SUITES)
+    t0 = time.monotonic()
+    say = lambda line: err.print(f"[{time.monotonic() - t0:4.0f} s] {line}", highlight=False)  # noqa: E731
+    try:
+        runs = upstream.run(names, tests=list(tests) or None, say=say)
+    except KeyboardInterrupt:
+        raise Exit(130)
+    except RouterlabError as e:
+        fail(str(e))
+    click.echo(upstream.report(runs))
+    if not all(r.ok for r in runs):
+        raise Exit(1)

@@ -100,17 +100,25 @@ class Recipe:
     debian: tuple[str, ...]
     steps: tuple[tuple[str, str], ...]
     binaries: dict[str, str] = field(hash=False)
+    patches: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
-        """The prefix's name: engine, commit and a hash of the whole recipe."""
+        """The prefix's name: engine, commit and a hash of the whole recipe (its patches'
+        text included)."""
         blob = json.dumps([self.source.__dict__, {k: v.__dict__ for k, v in self.extra.items()},
-                           self.steps], sort_keys=True)
+                           self.steps] + ([[patch_file(p).read_text() for p in self.patches]] if self.patches else []),
+                          sort_keys=True)
         return f"{self.engine}-{self.source.commit[:12]}-{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
 
     @property
     def prefix(self) -> Path:
         return engines_dir() / self.key
+
+
+def patch_file(name: str):
+    """A patch a recipe carries: ``data/patches/NAME`` in the package."""
+    return resources.files("routerlab").joinpath("data/patches", name)
 
 
 #: The top-level entry of engine-builds.yaml that is not an engine: the order in which
@@ -138,9 +146,12 @@ def recipes() -> dict[str, Recipe]:
                 engine=name, source=Source(**r["source"]),
                 extra={k: Source(**v) for k, v in (r.get("extra") or {}).items()},
                 debian=tuple(r["debian"]), steps=tuple((s, " ".join(c.split())) for s, c in r["steps"]),
-                binaries=dict(r["binaries"]))
+                binaries=dict(r["binaries"]), patches=tuple(r.get("patches") or ()))
         except (KeyError, TypeError, ValueError) as e:
             raise DataFormatError(str(path), None, f"engine {name}: missing or malformed {e}") from None
+        missing = [p for p in out[name].patches if not patch_file(p).is_file()]
+        if missing:
+            raise DataFormatError(str(path), None, f"engine {name}: no patch {', '.join(missing)} in data/patches")
     return out
 
 
@@ -228,8 +239,12 @@ class BuildFailed(RouterlabError):
 
 def missing_packages(names: list[str]) -> list[str]:
     """The Debian build packages of ``names`` that are not installed."""
-    want = sorted({p for n in names for p in recipe(n).debian})
-    if not shutil.which("dpkg-query"):
+    return missing_debian(sorted({p for n in names for p in recipe(n).debian}))
+
+
+def missing_debian(want: list[str]) -> list[str]:
+    """The Debian packages of ``want`` that are not installed."""
+    if not want or not shutil.which("dpkg-query"):
         return []  # not Debian: the build's own errors will say what is missing
     p = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Status}\n", *want],
                        capture_output=True, text=True)
@@ -239,14 +254,20 @@ def missing_packages(names: list[str]) -> list[str]:
 
 def install_packages(names: list[str], say: Callable[[str], None]) -> None:
     """Install the missing Debian build packages with apt (root), or say the line to run."""
-    missing = missing_packages(names)
+    install_debian(sorted({p for n in names for p in recipe(n).debian}), say)
+
+
+def install_debian(want: list[str], say: Callable[[str], None], what: str = "build dependencies") -> None:
+    """Install the Debian packages of ``want`` that are missing with apt (root, or sudo at
+    a terminal); else raise, naming them and the line to run."""
+    missing = missing_debian(want)
     if not missing:
         return
     line = "apt-get install -y --no-install-recommends " + " ".join(missing)
     # as scripts/setup.sh does: root runs apt itself, a person at a terminal is asked by sudo
     sudo = [] if os.geteuid() == 0 else ["sudo"]
     if not shutil.which("apt-get") or (sudo and not (shutil.which("sudo") and sys.stdin.isatty())):
-        raise RouterlabError(f"build dependencies missing: {' '.join(missing)}; install them with: sudo {line}")
+        raise RouterlabError(f"{what} missing: {' '.join(missing)}; install them with: sudo {line}")
     say(f"apt: installing {' '.join(missing)}")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for cmd in (sudo + ["apt-get", "update", "-q"], sudo + line.split()):
@@ -499,6 +520,12 @@ def build(engine: str, *, say: Callable[[str], None] = print, jobs: int | None =
             _unpack(tarball, root / "src")
             for k, (path, _) in extras.items():
                 _unpack(path, root / "extra" / k)
+            for p in r.patches:
+                with resources.as_file(patch_file(p)) as f:
+                    if _run_step(f"patch -p1 --forward --batch -i {shlex.quote(str(f))}", root / "src", os.environ.copy(),
+                                 log) != 0:
+                        raise BuildFailed(f"{engine}: patch {p} does not apply; last {TAIL} lines of {log}:\n"
+                                          f"{_tail(log)}")
             stage("unpack", t)
             (root / "build").mkdir()
             dest = root / "dest"

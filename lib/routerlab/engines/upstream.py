@@ -1,0 +1,203 @@
+"""The engines' own test suites, run against routerlab's installs (``routerlab engines test``).
+
+A suite runs from the engine's pinned source tree, the tarball ``engines install`` builds
+from (GitHub, or ``$ROUTERLAB_ENGINE_SOURCES``), unpacked once into the user cache, against
+the installed binaries (``engines install``'s prefix), as a researcher checking a build
+would run it. Click's and FastClick's suite is ``test/clicktest`` over ``test/``: each test
+file states its requirements (``%require``) and the harness skips a test whose requirement
+fails.
+
+Every test ends as one of:
+
+- ``passed``;
+- ``skipped``: its own ``%require`` failed (a feature the build leaves out by design, such as
+  Click's Linux kernel module, or multithreading);
+- ``expected``: it failed for a reason upstream knows or this install cannot change,
+  named in :data:`EXPECTED` (by the failure's text) or :data:`KNOWN` (by test), never
+  counted as a failure;
+- ``failed``: anything else, with the harness's lines about it.
+
+Three things of the harness are set right before it runs, so that its tests test the
+engine and not the harness: a ``not`` command on its PATH (FastClick's tests require
+``not click-buildtool provides dpdk-packet``, which a shell runs as a command named
+``not``), a ``click-provides`` command (FastClick's tests require ``click-provides
+!FEATURE``, a tool it does not ship: ours asks ``click-buildtool provides``), and
+``CLICKPATH`` set to the install's ``share/click`` (where the tools find their element
+map), the default search path after it. The tools a suite's scripts call (``nc``, ``tcpdump``) are Debian
+packages (:data:`SUITE_DEBIAN`), installed like a build's.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .. import cache
+from ..errors import ParameterError, RouterlabError
+from . import builds
+
+#: The engines that have a suite here, and what it is.
+SUITES = {"click": "test/clicktest", "fastclick": "test/clicktest"}
+#: Debian packages the suites' scripts call: netcat (ControlSocket tests), tcpdump.
+SUITE_DEBIAN = {e: ["perl", "netcat-openbsd", "tcpdump"] for e in SUITES}
+#: Failures whose text names a reason that is not the engine's: (pattern, the reason).
+EXPECTED = (
+    (r"click-install: not found|click-uninstall: not found",
+     "needs click-install: Click's Linux kernel module, which routerlab does not build"),
+)
+#: Failures of named tests that routerlab's install cannot pass, and why: engine -> test -> reason.
+KNOWN = {
+    "fastclick": {
+        "userlevel/uhotswap-01.clicktest":
+            "upstream: FastClick's hot-swap sometimes refuses the old configuration's state "
+            "(\"already initialized, can't take state\") and the test waits out its timeout; it passes "
+            "at other times, and Click passes it",
+        "standard/perf-01.clicktest":
+            "upstream's requirement runs `time` with no command, which only bash accepts (a keyword "
+            "there); the harness's /bin/sh is dash here, where `time` is a program that needs one",
+    },
+}
+#: Seconds a test may run (the harness's own default is 45).
+TEST_TIMEOUT_S = 45
+
+
+@dataclass
+class TestResult:
+    """One upstream test's outcome: ``passed``, ``skipped``, ``expected`` or ``failed``;
+    ``why``: the requirement that skipped it, or the reason of an expected failure;
+    ``lines``: what the harness said of a failure."""
+
+    name: str
+    outcome: str
+    why: str = ""
+    lines: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class SuiteRun:
+    """One suite's run on one engine's install."""
+
+    engine: str
+    suite: str
+    results: list[TestResult]
+    seconds: float
+
+    def count(self, outcome: str) -> int:
+        return sum(r.outcome == outcome for r in self.results)
+
+    @property
+    def ok(self) -> bool:
+        """No test failed for a reason not named."""
+        return not self.count("failed")
+
+
+def source_tree(engine: str, say: Callable[[str], None] = lambda s: None) -> Path:
+    """The engine's pinned source tree, unpacked (once) under the user cache."""
+    r = builds.recipe(engine)
+    top = cache.folder("sources") / f"{engine}-{r.source.commit[:12]}"
+    done = top / ".unpacked"
+    if not done.is_file():
+        tarball, origin = builds.fetch(r.source)
+        say(f"{engine}: unpacking {r.source.short} from {origin}")
+        shutil.rmtree(top, ignore_errors=True)
+        part = top.with_name(top.name + ".part")
+        shutil.rmtree(part, ignore_errors=True)
+        builds._unpack(tarball, part)
+        os.replace(part, top)
+        done.write_text(r.source.commit + "\n")
+    return top
+
+
+def clicktest(engine: str, tests: list[str] | None = None, *, say: Callable[[str], None] = lambda s: None) -> SuiteRun:
+    """Run Click's harness (``test/clicktest``) of ``engine`` (click or fastclick) against
+    its install, over ``tests`` (paths under ``test/``, default all of them)."""
+    prefix = builds.installed(engine)
+    if prefix is None:
+        raise RouterlabError(f"{engine} is not installed: routerlab engines install {engine}")
+    src = source_tree(engine, say)
+    testdir = src / "test"
+    names = tests or sorted(str(p.relative_to(testdir)) for p in testdir.rglob("*.clicktest"))
+    unknown = [t for t in names if not (testdir / t).is_file()]
+    if unknown:
+        raise ParameterError("test", f"no such test in {engine}'s test/: {', '.join(unknown)}")
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="routerlab-clicktest-") as tmp:
+        helpers = Path(tmp) / "bin"
+        helpers.mkdir()
+        (helpers / "not").write_text('#!/bin/sh\n! "$@"\n')
+        # FastClick's tests require `click-provides [!]FEATURE`, a tool FastClick does not ship
+        (helpers / "click-provides").write_text(
+            '#!/bin/sh\nfor f in "$@"; do case "$f" in\n'
+            '  !*) ! click-buildtool provides "${f#!}" || exit 1;;\n'
+            '  *) click-buildtool provides "$f" || exit 1;;\nesac; done\n')
+        for h in helpers.iterdir():
+            h.chmod(0o755)
+        # a trailing colon keeps the default search path after it (Click's CLICKPATH rule)
+        env = {**os.environ, "CLICKPATH": f"{prefix / 'share' / 'click'}:", "LC_ALL": "C"}
+        say(f"{engine}: {len(names)} tests of test/clicktest against {prefix}")
+        # one file per run of the harness: its report of a file is then that file's alone
+        results = []
+        for i, name in enumerate(names, 1):
+            t = time.monotonic()
+            p = subprocess.run(["perl", str(testdir / "clicktest"), "-V", "-t", str(TEST_TIMEOUT_S),
+                                "-p", str(prefix / "bin"), "-p", str(helpers), name],
+                               cwd=testdir, env=env, capture_output=True, text=True, timeout=TEST_TIMEOUT_S + 30)
+            results.append(judge(engine, name, p.stdout + p.stderr))
+            results[-1].seconds = round(time.monotonic() - t, 2)
+            if i % 25 == 0:
+                say(f"{engine}: {i} of {len(names)} tests run")
+    return SuiteRun(engine, SUITES[engine], results, time.monotonic() - t0)
+
+
+def judge(engine: str, name: str, output: str) -> TestResult:
+    """One test's outcome from what ``clicktest -V`` printed for it alone."""
+    lines = [ln for ln in output.splitlines() if ln.strip() and not ln.startswith("clicktest:")]
+    text = "\n".join(lines)
+    if re.search(r": Success!$", text, re.M):
+        return TestResult(name, "passed")
+    req = re.search(r"requirement failure at '(.*)'", text)
+    if req:
+        return TestResult(name, "skipped", f"requires {req.group(1)}")
+    said = [re.sub(r"^\S+?\.clicktest:", "", ln) for ln in lines if "Running..." not in ln]
+    for pattern, why in EXPECTED:
+        if re.search(pattern, text):
+            return TestResult(name, "expected", why, said)
+    if name in KNOWN.get(engine, {}):
+        return TestResult(name, "expected", KNOWN[engine][name], said)
+    return TestResult(name, "failed", "", said or ["(no output)"])
+
+
+def run(engines: list[str], *, tests: list[str] | None = None, say: Callable[[str], None] = lambda s: None) -> list[SuiteRun]:
+    """The suites of ``engines`` (each must have one: :data:`SUITES`), their tools installed
+    first."""
+    unknown = [e for e in engines if e not in SUITES]
+    if unknown:
+        raise ParameterError("engine", f"no upstream suite here for {', '.join(unknown)}; suites: {', '.join(SUITES)}")
+    builds.install_debian(sorted({p for e in engines for p in SUITE_DEBIAN[e]}), say, "tools of the test suites")
+    return [clicktest(e, tests, say=say) for e in engines]
+
+
+def report(runs: list[SuiteRun]) -> str:
+    """Per suite: tests run, passed, skipped, failed as upstream expects, failed; then each
+    expected failure with its reason and each failure with what the harness said."""
+    lines = []
+    for r in runs:
+        lines.append(f"{r.engine} {r.suite}: {len(r.results)} run, {r.count('passed')} passed, "
+                     f"{r.count('skipped')} skipped by their own requirements, {r.count('expected')} failed as "
+                     f"expected, {r.count('failed')} failed ({r.seconds:.0f} s)")
+        for t in r.results:
+            if t.outcome == "expected":
+                lines.append(f"  expected  {t.name}: {t.why}")
+        for t in r.results:
+            if t.outcome == "failed":
+                lines.append(f"  FAILED    {t.name}")
+                lines += [f"            {ln}" for ln in t.lines[:6]]
+    return "\n".join(lines)

@@ -1,0 +1,103 @@
+"""The engines' own upstream test suites (``routerlab engines test``): how a test's output
+is judged, and the suites themselves against routerlab's installs of Click and FastClick."""
+
+import os
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+from conftest import engine_marks
+
+from routerlab.cli.app import app
+from routerlab.engines import builds, upstream
+from routerlab.errors import RouterlabError
+
+
+def _installed(engine):
+    def find():
+        if builds.installed(engine) is None:
+            raise RouterlabError(f"routerlab's own {engine} is not installed (routerlab engines install {engine})")
+    return find
+
+
+needs_click, _ = engine_marks("click", _installed("click"))
+needs_fastclick, _ = engine_marks("fastclick", _installed("fastclick"))
+
+
+def test_a_tests_output_is_judged_by_what_the_harness_said():
+    ok = "standard/Bypass-01.clicktest: Running...\nstandard/Bypass-01.clicktest: Success!\nclicktest: 1 success"
+    assert upstream.judge("click", "standard/Bypass-01.clicktest", ok).outcome == "passed"
+    req = "linuxmodule/clickfs-01.clicktest:5: requirement failure at 'click-buildtool provides linuxmodule'"
+    assert upstream.judge("click", "linuxmodule/clickfs-01.clicktest", req).why == \
+        "requires click-buildtool provides linuxmodule"
+    kernel = ("./handlers/KernelHandlerProxy-01.clicktest:9: error 127 at 'click-install KERNELCONFIG'\n"
+              "./handlers/KernelHandlerProxy-01.clicktest:9:   ./%script: 12: click-install: not found")
+    r = upstream.judge("click", "handlers/KernelHandlerProxy-01.clicktest", kernel)
+    assert (r.outcome, r.why) == ("expected", upstream.EXPECTED[0][1])
+    swap = "userlevel/uhotswap-01.clicktest:19: file CSOUT has unexpected value starting at line 1"
+    assert upstream.judge("fastclick", "userlevel/uhotswap-01.clicktest", swap).outcome == "expected"
+    # the same failure in Click, which passes it, is a failure
+    r = upstream.judge("click", "userlevel/uhotswap-01.clicktest", swap)
+    assert r.outcome == "failed" and r.lines == ["19: file CSOUT has unexpected value starting at line 1"]
+    assert upstream.judge("click", "x.clicktest", "").lines == ["(no output)"]
+
+
+def test_an_engine_without_a_suite_is_refused_naming_the_suites():
+    r = CliRunner().invoke(app, ["engines", "test", "p4c"])
+    assert r.exit_code == 2
+    assert "no upstream suite here for p4c; suites: click, fastclick" in r.output
+
+
+def test_the_report_counts_and_names_each_outcome():
+    run = upstream.SuiteRun("fastclick", "test/clicktest", [
+        upstream.TestResult("a.clicktest", "passed"),
+        upstream.TestResult("b.clicktest", "skipped", "requires false"),
+        upstream.TestResult("c.clicktest", "expected", "upstream limitation"),
+        upstream.TestResult("d.clicktest", "failed", "", ["3: standard output has unexpected value"]),
+    ], 12.3)
+    assert not run.ok
+    assert upstream.report([run]).splitlines() == [
+        "fastclick test/clicktest: 4 run, 1 passed, 1 skipped by their own requirements, 1 failed as expected, "
+        "1 failed (12 s)",
+        "  expected  c.clicktest: upstream limitation",
+        "  FAILED    d.clicktest",
+        "            3: standard output has unexpected value"]
+
+
+@needs_click
+def test_clicks_own_suite_passes_on_routerlabs_click():
+    """Click's test/clicktest, every test: none fails but those that need its Linux kernel
+    module (click-install), which routerlab does not build."""
+    r = CliRunner().invoke(app, ["engines", "test", "click"])
+    assert r.exit_code == 0, r.output
+    head = next(ln for ln in r.output.splitlines() if ln.startswith("click test/clicktest: "))
+    assert head.split(", ")[-1].startswith("0 failed")
+
+
+@needs_fastclick
+def test_fastclicks_own_suite_leaves_no_failure_unexplained():
+    r = CliRunner().invoke(app, ["engines", "test", "fastclick"])
+    assert r.exit_code == 0, r.output
+    # a test that requires `not click-buildtool provides dpdk-packet` is skipped only when
+    # the build provides it (the harness runs `not` as a command, which upstream lacks)
+    provides = subprocess.run([str(builds.installed_binary("fastclick", "click-buildtool")), "provides",
+                               "dpdk-packet"], capture_output=True).returncode == 0
+    run = upstream.clicktest("fastclick", ["userlevel/Script-signal-01.clicktest"])
+    assert [t.outcome for t in run.results] == ["skipped" if provides else "passed"]
+
+
+@needs_fastclick
+def test_fastclick_measures_latency_without_a_dpdk_device():
+    """RecordTimestamp -> TimestampDiff in a FastClick built with DPDK and run without a
+    DPDK device: the install's patch (data/patches/) measures the TSC where upstream divides
+    by zero (SIGFPE)."""
+    click = builds.installed_binary("fastclick", "click")
+    config = """InfiniteSource(LENGTH 64, LIMIT 1000, STOP true) -> MarkMACHeader -> NumberPacket
+        -> record :: RecordTimestamp() -> CheckNumberPacket(OFFSET 40, COUNT 1000)
+        -> diff :: TimestampDiff(RECORDER record) -> Discard;
+        DriverManager(wait, read diff.average, read diff.perc100)"""
+    p = subprocess.run([str(click), "-e", config], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "CLICKPATH": f"{builds.installed('fastclick')}/share/click:"})
+    assert p.returncode == 0, p.stderr
+    lines = p.stderr.split()
+    assert lines[0] == "diff.average:" and float(lines[1]) >= 0 and lines[2] == "diff.perc100:"
