@@ -4,7 +4,6 @@ is judged, and the suites themselves against routerlab's installs of Click and F
 import os
 import subprocess
 
-import pytest
 from click.testing import CliRunner
 from conftest import engine_marks
 
