@@ -70,7 +70,7 @@ def quiet(_line):
 
 def test_every_engine_is_pinned_to_a_full_commit_and_hash():
     rs = builds.recipes()
-    assert list(rs) == ["click", "fastclick", "bmv2", "p4c"]
+    assert list(rs) == ["click", "fastclick", "bmv2", "bmv2-log", "p4c"]
     for r in rs.values():
         for s in [r.source, *r.extra.values()]:
             assert re.fullmatch("[0-9a-f]{40}", s.commit) and re.fullmatch("[0-9a-f]{64}", s.sha256)
@@ -97,20 +97,20 @@ def test_the_key_changes_with_the_recipe(tmp_path):
 
 
 def test_unknown_engine_is_refused_with_the_known_ones():
-    with pytest.raises(ParameterError, match="known: click, fastclick, bmv2, p4c"):
+    with pytest.raises(ParameterError, match="known: click, fastclick, bmv2, bmv2-log, p4c"):
         builds.recipe("vpp")
     p = subprocess.run([sys.executable, "-m", "routerlab.cli", "engines", "install", "vpp"],
                        capture_output=True, text=True)
-    assert p.returncode == 2 and "known: click, fastclick, bmv2, p4c" in p.stderr
+    assert p.returncode == 2 and "known: click, fastclick, bmv2, bmv2-log, p4c" in p.stderr
 
 
 def test_install_starts_builds_in_the_order_the_yaml_gives(monkeypatch):
     """install_order of engine-builds.yaml (the longest build first) is not a recipe."""
-    assert builds.install_order() == ["p4c", "bmv2", "fastclick", "click"]
+    assert builds.install_order() == ["p4c", "bmv2", "bmv2-log", "fastclick", "click"]
     started = []
     monkeypatch.setattr(builds, "install_packages", lambda names, say: None)
     monkeypatch.setattr(builds, "build", lambda name, **kw: started.append(name) or Path(name))
-    builds.install(["click", "fastclick", "bmv2", "p4c"], say=quiet, parallel=1)
+    builds.install(["click", "fastclick", "bmv2", "bmv2-log", "p4c"], say=quiet, parallel=1)
     assert started == builds.install_order()
 
 

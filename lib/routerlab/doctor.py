@@ -24,8 +24,9 @@ class Check:
     optional: bool = False
 
 
-#: Tools that are not engines themselves: name -> binary (its variable: builds.OVERRIDES).
-EXTERNAL = {"p4c": builds.main_binary("p4c")}
+#: Tools that are not engines themselves: name -> binary (its variable: builds.OVERRIDES);
+#: bmv2-log is bmv2's logging build, which the P4 course's checks run.
+EXTERNAL = {"p4c": builds.main_binary("p4c"), "bmv2-log": builds.main_binary("bmv2-log")}
 
 
 def _version(cmd: list[str]) -> str:

@@ -129,14 +129,19 @@ CHECKS: dict[str, Callable[[Run], list[Expectation]]] = {
     "router": _check_router, "firewall": _check_firewall, "gre": _check_gre, "shortcut": _check_shortcut}
 
 
-def check(exercise: str, program: str | Path | None = None, solution: bool = True) -> list[Expectation]:
+def check(exercise: str, program: str | Path | None = None, solution: bool = True,
+          log: str | Path | None = None) -> list[Expectation]:
     """Run exercise ``exercise``'s check against ``program`` (a .p4 file), or against the
-    exercise's solution (``solution=True``) or skeleton. Needs root and bmv2."""
+    exercise's solution (``solution=True``) or skeleton. Needs root and bmv2's logging
+    build (``bmv2-log``), which logs every packet; ``log``: a file to write that log to
+    (each packet's parser states, tables and actions, as ``simple_switch --log-console``
+    prints them)."""
     if exercise not in CHECKS:
         from .errors import ParameterError
 
         raise ParameterError("exercise", f"unknown exercise {exercise!r}; known: {', '.join(CHECKS)}")
     eng = Bmv2()
+    eng.log_packets = True
     eng.check()
     entries_file = p4.p4_dir() / exercise / "entries.json"
     entries = p4.read_entries(entries_file)
@@ -149,4 +154,6 @@ def check(exercise: str, program: str | Path | None = None, solution: bool = Tru
                 return [Expectation("compiles and takes the exercise's table entries", False, str(e))]
             return [Expectation("compiles and takes the exercise's table entries", True)] + CHECKS[exercise](Run(tb, eng))
         finally:
+            if log is not None:
+                Path(log).write_text(eng.packet_log())
             eng.stop(tb)

@@ -21,7 +21,7 @@ def _engine_names(names: list[str] | None) -> list[str]:
 
 
 @engines_app.command("install")
-@argument("engine", nargs=-1, help="click, fastclick, bmv2, p4c; default all four.")
+@argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c; default all five.")
 @click.option("--jobs", type=int, help="Cores per build (default: all).")
 @click.option("--parallel", type=int, default=2,
               help="Builds at a time; both keep the cores busy while the other configures.")
@@ -60,7 +60,7 @@ def engines_list():
 
 
 @engines_app.command("remove")
-@argument("engine", nargs=-1, help="click, fastclick, bmv2, p4c; default all four.")
+@argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c; default all five.")
 def engines_remove(engine):
     """Remove installed engines (every build of them); the compiler cache stays."""
     from ..engines import builds

@@ -6,7 +6,7 @@ import click
 
 from ..errors import RouterlabError
 from .app import argument, p4_app
-from .common import PATH, fail, report_check
+from .common import PATH, err, fail, report_check
 
 
 @p4_app.command("build")
@@ -31,8 +31,12 @@ def p4_build(program, skeletons):
 @argument("exercise", help="Exercise: router, firewall, gre or shortcut.")
 @click.option("--program", type=PATH, help="Your .p4 file (default: the exercise's skeleton).")
 @click.option("--solution", is_flag=True, help="Check the reference solution instead.")
-def p4_check(exercise, program, solution):
+@click.option("--log", type=PATH, metavar="FILE",
+              help="Write bmv2's log of every packet the check sent (parser states, tables, actions) to FILE.")
+def p4_check(exercise, program, solution, log):
     """Send real packets through your program on bmv2 and say which expectations pass."""
     from .. import p4exercises
 
-    report_check(lambda: p4exercises.check(exercise, program, solution=solution))
+    if log:
+        err.print(f"bmv2's log of every packet: {log}", highlight=False)
+    report_check(lambda: p4exercises.check(exercise, program, solution=solution, log=log))

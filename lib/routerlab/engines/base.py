@@ -122,8 +122,8 @@ def find_binary(engine: str, binary: str) -> str:
     ``routerlab engines install`` made, else PATH.
 
     ``engine`` is the installable engine the binary belongs to (click, fastclick, bmv2,
-    p4c). FastClick is never looked up on PATH, where ``click`` is Click (its variable is
-    ROUTERLAB_FASTCLICK)."""
+    bmv2-log, p4c). FastClick is never looked up on PATH, where ``click`` is Click (its
+    variable is ROUTERLAB_FASTCLICK), nor bmv2's logging build."""
     var = builds.OVERRIDES[engine][binary]
     path = os.environ.get(var)
     if path:
@@ -133,7 +133,8 @@ def find_binary(engine: str, binary: str) -> str:
     found = builds.installed_binary(engine, binary)
     if found:
         return str(found)
-    if engine != "fastclick":
+    # FastClick's click is not Click's; a simple_switch on PATH may lack the logging macros
+    if engine not in ("fastclick", "bmv2-log"):
         on_path = shutil.which(binary)
         if on_path:
             return on_path

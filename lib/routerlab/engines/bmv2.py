@@ -75,9 +75,24 @@ class Bmv2(Engine):
     name = "bmv2"
     features = {"routes", "firewall", "drop", "gre"}
     where = builds.how_to_get("bmv2", "p4c")
+    #: Run bmv2's logging build (``bmv2-log``) logging to a file: every packet's parser
+    #: states, tables and actions (:meth:`packet_log`).
+    #: For the course's checks; measurements run the build without logging macros.
+    log_packets = False
 
     def switch(self) -> str:
-        return find_binary("bmv2", "simple_switch")
+        return find_binary("bmv2-log" if self.log_packets else "bmv2", "simple_switch")
+
+    def packet_log(self) -> str:
+        """simple_switch's log so far, with :attr:`log_packets`: every packet's parser
+        states, tables and actions, as ``--log-console`` prints them; "" otherwise. bmv2
+        keeps at most its default rotation of the file (5 MB, 3 backups), so a long run's
+        start is gone."""
+        path = getattr(self, "_dir", None)
+        if not path:
+            return ""
+        files = sorted(path.glob("packets.log*"), key=lambda f: f.stat().st_mtime)
+        return "".join(f.read_text(errors="replace") for f in files)
 
     def cli(self) -> str:
         return find_binary("bmv2", "simple_switch_CLI")
@@ -92,7 +107,8 @@ class Bmv2(Engine):
 
     def version(self):
         """bmv2 and p4c, by upstream repository and commit (or the paths of one's own)."""
-        return f"bmv2 {builds.describe('bmv2', self.switch())}; p4c {builds.describe('p4c', p4.p4c())}"
+        which = "bmv2-log" if self.log_packets else "bmv2"
+        return f"{which} {builds.describe(which, self.switch())}; p4c {builds.describe('p4c', p4.p4c())}"
 
     # running a program ------------------------------------------------------------------
     def run(self, tb: Testbed, program: str | Path, entries: list[dict], solution: bool = True,
@@ -129,7 +145,10 @@ class Bmv2(Engine):
         # the notification socket is a file: one per run, or two runs would share it
         self._proc = tb.spawn(ns, self.switch(), *ifaces,
                               "--thrift-port", str(THRIFT_PORT), "--device-id", "0",
-                              "--notifications-addr", f"ipc://{self._dir}/notifications.ipc", str(json_path),
+                              "--notifications-addr", f"ipc://{self._dir}/notifications.ipc",
+                              # flushed at every message, so it can be read while the switch runs
+                              *(["--log-file", str(self._dir / "packets.log"), "--log-flush"]
+                                if self.log_packets else []), str(json_path),
                               cpu=tb.router_cpu if cpu == -1 else cpu, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while True:

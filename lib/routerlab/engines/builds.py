@@ -49,6 +49,7 @@ OVERRIDES = {
     "click": {"click": "ROUTERLAB_CLICK"},
     "fastclick": {"click": "ROUTERLAB_FASTCLICK"},
     "bmv2": {"simple_switch": "ROUTERLAB_SIMPLE_SWITCH", "simple_switch_CLI": "ROUTERLAB_SIMPLE_SWITCH_CLI"},
+    "bmv2-log": {"simple_switch": "ROUTERLAB_SIMPLE_SWITCH_LOG"},
     "p4c": {"p4c-bm2-ss": "ROUTERLAB_P4C"},
 }
 
