@@ -1,6 +1,6 @@
 # The two commands of the README. Each does the set-up it needs first.
 #   make figures   the main job: every notebook in replay mode (no root, no engines)
-#   make test      every test, with Click, FastClick, bmv2 and p4c built from their pins
+#   make test      every test, with Click, FastClick, bmv2 (and its logging build) and p4c built from their pins
 .PHONY: figures test setup engines
 
 VENV := .venv

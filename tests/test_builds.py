@@ -4,6 +4,7 @@ the lock, and finding what was installed. The real builds are exercised by the e
 tests (test_click, test_p4, ...) that run on what `routerlab engines install` built."""
 
 import csv
+import dataclasses
 import hashlib
 import http.server
 import io
@@ -363,3 +364,69 @@ def test_doctor_exits_non_zero_when_an_engine_asked_for_is_missing(tmp_path):
     assert re.search(r"rlgen +ok +rlgen [0-9a-f]{12}", p.stdout) and re.search(r"rlstop +ok +rlstop [0-9a-f]{12}", p.stdout)
     p = subprocess.run(doctor + ["vpp"], capture_output=True, text=True, env=env)
     assert p.returncode == 2 and "nothing called vpp" in p.stderr
+
+
+# -- patches a recipe carries --------------------------------------------------------------
+
+def _patches(tmp_path, monkeypatch, text: str) -> str:
+    """A patch file named tiny.patch in a patches folder standing for data/patches/."""
+    folder = tmp_path / "patches"
+    folder.mkdir(exist_ok=True)
+    (folder / "tiny.patch").write_text(text)
+    monkeypatch.setattr(builds, "patch_file", lambda name: folder / name)
+    return "tiny.patch"
+
+
+TINY_PATCH = """A note on what and why, above the diff, as the recipe's patches have.
+
+--- a/tiny.sh
++++ b/tiny.sh
+@@ -1,2 +1,2 @@
+ #!/bin/sh
+-echo tiny router
++echo patched router
+"""
+
+
+def test_a_patch_is_applied_before_the_steps_and_is_part_of_the_key(tiny, tmp_path, monkeypatch):
+    src = tiny["click"].source
+    plain = tiny_recipe(src)
+    tiny["click"] = patched = dataclasses.replace(plain, patches=(_patches(tmp_path, monkeypatch, TINY_PATCH),))
+    assert patched.key != plain.key
+    prefix = builds.build("click", say=quiet)
+    assert prefix.name == patched.key
+    assert subprocess.run([prefix / "bin/click"], capture_output=True, text=True).stdout == "patched router\n"
+    # another text of the same patch is another install
+    _patches(tmp_path, monkeypatch, TINY_PATCH.replace("patched router", "other router"))
+    assert patched.key != prefix.name
+
+
+def test_a_patch_that_does_not_apply_fails_the_build_naming_it(tiny, tmp_path, monkeypatch):
+    name = _patches(tmp_path, monkeypatch, TINY_PATCH.replace("-echo tiny router", "-echo another router"))
+    tiny["click"] = dataclasses.replace(tiny_recipe(tiny["click"].source), patches=(name,))
+    with pytest.raises(builds.BuildFailed, match="click: patch tiny.patch does not apply"):
+        builds.build("click", say=quiet)
+    assert builds.installed("click") is None
+
+
+def test_a_recipe_naming_a_missing_patch_is_refused(monkeypatch):
+    path, raw = builds._builds_file()
+    broken = {**raw, "click": {**raw["click"], "patches": ["no-such.patch"]}}
+    monkeypatch.setattr(builds, "_builds_file", lambda: (path, broken))
+    builds.recipes.cache_clear()
+    try:
+        with pytest.raises(DataFormatError, match="engine click: no patch no-such.patch in data/patches"):
+            builds.recipes()
+    finally:
+        builds.recipes.cache_clear()
+
+
+def test_a_build_clears_its_own_leftovers_not_another_engines(tiny):
+    """bmv2's build must not remove bmv2-log's build under way: only folders named
+    <engine>-<commit12>-<hash8> of this engine are leftovers."""
+    build = builds.engines_dir() / ".build"
+    mine, other = build / "click-0123456789ab-deadbeef", build / "click-log-0123456789ab-01234567"
+    for d in (mine, other):
+        d.mkdir(parents=True)
+    builds.build("click", say=quiet)
+    assert not mine.exists() and other.is_dir()

@@ -211,3 +211,20 @@ def test_report_check_command_exit_status(demo):
     (demo / "NOTES.md").write_text("A changed note, made up.\n")
     bad = CliRunner().invoke(app, ["report", "--check", str(demo)])
     assert bad.exit_code == 1 and f"{demo}: differs" in bad.output and "+A changed note, made up." in bad.output
+
+
+def test_each_record_is_judged_with_the_stop_floor_it_was_measured_with(demo):
+    """A set-aside attempt whose probe read a 1.0-ms stop against a 0.5-ms queue, 2 packets
+    lost: a record made before the stop floor existed (no ``stop_floor_ms`` in its notes)
+    was judged with the probe's 2-ms period as the floor, so the stop did not count; a
+    record with the 0.5-ms floor counts it."""
+    import pandas as pd
+
+    again = pd.read_csv(demo / "superseded_trials.csv")
+    again.loc[1, ["cpu_stop_ms", "queue_ms", "rx", "lost", "lost_attributed"]] = [1.0, 0.5, 1998, 2, 2]
+    again.to_csv(demo / "superseded_trials.csv", index=False)
+    assert facts.validation(demo)["sweep"]["set_aside_for"] == {"steal": 1, "stop": 0, "lag": 0}
+    records = pd.read_csv(demo / "experiments.csv")
+    records["notes"] = records["notes"].str.replace("probe_period_ms=2.0", "probe_period_ms=2.0; stop_floor_ms=0.5")
+    records.to_csv(demo / "experiments.csv", index=False)
+    assert facts.validation(demo)["sweep"]["set_aside_for"] == {"steal": 1, "stop": 1, "lag": 0}

@@ -100,3 +100,11 @@ def test_fastclick_measures_latency_without_a_dpdk_device():
     assert p.returncode == 0, p.stderr
     lines = p.stderr.split()
     assert lines[0] == "diff.average:" and float(lines[1]) >= 0 and lines[2] == "diff.perc100:"
+
+
+def test_a_harness_that_does_not_end_fails_its_test_and_leaves_nothing_running(monkeypatch, tmp_path):
+    monkeypatch.setattr(upstream, "HARNESS_TIMEOUT_S", 0.5)
+    r = upstream._run_one("click", "x.clicktest", ["sh", "-c", "sleep 60 & sleep 60"], tmp_path, dict(os.environ))
+    assert (r.outcome, r.lines) == ("failed", ["the harness did not end within 0.5 s"])
+    left = subprocess.run(["pgrep", "-f", "^sleep 60$"], capture_output=True, text=True).stdout.split()
+    assert not left, left

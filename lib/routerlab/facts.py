@@ -15,10 +15,12 @@ Units: loads in packets per second (pps), durations in seconds, loss and other r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -271,23 +273,27 @@ def searches(folder) -> dict:
     return out
 
 
-def _validated(kept: pd.DataFrame, again: pd.DataFrame, keys: list[str], rule: TrialValidation) -> dict:
-    """What validation did to one set of attempts (kept, and set aside in ``again``)."""
+def _validated(kept: pd.DataFrame, again: pd.DataFrame, keys: list[str],
+               rule: Callable[[str], TrialValidation]) -> dict:
+    """What validation did to one set of attempts (kept, and set aside in ``again``),
+    each judged by its experiment's ``rule``."""
     reasons = {"steal": 0, "stop": 0, "lag": 0}
     for row in again.to_dict("records"):
-        why = rule.why_disturbed(row)
+        why = rule(row.get("experiment")).why_disturbed(row)
         reasons["steal"] += "steal" in why
         reasons["stop"] += "CPU stopped" in why
         reasons["lag"] += "generator fell behind" in why
     steal = pd.to_numeric(kept.get("steal", pd.Series(dtype=float)), errors="coerce")
-    every = pd.to_numeric(pd.concat([kept.get("steal", pd.Series(dtype=float)),
-                                     again.get("steal", pd.Series(dtype=float))]), errors="coerce")
+    both = pd.concat([kept, again], ignore_index=True)
+    every = pd.to_numeric(both.get("steal", pd.Series(dtype=float)), errors="coerce")
+    threshold = pd.Series([rule(x).steal_threshold for x in both.get("experiment", [None] * len(both))],
+                          index=both.index, dtype=float)
     lost = pd.to_numeric(again.get("lost", pd.Series(dtype=float)), errors="coerce").fillna(0)
     return {"kept": len(kept), "set_aside": len(again),
             "measured_again": int(len(again.drop_duplicates(subset=[k for k in keys if k in again]))) if len(again) else 0,
             "kept_disturbed": int(stats.flag(kept["disturbed"]).sum()) if "disturbed" in kept else 0,
             "steal_mean": steal.mean(), "steal_max": steal.max(),
-            "steal_above": int((every > rule.steal_threshold).sum()), "attempts": len(every),
+            "steal_above": int((every > threshold).sum()), "attempts": len(every),
             "set_aside_lossy": int((lost > 0).sum()), "set_aside_lost": int(lost.sum()),
             "set_aside_for": reasons}
 
@@ -322,24 +328,34 @@ def validation(folder) -> dict:
     return out
 
 
-def _rule(folder) -> TrialValidation:
-    """The validation thresholds a folder was measured with, from its records' notes
-    (``steal_threshold``, ``probe_period_ms``, ``max_repeats``, ``stop_floor_ms``); the
-    defaults elsewhere, but a record without a stop floor was judged with the probe's
-    period as its floor."""
+def _rule(folder) -> Callable[[str], TrialValidation]:
+    """Per experiment, the validation thresholds it was measured with, from its record's
+    notes (``steal_threshold``, ``probe_period_ms``, ``max_repeats``, ``stop_floor_ms``):
+    a threshold its record lacks is the folder's first record's that has it, else the
+    default; a record without a stop floor was judged with its probe's period as the
+    floor (records made before the floor existed)."""
     e = datasets.read_experiments(folder) if (Path(folder) / "experiments.csv").is_file() else pd.DataFrame()
-    given = {}
-    for text in e.get("notes", []):
-        n = _notes(text)
-        for key, conv in (("steal_threshold", float), ("probe_period_ms", float), ("max_repeats", int),
-                          ("stop_floor_ms", float)):
-            if key in n and key not in given:
-                try:
-                    given[key] = conv(n[key])
-                except ValueError:
-                    pass
-    given.setdefault("stop_floor_ms", given.get("probe_period_ms", TrialValidation.probe_period_ms))
-    return TrialValidation(**given)
+    keys = (("steal_threshold", float), ("probe_period_ms", float), ("max_repeats", int), ("stop_floor_ms", float))
+    own, folder_wide = {}, {}
+    for exp, text in zip(e.get("experiment", []), e.get("notes", [])):
+        n, given = _notes(text), {}
+        for key, conv in keys:
+            try:
+                given[key] = conv(n[key])
+            except (KeyError, ValueError):
+                pass
+        own.setdefault(exp, given)
+        for key, value in given.items():
+            if key != "stop_floor_ms":
+                folder_wide.setdefault(key, value)
+
+    @functools.cache
+    def rule(exp: str) -> TrialValidation:
+        given = {**folder_wide, **own.get(exp, {})}
+        given.setdefault("stop_floor_ms", given.get("probe_period_ms", TrialValidation.probe_period_ms))
+        return TrialValidation(**given)
+
+    return rule
 
 
 @_plain_facts

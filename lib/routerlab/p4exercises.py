@@ -154,6 +154,10 @@ def check(exercise: str, program: str | Path | None = None, solution: bool = Tru
                 return [Expectation("compiles and takes the exercise's table entries", False, str(e))]
             return [Expectation("compiles and takes the exercise's table entries", True)] + CHECKS[exercise](Run(tb, eng))
         finally:
-            if log is not None:
-                Path(log).write_text(eng.packet_log())
+            packets = eng.packet_log() if log is not None else ""
             eng.stop(tb)
+            if log is not None:
+                try:
+                    Path(log).write_text(packets)
+                except OSError as e:
+                    raise RouterlabError(f"--log {log}: {e.strerror}") from None

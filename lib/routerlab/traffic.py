@@ -43,7 +43,9 @@ STOP_PROBE_PERIOD_MS = 2.0
 #: machine's router CPU when it idles or forwards below saturation (its router's receive
 #: thread is below the probe, so the router's own work delays it little). Below the
 #: probe's period, because the XDP chain's first queue, a 256-slot ring, lasts less than
-#: the period at loads above 128 kpps: a stop of a millisecond overflows it there.
+#: the period at loads above 128 kpps (a stop of a millisecond overflows it above 256
+#: kpps); above 512 kpps it lasts less than the floor too, and a stop between the two
+#: is not held.
 STOP_FLOOR_MS = 0.5
 #: Stops (and generator lags) longer than this, milliseconds, are added up (``cpu_stops``,
 #: ``cpu_stopped_ms``, ``gen_lagged_ms``). A busy router's own softirq work delays the

@@ -53,10 +53,10 @@ most ``1 + max_repeats`` attempts), and every attempt is kept:
   comparison, the figures, a notebook's own pandas) counts its rows as the trials of a
   load.
 
-The threshold, the probe's period, the limit and the router's queue are in the
-experiment's environment record (``notes`` of ``experiments.csv``:
-``router_queue_packets=...; steal_threshold=...; probe_period_ms=...; max_repeats=...``)
-and in the columns of ``search_results.csv``.
+The threshold, the probe's period, the limit, the stop floor and the router's queue are
+in the experiment's environment record (``notes`` of ``experiments.csv``:
+``router_queue_packets=...; steal_threshold=...; probe_period_ms=...; max_repeats=...;
+stop_floor_ms=...``) and in the columns of ``search_results.csv``.
 """
 
 from __future__ import annotations

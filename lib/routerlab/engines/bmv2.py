@@ -12,6 +12,7 @@ bmv2 is a reference model, not a fast path: expect tens of kpps.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shutil
 import subprocess
@@ -76,12 +77,25 @@ class Bmv2(Engine):
     features = {"routes", "firewall", "drop", "gre"}
     where = builds.how_to_get("bmv2", "p4c")
     #: Run bmv2's logging build (``bmv2-log``) logging to a file: every packet's parser
-    #: states, tables and actions (:meth:`packet_log`).
-    #: For the course's checks; measurements run the build without logging macros.
+    #: states, tables and actions (:meth:`packet_log`). For the course's checks;
+    #: measurements run the build without logging macros. Without the logging build
+    #: (installed, or ``$ROUTERLAB_SIMPLE_SWITCH_LOG``) it runs bmv2's, whose log then
+    #: has little but errors, and says so once.
     log_packets = False
 
+    def _binary(self, binary: str) -> str:
+        if self.log_packets:
+            try:
+                return find_binary("bmv2-log", binary)
+            except EngineNotFound as e:
+                if not getattr(Bmv2, "_said_no_log_build", False):
+                    Bmv2._said_no_log_build = True
+                    print(f"routerlab: {e}; running bmv2 without its logging macros, whose packet log "
+                          "has little in it", file=sys.stderr)
+        return find_binary("bmv2", binary)
+
     def switch(self) -> str:
-        return find_binary("bmv2-log" if self.log_packets else "bmv2", "simple_switch")
+        return self._binary("simple_switch")
 
     def packet_log(self) -> str:
         """simple_switch's log so far, with :attr:`log_packets`: every packet's parser
@@ -95,7 +109,7 @@ class Bmv2(Engine):
         return "".join(f.read_text(errors="replace") for f in files)
 
     def cli(self) -> str:
-        return find_binary("bmv2", "simple_switch_CLI")
+        return self._binary("simple_switch_CLI")
 
     def check(self, sc=None):
         self.switch()
@@ -107,8 +121,12 @@ class Bmv2(Engine):
 
     def version(self):
         """bmv2 and p4c, by upstream repository and commit (or the paths of one's own)."""
-        which = "bmv2-log" if self.log_packets else "bmv2"
-        return f"{which} {builds.describe(which, self.switch())}; p4c {builds.describe('p4c', p4.p4c())}"
+        switch, log = self.switch(), builds.installed("bmv2-log")
+        # the logging build when it is the one that runs (it may have fallen back on bmv2's)
+        which = "bmv2-log" if self.log_packets and (
+            os.environ.get(builds.OVERRIDES["bmv2-log"]["simple_switch"]) == switch
+            or (log and Path(switch).resolve().is_relative_to(log.resolve()))) else "bmv2"
+        return f"{which} {builds.describe(which, switch)}; p4c {builds.describe('p4c', p4.p4c())}"
 
     # running a program ------------------------------------------------------------------
     def run(self, tb: Testbed, program: str | Path, entries: list[dict], solution: bool = True,

@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -49,7 +50,7 @@ OVERRIDES = {
     "click": {"click": "ROUTERLAB_CLICK"},
     "fastclick": {"click": "ROUTERLAB_FASTCLICK"},
     "bmv2": {"simple_switch": "ROUTERLAB_SIMPLE_SWITCH", "simple_switch_CLI": "ROUTERLAB_SIMPLE_SWITCH_CLI"},
-    "bmv2-log": {"simple_switch": "ROUTERLAB_SIMPLE_SWITCH_LOG"},
+    "bmv2-log": {"simple_switch": "ROUTERLAB_SIMPLE_SWITCH_LOG", "simple_switch_CLI": "ROUTERLAB_SIMPLE_SWITCH_CLI"},
     "p4c": {"p4c-bm2-ss": "ROUTERLAB_P4C"},
 }
 
@@ -299,15 +300,17 @@ def fetch(src: Source) -> tuple[Path, str]:
     else:
         path = engines_dir() / ".sources" / src.file
         origin = src.url
-        if not path.is_file():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            part = path.with_suffix(".part")
-            _download(src.url, part, f"offline? set {SOURCES_VAR} to a folder holding {src.file}")
-            got = sha256(part)
-            if got != src.sha256:  # never cached: the next try downloads again
-                part.unlink()
-                raise RouterlabError(f"refused {src.url}: its sha256 is {got}, the pin says {src.sha256}")
-            os.replace(part, path)
+        # two recipes may pin one tarball (bmv2, bmv2-log), and their builds run at once
+        with _Lock(f"download-{src.file}", lambda line: None):
+            if not path.is_file():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                part = path.with_suffix(".part")
+                _download(src.url, part, f"offline? set {SOURCES_VAR} to a folder holding {src.file}")
+                got = sha256(part)
+                if got != src.sha256:  # never cached: the next try downloads again
+                    part.unlink()
+                    raise RouterlabError(f"refused {src.url}: its sha256 is {got}, the pin says {src.sha256}")
+                os.replace(part, path)
     got = sha256(path)
     if got != src.sha256:
         raise RouterlabError(f"refused {path}: its sha256 is {got}, the pin says {src.sha256}")
@@ -315,7 +318,8 @@ def fetch(src: Source) -> tuple[Path, str]:
 
 
 class _Lock:
-    """An exclusive lock per engine, so two installs never build into one prefix."""
+    """An exclusive lock per engine, so two installs never build into one prefix (or per
+    download, so two builds never write one tarball)."""
 
     def __init__(self, engine: str, say: Callable[[str], None]):
         self.path = engines_dir() / ".locks" / f"{engine}.lock"
@@ -503,9 +507,11 @@ def build(engine: str, *, say: Callable[[str], None] = print, jobs: int | None =
         logs = engines_dir() / ".logs"
         logs.mkdir(parents=True, exist_ok=True)
         log = logs / f"{engine}-{datetime.now().strftime('%Y%m%dT%H%M%S')}.log"
-        # what interrupted builds left behind, of this recipe or an older one
+        # what interrupted builds left behind, of this recipe or an older one (not another
+        # engine's whose name starts with this one's: bmv2-log's is not bmv2's)
         for stale in (engines_dir() / ".build").glob(f"{engine}-*"):
-            shutil.rmtree(stale, ignore_errors=True)
+            if re.fullmatch(rf"{re.escape(engine)}-[0-9a-f]{{12}}-[0-9a-f]{{8}}", stale.name):
+                shutil.rmtree(stale, ignore_errors=True)
         stage_times: dict[str, float] = {}
 
         def stage(name: str, t: float):

@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -66,6 +67,8 @@ KNOWN = {
 }
 #: Seconds a test may run (the harness's own default is 45).
 TEST_TIMEOUT_S = 45
+#: Seconds the harness may take over one test file before it is stopped, its test failed.
+HARNESS_TIMEOUT_S = TEST_TIMEOUT_S + 30
 
 
 @dataclass
@@ -147,14 +150,32 @@ def clicktest(engine: str, tests: list[str] | None = None, *, say: Callable[[str
         results = []
         for i, name in enumerate(names, 1):
             t = time.monotonic()
-            p = subprocess.run(["perl", str(testdir / "clicktest"), "-V", "-t", str(TEST_TIMEOUT_S),
-                                "-p", str(prefix / "bin"), "-p", str(helpers), name],
-                               cwd=testdir, env=env, capture_output=True, text=True, timeout=TEST_TIMEOUT_S + 30)
-            results.append(judge(engine, name, p.stdout + p.stderr))
+            results.append(_run_one(engine, name, ["perl", str(testdir / "clicktest"), "-V", "-t", str(TEST_TIMEOUT_S),
+                                                   "-p", str(prefix / "bin"), "-p", str(helpers), name],
+                                    testdir, env))
             results[-1].seconds = round(time.monotonic() - t, 2)
             if i % 25 == 0:
                 say(f"{engine}: {i} of {len(names)} tests run")
     return SuiteRun(engine, SUITES[engine], results, time.monotonic() - t0)
+
+
+def _run_one(engine: str, name: str, cmd: list[str], cwd: Path, env: dict) -> TestResult:
+    """One test file through the harness, in a process group of its own: a harness that
+    outlives its own timeout, or Ctrl-C, takes the engines it started with it."""
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=HARNESS_TIMEOUT_S)
+        return judge(engine, name, out)
+    except subprocess.TimeoutExpired:
+        return TestResult(name, "failed", "", [f"the harness did not end within {HARNESS_TIMEOUT_S} s"])
+    finally:
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.communicate()
 
 
 def judge(engine: str, name: str, output: str) -> TestResult:
