@@ -215,3 +215,43 @@ def test_check_data_is_well_formed():
         assert isinstance(data["minutes"], int)
     cases = ce.exercise_data("firewall")["cases"]
     assert {c["verdict"] for c in cases} == {"pass", "drop"} and all(c["why"] for c in cases)
+
+
+# -- grading output ------------------------------------------------------------------------
+
+@needs_click
+@pytest.mark.parametrize("solution, code", [(True, 0), (False, 1)])
+def test_the_check_reports_to_a_grader_in_junit_and_json(solution, code):
+    """JUnit XML as a grader's tools read it (junitparser), and JSON: one test case per
+    expectation, failures with what was sent and what came back, and the exit status."""
+    import json
+
+    import junitparser
+    from click.testing import CliRunner
+
+    from routerlab.cli.app import app
+
+    args = ["click", "check", "forward", "--memory"] + (["--solution"] if solution else [])
+    r = CliRunner().invoke(app, args + ["--format", "junit"])
+    assert r.exit_code == code, r.output
+    xml = r.stdout[r.stdout.index("<?xml"):]
+    doc = junitparser.JUnitXml.fromstring(xml)
+    suites = [doc] if isinstance(doc, junitparser.TestSuite) else list(doc)
+    assert len(suites) == 1
+    suite = suites[0]
+    cases = list(suite)
+    assert suite.name == "routerlab.click.forward" and suite.tests == len(cases) >= 3
+    failed = [c for c in cases if c.result and isinstance(c.result[0], junitparser.Failure)]
+    assert bool(failed) == (not solution) and suite.failures == len(failed)
+    for c in failed:
+        assert c.result[0].message and c.result[0].text
+    assert all(c.time >= 0 for c in cases) and suite.time >= 0
+
+    r = CliRunner().invoke(app, args + ["--format", "json"])
+    assert r.exit_code == code
+    data = json.loads(r.stdout[r.stdout.index("{"):])
+    assert (data["track"], data["exercise"], data["checked"]) == ("click", "forward", "solution" if solution else "skeleton")
+    assert data["total"] == len(cases) == len(data["expectations"])
+    assert data["failed"] == len(failed) and data["passed"] + data["failed"] + data["skipped"] == data["total"]
+    assert {e["result"] for e in data["expectations"]} <= {"passed", "failed", "skipped"}
+    assert data["seconds"] == pytest.approx(sum(e["seconds"] for e in data["expectations"]), abs=0.01)

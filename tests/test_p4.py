@@ -183,3 +183,16 @@ def test_a_capped_route_table_says_how_long_its_entries_took(monkeypatch):
     assert facts["routes_loaded"] == 60
     assert facts["routes_note"] == (f"60 of 100 routes: the runtime CLI loads entries one at a time, so tables are "
                                     f"capped at 60 ({facts['entries']} entries took {facts['entries_load_s']:.1f} s here)")
+
+
+@needs_bmv2
+def test_the_p4_check_reports_to_a_grader_in_json():
+    from click.testing import CliRunner
+
+    from routerlab.cli.app import app
+
+    r = CliRunner().invoke(app, ["p4", "check", "router", "--solution", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout[r.stdout.index("{"):])
+    assert (data["track"], data["exercise"], data["checked"]) == ("p4", "router", "solution")
+    assert data["passed"] == data["total"] >= 5 and data["failed"] == 0

@@ -11,7 +11,8 @@ frame is, for the hints.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 from . import probe
 from .testbed import Testbed
@@ -37,16 +38,70 @@ class Expectation:
     skipped : str
         Non-empty when the expectation was not tried, saying why (e.g. it needs root);
         it then does not count as passed.
+    at : float
+        When it was decided (``time.monotonic()``, seconds): an expectation's duration
+        is the time since the one before it (:func:`durations`).
     """
 
     name: str
     passed: bool
     detail: str = ""
     skipped: str = ""
+    at: float = field(default_factory=time.monotonic, repr=False, compare=False)
+
+    @property
+    def result(self) -> str:
+        """``passed``, ``failed`` or ``skipped``."""
+        return "passed" if self.passed else "skipped" if self.skipped else "failed"
 
     @classmethod
     def not_run(cls, name: str, why: str) -> "Expectation":
         return cls(name, False, skipped=why)
+
+
+def durations(results: list[Expectation], started: float) -> list[float]:
+    """Each expectation's duration, seconds: the time from the one before it (the first
+    from ``started``, a ``time.monotonic()`` reading) to its own decision."""
+    out, before = [], started
+    for r in results:
+        out.append(max(0.0, r.at - before))
+        before = max(before, r.at)
+    return out
+
+
+def as_json(check: dict, results: list[Expectation], started: float) -> dict:
+    """A check's result for a grader: ``check`` (track, exercise, file checked) with
+    counts, the total and each expectation's name, result, detail (what was sent, what
+    came back, what was expected, for a failure), why it was skipped and its seconds."""
+    secs = durations(results, started)
+    return {**check, "passed": sum(r.passed for r in results), "failed": sum(r.result == "failed" for r in results),
+            "skipped": sum(bool(r.skipped) for r in results), "total": len(results),
+            "seconds": round(sum(secs), 3),
+            "expectations": [{"name": r.name, "result": r.result, "detail": r.detail, "skipped": r.skipped,
+                              "seconds": round(s, 3)} for r, s in zip(results, secs)]}
+
+
+def as_junit(check: dict, results: list[Expectation], started: float) -> str:
+    """The same as JUnit XML: one ``testsuite`` named after the track and exercise, one
+    ``testcase`` per expectation, a failure's detail as its ``failure`` message and text,
+    a skipped one's reason as ``skipped``."""
+    import xml.etree.ElementTree as ET
+
+    data = as_json(check, results, started)
+    suite = ET.Element("testsuite", name=f"routerlab.{check['track']}.{check['exercise']}",
+                       tests=str(data["total"]), failures=str(data["failed"]), errors="0",
+                       skipped=str(data["skipped"]), time=f"{data['seconds']:.3f}")
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="checked", value=str(check.get("checked", "")))
+    for e in data["expectations"]:
+        case = ET.SubElement(suite, "testcase", classname=f"routerlab.{check['track']}.{check['exercise']}",
+                             name=e["name"], time=f"{e['seconds']:.3f}")
+        if e["result"] == "failed":
+            ET.SubElement(case, "failure", message=(e["detail"].splitlines() or ["failed"])[0]).text = e["detail"]
+        elif e["result"] == "skipped":
+            ET.SubElement(case, "skipped", message=e["skipped"])
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
 
 
 def scapy_layers():

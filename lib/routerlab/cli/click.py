@@ -9,7 +9,7 @@ import click
 from click.exceptions import Exit
 
 from .app import argument, click_app
-from .common import PATH, err, fail, report_check
+from .common import PATH, err, fail, format_option, report_check
 
 
 @click_app.command("check")
@@ -19,7 +19,8 @@ from .common import PATH, err, fail, report_check
 @click.option("--memory/--testbed", default=None,
               help="Run the router from memory (no root: FromDevice and ToDevice become sockets) or on the "
                    "testbed (root). Default: the testbed as root, else memory.")
-def click_check(exercise, config, solution, memory):
+@format_option
+def click_check(exercise, config, solution, memory, fmt):
     """Send real frames through your Click configuration and say which expectations pass."""
     from .. import clickexercises
 
@@ -28,7 +29,9 @@ def click_check(exercise, config, solution, memory):
     if memory is None and os.geteuid() != 0:
         err.print("no root: checking from memory (FromDevice and ToDevice replaced by sockets); "
                   "as root the check runs on the testbed's links", highlight=False)
-    report_check(lambda: clickexercises.check(exercise, config, solution=solution, memory=memory))
+    checked = str(config) if config else "solution" if solution else "skeleton"
+    report_check(lambda: clickexercises.check(exercise, config, solution=solution, memory=memory), fmt,
+                 {"track": "click", "exercise": exercise, "checked": checked})
 
 
 @click_app.command("list")

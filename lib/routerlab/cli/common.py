@@ -230,16 +230,42 @@ def verdict_lines(verdict, notes=(), width: int = 100, reached_ceiling: float | 
     return lines
 
 
-def report_check(run):
-    """Run an exercise's check (``run()`` returns its expectations), print them and exit
-    with 0 only when every one passed; Ctrl-C exits 130, a library error in one line."""
+#: How a check reports (``--format``): text for a person, JSON or JUnit XML for a grader.
+CHECK_FORMATS = ("text", "json", "junit")
+
+
+def format_option(f):
+    """``--format text|json|junit`` of ``click check`` and ``p4 check``."""
+    return click.option("--format", "fmt", type=click.Choice(CHECK_FORMATS), default="text", show_default=True,
+                        help="text for you; json or junit (JUnit XML) on stdout for a grader. Exit status: 0 every "
+                             "expectation passed, 1 one failed or was not tried, 2 the check could not run, 130 "
+                             "interrupted.")(f)
+
+
+def report_check(run, fmt: str = "text", check: dict | None = None):
+    """Run an exercise's check (``run()`` returns its expectations) and report them in
+    ``fmt`` (:data:`CHECK_FORMATS`; ``check`` names the track, the exercise and what was
+    checked, for json and junit); exit with 0 only when every one passed, 1 otherwise;
+    Ctrl-C exits 130, a check that could not run exits 2 with its error in one line."""
+    import time
+
+    from ..checks import as_json, as_junit
+
+    started = time.monotonic()
     try:
         results = run()
     except KeyboardInterrupt:
         raise Exit(130)
     except RouterlabError as e:
         fail(str(e))
-    code = print_expectations(results)
+    if fmt == "json":
+        click.echo(json.dumps(as_json(check or {}, results, started), indent=1))
+        code = 0 if all(r.passed for r in results) else 1
+    elif fmt == "junit":
+        click.echo(as_junit(check or {"track": "check", "exercise": "check"}, results, started), nl=False)
+        code = 0 if all(r.passed for r in results) else 1
+    else:
+        code = print_expectations(results)
     if code:
         raise Exit(code)
 

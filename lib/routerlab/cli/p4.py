@@ -6,7 +6,7 @@ import click
 
 from ..errors import RouterlabError
 from .app import argument, p4_app
-from .common import PATH, err, fail, report_check
+from .common import PATH, err, fail, format_option, report_check
 
 
 @p4_app.command("build")
@@ -33,10 +33,13 @@ def p4_build(program, skeletons):
 @click.option("--solution", is_flag=True, help="Check the reference solution instead.")
 @click.option("--log", type=PATH, metavar="FILE",
               help="Write bmv2's log of every packet the check sent (parser states, tables, actions) to FILE.")
-def p4_check(exercise, program, solution, log):
+@format_option
+def p4_check(exercise, program, solution, log, fmt):
     """Send real packets through your program on bmv2 and say which expectations pass."""
     from .. import p4exercises
 
     if log:
         err.print(f"bmv2's log of every packet: {log}", highlight=False)
-    report_check(lambda: p4exercises.check(exercise, program, solution=solution, log=log))
+    checked = str(program) if program else "solution" if solution else "skeleton"
+    report_check(lambda: p4exercises.check(exercise, program, solution=solution, log=log), fmt,
+                 {"track": "p4", "exercise": exercise, "checked": checked})
