@@ -126,6 +126,10 @@ def test_solutions_pass_their_checks(exercise):
     results = p4exercises.check(exercise, solution=True)
     assert all(r.passed for r in results), [(r.name, r.detail) for r in results if not r.passed]
     assert len(results) >= 5
+    # the exercise's README says what the check expects: these, in this order
+    readme = (p4.p4_dir() / exercise / "README.md").read_text()
+    section = readme.split("## What the check expects", 1)[1].split("\n## ", 1)[0]
+    assert [ln[2:] for ln in section.splitlines() if ln.startswith("- ")] == [r.name for r in results]
 
 
 @needs_bmv2
