@@ -255,3 +255,13 @@ def test_the_check_reports_to_a_grader_in_junit_and_json(solution, code):
     assert data["failed"] == len(failed) and data["passed"] + data["failed"] + data["skipped"] == data["total"]
     assert {e["result"] for e in data["expectations"]} <= {"passed", "failed", "skipped"}
     assert data["seconds"] == pytest.approx(sum(e["seconds"] for e in data["expectations"]), abs=0.01)
+
+
+def test_no_skeleton_points_to_its_solution():
+    """A student opens the skeleton; an answer a line away is no exercise (Click's and P4's)."""
+    from routerlab.engines import p4
+
+    skeletons = [ce.config_path(e) for e in ce.EXERCISES] + [p4.source(n, solution=False) for n in p4.PROGRAMS]
+    assert len(skeletons) == len(ce.EXERCISES) + len(p4.PROGRAMS)
+    for path in skeletons:
+        assert "solution" not in path.read_text().lower(), path

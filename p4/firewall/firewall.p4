@@ -1,6 +1,6 @@
 /* firewall.p4 -- the IPv4 router of router.p4 behind an ACL (P4_16, v1model).
  *
- * SKELETON: fill in the TODOs (the task: p4/firewall/README.md; the answer: solution/firewall.p4).
+ * SKELETON: fill in the TODOs (the task: p4/firewall/README.md).
  *
  * The ACL matches source and destination prefix and protocol (ternary) and the UDP/TCP
  * destination port (range); the highest-priority matching entry decides, the default

@@ -1,6 +1,6 @@
 /* gre.p4 -- the firewall router of firewall.p4, GRE-encapsulating towards the far end
  *
- * SKELETON: fill in the TODOs (the task: p4/gre/README.md; the answer: solution/gre.p4).
+ * SKELETON: fill in the TODOs (the task: p4/gre/README.md).
  * (P4_16, v1model).
  *
  * After the route lookup, the tunnel table (keyed by egress port) may encapsulate: a new

@@ -1,6 +1,6 @@
 /* router.p4 -- an IPv4 router for bmv2's simple_switch (P4_16, v1model).
  *
- * SKELETON: fill in the TODOs (the task: p4/router/README.md; the answer: solution/router.p4).
+ * SKELETON: fill in the TODOs (the task: p4/router/README.md).
  *
  * Header checks (IPv4, checksum, TTL), longest-prefix-match route lookup, TTL decrement
  * with checksum update (in RlComputeChecksum), next-hop MAC rewrite, drop on miss.

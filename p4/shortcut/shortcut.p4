@@ -1,6 +1,6 @@
 /* shortcut.p4 -- fast reroute with ShortCut, all in the data plane (P4_16, v1model).
  *
- * SKELETON: fill in the TODOs (the task: p4/shortcut/README.md; the answer: solution/shortcut.p4).
+ * SKELETON: fill in the TODOs (the task: p4/shortcut/README.md).
  *
  * Every destination prefix has a primary and a backup next hop (table routes). The
  * register choice holds, per destination, which one is in use: 0 primary, 1 backup,

@@ -28,12 +28,15 @@ elementclass Out { $dev | input -> Queue($QUEUE) -> sent :: Counter -> ToDevice(
 // CLASSIFY
 // TODO 1: give each Classifier three outputs: 0 ARP requests (EtherType 0x0806 at offset
 //         12, operation 1 at offset 20), 1 IPv4 (0x0800), 2 anything else.
+// As shipped, each Classifier has one output, pattern `-` (every frame), and that output
+// goes to Discard, so that the skeleton starts: Click refuses an output connected to
+// nothing. Replace both placeholders: the patterns, and the connections of every output.
 c0 :: Classifier(-);
 c1 :: Classifier(-);
 FromDevice($IN_DEV, SNIFFER true, BURST $BURST) -> c0;
 FromDevice($OUT_DEV, SNIFFER true, BURST $BURST) -> c1;
-c0[0] -> Discard;
-c1[0] -> Discard;
+c0[0] -> Discard;   // placeholder: every frame from $IN_DEV dropped
+c1[0] -> Discard;   // placeholder: every frame from $OUT_DEV dropped
 
 // ARP
 // TODO 2: answer ARP requests for the router's address on each link (ARPResponder with
