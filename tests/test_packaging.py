@@ -4,6 +4,7 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,3 +64,22 @@ def test_setup_bundles_the_folders_the_package_names(monkeypatch):
 
     monkeypatch.setattr(setuptools, "setup", lambda **kw: None)
     assert runpy.run_path(str(ROOT / "setup.py"))["bundled"]() == datasets.BUNDLED
+
+
+def test_citation_cff_is_valid_and_names_this_version_and_repository():
+    """CITATION.cff against the Citation File Format 1.2.0 schema (tests/data, from the
+    format's repository as cffconvert 2.0.0 ships it), with jsonschema; its version and
+    repository are pyproject.toml's."""
+    import json
+
+    import jsonschema
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    schema = json.loads((ROOT / "tests" / "data" / "cff-1.2.0.schema.json").read_text())
+    jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker()).validate(cff)
+    pj = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert cff["version"] == pj["version"]
+    assert cff["repository-code"] == pj["urls"]["Repository"]
+    broken = {k: v for k, v in cff.items() if k != "authors"}
+    with pytest.raises(jsonschema.ValidationError, match="authors"):
+        jsonschema.Draft7Validator(schema).validate(broken)
