@@ -577,6 +577,27 @@ def reference(name: str) -> pd.DataFrame:
     return pd.read_csv(datasets_dir() / "reference" / f"{name}.csv")
 
 
+#: The smallest trials file ``routerlab assess`` takes from another tool (TRex, MoonGen,
+#: a pktgen log turned into CSV): per trial, the offered load (pps), the packets sent and
+#: received, and which run (repetition) of that load it was. The file is one experiment,
+#: named after the file.
+FOREIGN_COLUMNS = ("offered_pps", "tx", "rx", "run")
+
+
+def foreign_trials(path) -> pd.DataFrame | None:
+    """The trials of a CSV file of :data:`FOREIGN_COLUMNS` (and no ``experiment``
+    column), as a trial table (``run`` becomes ``trial``, the file's name the
+    experiment), checked as any trial table is; None for any other file."""
+    path = Path(path)
+    if path.suffix != ".csv" or not path.is_file():
+        return None
+    head = set(pd.read_csv(path, nrows=0).columns)
+    if "experiment" in head or not set(FOREIGN_COLUMNS) <= head:
+        return None
+    df = pd.read_csv(path).rename(columns={"run": "trial"}).assign(experiment=path.stem)
+    return validate_trials(df, str(path))
+
+
 def load_any(path, fmt: str = "auto") -> pd.DataFrame:
     """Trials from a PASTRAMI raw file or folder, or a routerlab dataset (file or folder).
 
@@ -585,6 +606,8 @@ def load_any(path, fmt: str = "auto") -> pd.DataFrame:
     fmt : {"auto", "pastrami", "routerlab"}
         ``auto`` looks at the content: a folder with ``trials.*`` or a ``.csv``/``.parquet``
         file is routerlab; a ``.txt`` file starting ``[[`` (or a folder of them) is PASTRAMI.
+        A routerlab ``.csv`` may also be another tool's smallest trials file
+        (:func:`foreign_trials`).
     """
     from . import pastrami
 
@@ -603,7 +626,8 @@ def load_any(path, fmt: str = "auto") -> pd.DataFrame:
         else:
             raise DataFormatError(path, 1, "neither a PASTRAMI raw file nor a routerlab dataset")
     if fmt == "routerlab":
-        return read(path).joined()
+        foreign = foreign_trials(path)
+        return foreign if foreign is not None else read(path).joined()
     if path.is_dir():
         return pastrami.read_dir(path)
     return pastrami.read_raw(path)
