@@ -9,7 +9,7 @@ import click
 from click.exceptions import Exit
 
 from .app import argument, click_app
-from .common import PATH, err, fail, format_option, report_check
+from .common import PATH, checked_file, err, fail, format_option, report_check
 
 
 @click_app.command("check")
@@ -29,9 +29,8 @@ def click_check(exercise, config, solution, memory, fmt):
     if memory is None and os.geteuid() != 0:
         err.print("no root: checking from memory (FromDevice and ToDevice replaced by sockets); "
                   "as root the check runs on the testbed's links", highlight=False)
-    checked = str(config) if config else "solution" if solution else "skeleton"
     report_check(lambda: clickexercises.check(exercise, config, solution=solution, memory=memory), fmt,
-                 {"track": "click", "exercise": exercise, "checked": checked})
+                 {"track": "click", "exercise": exercise, "checked": checked_file(config, solution)})
 
 
 @click_app.command("list")

@@ -242,6 +242,12 @@ def format_option(f):
                              "interrupted.")(f)
 
 
+def checked_file(given, solution: bool) -> str:
+    """What a check checked, for a grader: the student's file, or the exercise's
+    ``solution`` or ``skeleton``."""
+    return str(given) if given else "solution" if solution else "skeleton"
+
+
 def report_check(run, fmt: str = "text", check: dict | None = None):
     """Run an exercise's check (``run()`` returns its expectations) and report them in
     ``fmt`` (:data:`CHECK_FORMATS`; ``check`` names the track, the exercise and what was
@@ -258,16 +264,15 @@ def report_check(run, fmt: str = "text", check: dict | None = None):
         raise Exit(130)
     except RouterlabError as e:
         fail(str(e))
+    check = check or {"track": "check", "exercise": "check"}
     if fmt == "json":
-        click.echo(json.dumps(as_json(check or {}, results, started), indent=1))
-        code = 0 if all(r.passed for r in results) else 1
+        click.echo(json.dumps(as_json(check, results, started), indent=1))
     elif fmt == "junit":
-        click.echo(as_junit(check or {"track": "check", "exercise": "check"}, results, started), nl=False)
-        code = 0 if all(r.passed for r in results) else 1
+        click.echo(as_junit(check, results, started), nl=False)
     else:
-        code = print_expectations(results)
-    if code:
-        raise Exit(code)
+        print_expectations(results)
+    if not all(r.passed for r in results):
+        raise Exit(1)
 
 
 def print_expectations(results) -> int:

@@ -6,7 +6,7 @@ import click
 
 from ..errors import RouterlabError
 from .app import argument, p4_app
-from .common import PATH, err, fail, format_option, report_check
+from .common import PATH, checked_file, err, fail, format_option, report_check
 
 
 @p4_app.command("build")
@@ -40,6 +40,5 @@ def p4_check(exercise, program, solution, log, fmt):
 
     if log:
         err.print(f"bmv2's log of every packet: {log}", highlight=False)
-    checked = str(program) if program else "solution" if solution else "skeleton"
     report_check(lambda: p4exercises.check(exercise, program, solution=solution, log=log), fmt,
-                 {"track": "p4", "exercise": exercise, "checked": checked})
+                 {"track": "p4", "exercise": exercise, "checked": checked_file(program, solution)})

@@ -12,7 +12,6 @@ bmv2 is a reference model, not a fast path: expect tens of kpps.
 from __future__ import annotations
 
 import functools
-import os
 import re
 import shutil
 import subprocess
@@ -83,16 +82,22 @@ class Bmv2(Engine):
     #: has little but errors, and says so once.
     log_packets = False
 
-    def _binary(self, binary: str) -> str:
+    def _build(self) -> str:
+        """The installable engine whose binaries run: ``bmv2-log`` with
+        :attr:`log_packets` where it can be found, else ``bmv2``."""
         if self.log_packets:
             try:
-                return find_binary("bmv2-log", binary)
+                find_binary("bmv2-log", "simple_switch")
+                return "bmv2-log"
             except EngineNotFound as e:
                 if not getattr(Bmv2, "_said_no_log_build", False):
                     Bmv2._said_no_log_build = True
                     print(f"routerlab: {e}; running bmv2 without its logging macros, whose packet log "
                           "has little in it", file=sys.stderr)
-        return find_binary("bmv2", binary)
+        return "bmv2"
+
+    def _binary(self, binary: str) -> str:
+        return find_binary(self._build(), binary)
 
     def switch(self) -> str:
         return self._binary("simple_switch")
@@ -120,13 +125,10 @@ class Bmv2(Engine):
         super().check(sc)
 
     def version(self):
-        """bmv2 and p4c, by upstream repository and commit (or the paths of one's own)."""
-        switch, log = self.switch(), builds.installed("bmv2-log")
-        # the logging build when it is the one that runs (it may have fallen back on bmv2's)
-        which = "bmv2-log" if self.log_packets and (
-            os.environ.get(builds.OVERRIDES["bmv2-log"]["simple_switch"]) == switch
-            or (log and Path(switch).resolve().is_relative_to(log.resolve()))) else "bmv2"
-        return f"{which} {builds.describe(which, switch)}; p4c {builds.describe('p4c', p4.p4c())}"
+        """bmv2 (or its logging build) and p4c, by upstream repository and commit (or the
+        paths of one's own)."""
+        which = self._build()
+        return f"{which} {builds.describe(which, self.switch())}; p4c {builds.describe('p4c', p4.p4c())}"
 
     # running a program ------------------------------------------------------------------
     def run(self, tb: Testbed, program: str | Path, entries: list[dict], solution: bool = True,
