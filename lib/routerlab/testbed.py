@@ -31,6 +31,11 @@ sending CPU unless told otherwise.
   router's), from its own input queue (its veth's NAPI ring), not from the router's: see
   :meth:`Testbed._sink_queue`.
 
+With either generator, the kernel's housekeeping threads (``kdamond``, ``kswapd``...) are
+kept off ``router_cpu`` while the testbed is up (:mod:`routerlab.housekeeping`): on this
+kernel, without preemption, one of them in kernel code keeps the router's receive thread
+waiting longer than the router's ring lasts.
+
 Static neighbour entries replace ARP; IPv6 is off on test links.
 
 Idle CPUs poll while a testbed is up (``cpu_idle="poll"``, the default): it holds the
@@ -65,7 +70,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from . import cache, defaults
+from . import cache, defaults, housekeeping
 from .errors import NeedsRoot, ParameterError, RouterlabError
 
 STATE_DIR = Path(os.environ.get("ROUTERLAB_STATE_DIR", "/run/routerlab"))
@@ -325,6 +330,8 @@ class Testbed:
     _up: bool = field(default=False, repr=False)
     _latency_fd: int | None = field(default=None, init=False, repr=False)
     _sink_map: int | None = field(default=None, init=False, repr=False)
+    #: The kernel threads kept off ``router_cpu`` while up (:mod:`routerlab.housekeeping`).
+    housekept: list = field(default_factory=list, init=False, repr=False)
     #: How idle CPUs waited while up, as the environment record says it ("poll (...)" or
     #: "os (...)", with what the kernel honoured; set when the testbed comes up).
     idle_held: str = field(default="", init=False, repr=False)
@@ -377,6 +384,11 @@ class Testbed:
         return [self.ns_tg, self.ns_sink] + ([] if self.direct else [self.ns_dut])
 
     @property
+    def _holder(self) -> str:
+        """Who holds the housekeeping threads off the router's CPU (:mod:`routerlab.housekeeping`)."""
+        return f"{os.getpid()}/{self.prefix}"
+
+    @property
     def state_file(self) -> Path:
         return STATE_DIR / f"{self.prefix}.json"
 
@@ -386,6 +398,7 @@ class Testbed:
         self._install_signal_handlers()
         try:
             self.hold_idle()
+            self.housekept = housekeeping.hold(self.router_cpu, self._holder)
             self.up()
         except BaseException:
             self.down()
@@ -577,8 +590,9 @@ class Testbed:
 
     def down(self):
         """Remove every process, link and namespace of this run, and drop its CPU latency
-        request (idempotent)."""
+        request and give the housekeeping threads their CPUs back (idempotent)."""
         self.release_idle()
+        housekeeping.release(self._holder)
         if not self._up:
             return
         for p in self.procs:
@@ -616,6 +630,11 @@ class Testbed:
     def chain(self) -> str:
         """How generator, router and sink were placed, as the environment record's
         ``pinning`` says it (the idle mode follows)."""
+        kept = (f"; kernel threads kept off CPU {self.router_cpu}: {', '.join(self.housekept)}" if self.housekept
+                else f"; kernel threads left where they were ({housekeeping.mode()})")
+        return self._placement() + kept
+
+    def _placement(self) -> str:
         if self.generator == "xdp":
             return (f"generator CPU {self.gen_cpu} (live XDP frames); router CPU {self.router_cpu} "
                     f"(its input veth's NAPI thread pinned there at SCHED_FIFO {RECEIVE_PRIORITY}, ring of {VETH_RING_SIZE}); "
@@ -689,7 +708,7 @@ def clean(all_runs: bool = False) -> list[str]:
         What was removed, one item per namespace or process.
     """
     require_root()
-    removed = []
+    removed = [f"kernel thread {name}'s CPUs given back" for name in housekeeping.clean()]
     live = set()
     if STATE_DIR.is_dir():
         for f in STATE_DIR.glob("rl*.json"):

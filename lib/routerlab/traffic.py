@@ -25,6 +25,10 @@ from . import cache
 from .errors import ParameterError, RouterlabError
 from .testbed import DEST_NET, SINK_NET, TG_NET, Testbed, cpu_times, cpu_usage, sh
 
+#: Frames per burst, both generators: rlgen's sendmmsg batch, the XDP generator's run of
+#: its program. The packets offered during d seconds are up to one burst more than
+#: rate * d.
+BURST = 32
 #: A trial counts as generator-limited when it offered less than this share of the
 #: requested packets (or its own socket refused any).
 GENERATOR_TOLERANCE = 0.995
@@ -256,7 +260,7 @@ class TrialResult:
 
 
 def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec,
-              batch: int = 32, drops=None, probe_period_ms: float | None = STOP_PROBE_PERIOD_MS) -> TrialResult:
+              batch: int = BURST, drops=None, probe_period_ms: float | None = STOP_PROBE_PERIOD_MS) -> TrialResult:
     """Send ``rate_pps`` for ``duration_s`` through the testbed and count what arrives.
 
     ``rate_pps = 0`` sends as fast as the generator can (ceiling measurement).

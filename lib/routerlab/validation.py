@@ -25,7 +25,8 @@ A trial is *disturbed* when the machine, not the router, may have lost its packe
 
 A stop or a lag is held only against a loss it can account for (a lossless trial passed
 in spite of it; a loss larger than the packets offered during all the stops, or all the
-lags, is the router's), and only when the reading is longer than a chosen minimum: the
+lags, is the router's; the packets offered during d seconds count as rate x d and one
+burst of the generator, :data:`routerlab.traffic.BURST`, more), and only when the reading is longer than a chosen minimum: the
 stop floor (:data:`routerlab.traffic.STOP_FLOOR_MS`) for a stop, the probe's period for a
 lag, since shorter readings are common in trials that lost nothing. The floor is below the
 period because the XDP chain's first queue lasts less than a period at high loads. The
@@ -140,8 +141,9 @@ class TrialValidation:
         lasts = f"the queue lasts {queue:.1f} ms" if queue is not None else "queue unknown"
 
         def fits(total):
-            """Whether the loss fits in the packets offered during ``total`` ms."""
-            return not rate or lost <= rate * total / 1e3
+            """Whether the loss fits in the packets offered during ``total`` ms (a burst
+            more than rate * total: the generators send in bursts)."""
+            return not rate or lost <= rate * total / 1e3 + traffic.BURST
 
         def in_all(total, n=None):
             """', total ms in all [over n stops]', said when the total is more than the longest."""
