@@ -57,7 +57,7 @@ def test_a_firewall_case_becomes_the_frame_it_names():
     p = parse(ce.parse_case("tcp 192.0.2.7 > 10.71.0.5:80", sport=2004))
     assert (p["IP"].src, p["IP"].dst, p["TCP"].sport, p["TCP"].dport) == ("192.0.2.7", "10.71.0.5", 2004, 80)
     assert parse(ce.parse_case("icmp-reply 10.70.1.2 > 10.71.0.5"))["ICMP"].type == 0
-    with pytest.raises(ValueError, match="not a case"):
+    with pytest.raises(ValueError, match="not a packet"):
         ce.parse_case("tcp from anywhere")
 
 

@@ -213,6 +213,24 @@ def test_report_check_command_exit_status(demo):
     assert bad.exit_code == 1 and f"{demo}: differs" in bad.output and "+A changed note, made up." in bad.output
 
 
+def test_each_record_is_judged_with_the_burst_it_was_measured_with(demo):
+    """A set-aside attempt that lost 10 packets more than its stop (read 3.0 ms, so up to
+    5.0 ms) offered by the rate: a record made before validation counted the generator's
+    burst (no ``burst_packets`` in its notes) did not hold the stop against it; one with
+    ``burst_packets=32`` does."""
+    import pandas as pd
+
+    again = pd.read_csv(demo / "superseded_trials.csv")
+    lost = int(again.loc[1, "offered_pps"] * 5.0 / 1e3) + 10
+    again.loc[1, ["cpu_stop_ms", "queue_ms", "lost", "steal"]] = [3.0, 0.5, lost, 0.0]
+    again.to_csv(demo / "superseded_trials.csv", index=False)
+    assert facts.validation(demo)["sweep"]["set_aside_for"]["stop"] == 0
+    records = pd.read_csv(demo / "experiments.csv")
+    records["notes"] = records["notes"].str.replace("probe_period_ms=2.0", "probe_period_ms=2.0; burst_packets=32")
+    records.to_csv(demo / "experiments.csv", index=False)
+    assert facts.validation(demo)["sweep"]["set_aside_for"]["stop"] == 1
+
+
 def test_each_record_is_judged_with_the_stop_floor_it_was_measured_with(demo):
     """A set-aside attempt whose probe read a 1.0-ms stop against a 0.5-ms queue, 2 packets
     lost: a record made before the stop floor existed (no ``stop_floor_ms`` in its notes)

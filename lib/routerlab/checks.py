@@ -7,15 +7,29 @@ addresses them: port 0 is the device under test's link towards the generator, po
 link towards the sink. :func:`through` sends frames into one port of a testbed's device
 under test and returns what left on each port; :func:`describe` says in one line what a
 frame is, for the hints.
+
+An instructor's hidden checks (:func:`read_extra_checks`, ``--extra-checks FILE`` of both
+tracks' ``check``) are cases in the form of the firewall exercise's: a packet written in
+one line (:func:`parse_case`), the link it goes in by and the link it must leave by, or
+none; :func:`extra_expectations` sends them after the exercise's own checks.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import probe
 from .testbed import Testbed
+
+#: The device under test's links as an extra case names them: "in" is port 0 (towards the
+#: generator), "out" port 1 (towards the sink).
+SIDES = {"in": 0, "out": 1}
+#: What an extra case may say: the packet, where it goes in (default "in"), where it must
+#: leave ("in", "out" or "nowhere") and, optionally, why.
+CASE_KEYS = ("send", "from", "leaves", "why")
 
 #: EtherTypes of the frames a check looks at: IPv4 and ARP (the kernels' own chatter,
 #: IPv6 and LLDP, is never ours).
@@ -207,3 +221,126 @@ def through(tb: Testbed, frames: list[bytes], from_port: int = 0, *,
     each port meanwhile (port 0 arrives at the generator, port 1 at the sink)."""
     ends = {0: (tb.ns_tg, tb.tg_if), 1: (tb.ns_sink, tb.sink_if)}
     return probe.exchange(tb, ends[from_port], frames, ends, ethertypes=ethertypes)
+
+
+_CASE = re.compile(r"\s*(udp|tcp|icmp-echo|icmp-reply)\s+([\d.]+)\s*>\s*([\d.]+)(?::(\d+))?(?:\s+ttl\s+(\d+))?\s*")
+
+
+def parse_case(text: str, from_port: int = 0, sport: int = 1234) -> bytes:
+    """A frame from a line such as ``"tcp 10.70.1.2 > 10.71.0.5:22"`` or ``"udp 10.70.1.2 >
+    10.71.0.5 ttl 1"`` (udp, tcp; icmp-echo, icmp-reply without a port; the port 5000 and
+    the TTL 64 when not given), from source port (or ICMP identifier) ``sport``, into port
+    ``from_port``. Raises ValueError naming what it expected."""
+    m = _CASE.fullmatch(text)
+    if not m:
+        raise ValueError(f"not a packet: {text!r} (expected e.g. 'tcp 10.70.1.2 > 10.71.0.5:22' "
+                         "or 'udp 10.70.1.2 > 10.71.0.5 ttl 1')")
+    proto, src, dst, port, ttl = m.groups()
+    ttl = int(ttl) if ttl else 64
+    if not 0 <= ttl <= 255 or (port and not 0 < int(port) < 65536):
+        raise ValueError(f"not a packet: {text!r} (a port is 1-65535, a TTL 0-255)")
+    if proto.startswith("icmp"):
+        if port:
+            raise ValueError(f"not a packet: {text!r} (ICMP has no port)")
+        return frame(dst, src=src, proto="icmp", icmp_type=8 if proto == "icmp-echo" else 0, sport=sport,
+                     from_port=from_port, ttl=ttl)
+    return frame(dst, src=src, proto=proto, sport=sport, dport=int(port or 5000), from_port=from_port, ttl=ttl)
+
+
+@dataclass(frozen=True)
+class ExtraCase:
+    """One of an instructor's cases: the packet line ``send``, the port it goes in by
+    (``from_port``), the port it must leave by (``leaves``, None: nowhere), ``why``, and
+    the frame itself."""
+
+    send: str
+    from_port: int
+    leaves: int | None
+    why: str
+    frame: bytes = field(repr=False)
+
+
+def read_extra_checks(path) -> list[ExtraCase]:
+    """An instructor's cases from a YAML file: a mapping whose one key, ``cases``, lists
+    mappings of :data:`CASE_KEYS`, e.g. ``{send: "udp 10.70.1.2 > 10.71.0.77", leaves:
+    out, why: "inside 10.71.0.0/16"}``. Raises :class:`routerlab.errors.DataFormatError`
+    naming the file, the line and what is wrong (an unknown key among them)."""
+    import yaml
+
+    from .errors import DataFormatError
+
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise DataFormatError(str(path), None, e.strerror or str(e)) from None
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        what = " ".join(x for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x)
+        raise DataFormatError(str(path), mark.line + 1 if mark else None, what or str(e).splitlines()[0]) from None
+
+    def bad(node, why):
+        return DataFormatError(str(path), node.start_mark.line + 1 if node is not None else None, why)
+
+    if root is None or not isinstance(root, yaml.MappingNode):
+        raise bad(root, "expected a mapping with one key, cases: a list of cases")
+    lists = None
+    for k, v in root.value:
+        if k.value != "cases":
+            raise bad(k, f"unknown key {k.value!r} (the file has one key, cases)")
+        lists = v
+    if not isinstance(lists, yaml.SequenceNode) or not lists.value:
+        raise bad(lists or root, "cases must be a list of at least one case")
+    out = []
+    for i, node in enumerate(lists.value, 1):
+        if not isinstance(node, yaml.MappingNode):
+            raise bad(node, f"case {i}: expected a mapping of {', '.join(CASE_KEYS)}")
+        case = {}
+        for k, v in node.value:
+            if k.value not in CASE_KEYS:
+                raise bad(k, f"case {i}: unknown key {k.value!r} (a case has {', '.join(CASE_KEYS)})")
+            if not isinstance(v, yaml.ScalarNode):
+                raise bad(v, f"case {i}: {k.value} must be a single value")
+            case[k.value] = (k, v)
+        for key in ("send", "leaves"):
+            if key not in case:
+                raise bad(node, f"case {i}: {key} is missing")
+        side = case["from"][1].value if "from" in case else "in"
+        if side not in SIDES:
+            raise bad(case["from"][1], f"case {i}: from must be in or out, got {side!r}")
+        leaves = case["leaves"][1].value
+        if leaves not in (*SIDES, "nowhere"):
+            raise bad(case["leaves"][1], f"case {i}: leaves must be in, out or nowhere, got {leaves!r}")
+        send = case["send"][1].value
+        try:
+            f = parse_case(send, from_port=SIDES[side], sport=3000 + i)
+        except ValueError as e:
+            raise bad(case["send"][1], f"case {i}: {e}") from None
+        out.append(ExtraCase(send, SIDES[side], SIDES.get(leaves), case["why"][1].value if "why" in case else "", f))
+    return out
+
+
+def extra_expectations(send, cases: list[ExtraCase], ports: dict[int, str]) -> list[Expectation]:
+    """Each case sent on its own: ``send(frames, port)`` returns what left on each port
+    (frames or scapy packets). A case passes when exactly one packet leaves, by its
+    ``leaves`` port, or none leaves at all for ``nowhere``. ``ports`` names the ports as
+    the track does ($IN_DEV, port 0...)."""
+    out = []
+    for c in cases:
+        where = f"leaves on {ports[c.leaves]}" if c.leaves is not None else "is dropped"
+        name = f"extra: {c.send} into {ports[c.from_port]} {where}" + (f" ({c.why})" if c.why else "")
+        got = send([c.frame], c.from_port)
+        if c.leaves is None:
+            ok = not got[0] and not got[1]
+        else:
+            ok = len(got[c.leaves]) == 1 and not got[1 - c.leaves]
+        detail = ""
+        if not ok:
+            back = "; ".join(f"{describe(got[p][0])}" + (f" (and {len(got[p]) - 1} more)" if len(got[p]) > 1 else "")
+                             + f" on {ports[p]}" for p in (0, 1) if got[p]) or "nothing"
+            expected = f"one packet on {ports[c.leaves]}" if c.leaves is not None else "nothing (dropped)"
+            detail = f"sent {describe(c.frame)} into {ports[c.from_port]}; got {back}; expected {expected}"
+        out.append(Expectation(name, ok, detail))
+    return out

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import engines, scenarios
-from .checks import ARP, IPV4, Expectation, arp_request, checksums_right, describe, frame, parse, scapy_layers, \
-    through
+from .checks import ARP, IPV4, Expectation, arp_request, checksums_right, describe, extra_expectations, frame, parse, \
+    parse_case, scapy_layers, through
 from .datasets import project_dir
 from .engines.click import read_handler, wrap_config
 from .errors import DataFormatError, EngineNotFound, ParameterError, RouterlabError
@@ -577,19 +577,6 @@ def _check_iprouter(run: Run, data: dict) -> list[Expectation]:
     return out
 
 
-def parse_case(text: str, from_port: int = 0, sport: int = 1234) -> bytes:
-    """A frame from ``"tcp 10.70.1.2 > 10.71.0.5:22"`` (udp, tcp; icmp-echo, icmp-reply
-    without a port), from source port (or ICMP identifier) ``sport``."""
-    m = re.fullmatch(r"\s*(udp|tcp|icmp-echo|icmp-reply)\s+([\d.]+)\s*>\s*([\d.]+)(?::(\d+))?\s*", text)
-    if not m:
-        raise ValueError(f"not a case: {text!r} (expected e.g. 'tcp 10.70.1.2 > 10.71.0.5:22')")
-    proto, src, dst, port = m.groups()
-    if proto.startswith("icmp"):
-        return frame(dst, src=src, proto="icmp", icmp_type=8 if proto == "icmp-echo" else 0, sport=sport,
-                     from_port=from_port)
-    return frame(dst, src=src, proto=proto, sport=sport, dport=int(port or 5000), from_port=from_port)
-
-
 def _check_firewall(run: Run, data: dict) -> list[Expectation]:
     out = []
     # every case in one go: a frame that passes comes out unchanged, so it names its case
@@ -790,12 +777,14 @@ NOT_TRIED = "(the exercise's other checks were not tried: the router has to star
 
 
 def check(exercise: str, config: str | Path | None = None, *, solution: bool = False,
-          memory: bool | None = None) -> list[Expectation]:
+          memory: bool | None = None, extra: list | None = None) -> list[Expectation]:
     """Run exercise ``exercise``'s check against ``config`` (a .click file), or against the
     exercise's solution (``solution=True``) or its skeleton.
 
     ``memory``: True runs the router from memory, False on the testbed (needs root);
-    None (the default) chooses the testbed as root and memory otherwise."""
+    None (the default) chooses the testbed as root and memory otherwise. ``extra``: an
+    instructor's cases (:func:`routerlab.checks.read_extra_checks`), sent after the
+    exercise's own expectations."""
     _known(exercise)
     data = exercise_data(exercise)
     path = config_path(exercise, config, solution)
@@ -815,6 +804,8 @@ def check(exercise: str, config: str | Path | None = None, *, solution: bool = F
             raise
         return [Expectation(START, False, f"{e}\n{NOT_TRIED}")]
     try:
-        return [Expectation(START, True)] + CHECKS[exercise](Run(router, used), data)
+        run = Run(router, used)
+        return ([Expectation(START, True)] + CHECKS[exercise](run, data)
+                + extra_expectations(run.send, extra or [], PORTS))
     finally:
         router.__exit__(None, None, None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from .checks import Expectation, frame, ip_checksum_right, scapy_layers, through
+from .checks import Expectation, extra_expectations, frame, ip_checksum_right, scapy_layers, through
 from .engines import p4
 from .engines.bmv2 import Bmv2
 from .errors import RouterlabError
@@ -129,13 +129,19 @@ CHECKS: dict[str, Callable[[Run], list[Expectation]]] = {
     "router": _check_router, "firewall": _check_firewall, "gre": _check_gre, "shortcut": _check_shortcut}
 
 
+#: The switch's ports as the P4 checks name them: 0 towards the generator, 1 towards the sink.
+PORTS = {0: "port 0", 1: "port 1"}
+
+
 def check(exercise: str, program: str | Path | None = None, solution: bool = True,
-          log: str | Path | None = None) -> list[Expectation]:
+          log: str | Path | None = None, extra: list | None = None) -> list[Expectation]:
     """Run exercise ``exercise``'s check against ``program`` (a .p4 file), or against the
     exercise's solution (``solution=True``) or skeleton. Needs root and bmv2's logging
     build (``bmv2-log``), which logs every packet; ``log``: a file to write that log to
     (each packet's parser states, tables and actions, as ``simple_switch --log-console``
-    prints them)."""
+    prints them). ``extra``: an instructor's cases
+    (:func:`routerlab.checks.read_extra_checks`), sent after the exercise's own
+    expectations."""
     if exercise not in CHECKS:
         from .errors import ParameterError
 
@@ -152,7 +158,9 @@ def check(exercise: str, program: str | Path | None = None, solution: bool = Tru
             except RouterlabError as e:
                 # a student's program that does not compile or lacks a table is a result, not a crash
                 return [Expectation("compiles and takes the exercise's table entries", False, str(e))]
-            return [Expectation("compiles and takes the exercise's table entries", True)] + CHECKS[exercise](Run(tb, eng))
+            run = Run(tb, eng)
+            return ([Expectation("compiles and takes the exercise's table entries", True)] + CHECKS[exercise](run)
+                    + extra_expectations(run.send, extra or [], PORTS))
         finally:
             packets = eng.packet_log() if log is not None else ""
             eng.stop(tb)

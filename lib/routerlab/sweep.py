@@ -93,8 +93,10 @@ def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: T
     """Write the environment record of a testbed experiment to ``out/experiments.csv``
     (:func:`routerlab.datasets.record_environment`); ``facts`` are the engine's own (from
     its ``start``), noted with the trial validation's threshold and limit
-    (:meth:`routerlab.validation.TrialValidation.facts`)."""
-    facts = {**facts, **(validation or TrialValidation()).facts()}
+    (:meth:`routerlab.validation.TrialValidation.facts`) and the stops the probe added up
+    (:func:`routerlab.traffic.stop_total_over_ms`)."""
+    facts = {**facts, **(validation or TrialValidation()).facts(),
+             "stop_total_over_ms": traffic.stop_total_over_ms(tb.generator)}
     return datasets.record_environment(
         out, experiment, "routerlab testbed", setting="network namespaces, veth",
         pinning=f"{tb.chain()}; {IDLE_NOTE}{tb.idle_held}",

@@ -26,11 +26,12 @@ A trial is *disturbed* when the machine, not the router, may have lost its packe
 A stop or a lag is held only against a loss it can account for (a lossless trial passed
 in spite of it; a loss larger than the packets offered during all the stops, or all the
 lags, is the router's; the packets offered during d seconds count as rate x d and one
-burst of the generator, :data:`routerlab.traffic.BURST`, more), and only when the reading is longer than a chosen minimum: the
+burst of the generator, :data:`routerlab.traffic.BURST`, more: ``burst_packets``), and only when the reading is longer than a chosen minimum: the
 stop floor (:data:`routerlab.traffic.STOP_FLOOR_MS`) for a stop, the probe's period for a
 lag, since shorter readings are common in trials that lost nothing. The floor is below the
 period because the XDP chain's first queue lasts less than a period at high loads. The
-stops over :data:`routerlab.traffic.STOP_TOTAL_OVER_MS` are added up (``cpu_stops``,
+stops over :func:`routerlab.traffic.stop_total_over_ms` (with rlgen
+:data:`~routerlab.traffic.STOP_TOTAL_OVER_MS`; the lags over that) are added up (``cpu_stops``,
 ``cpu_stopped_ms``; the lags in ``gen_lagged_ms``) because a router that runs at least as
 fast as its load loses packets only while something holds it up, so the packets offered
 meanwhile bound what the stops can cost, and one stop seldom comes alone; shorter ones
@@ -57,7 +58,7 @@ most ``1 + max_repeats`` attempts), and every attempt is kept:
 The threshold, the probe's period, the limit, the stop floor and the router's queue are
 in the experiment's environment record (``notes`` of ``experiments.csv``:
 ``router_queue_packets=...; steal_threshold=...; probe_period_ms=...; max_repeats=...;
-stop_floor_ms=...``) and in the columns of ``search_results.csv``.
+stop_floor_ms=...; burst_packets=...``) and in the columns of ``search_results.csv``.
 """
 
 from __future__ import annotations
@@ -97,12 +98,17 @@ class TrialValidation:
         were judged with the probe's period as the floor).
     max_repeats : int
         Repeats of one trial at most, after its first attempt; 0 keeps every first attempt.
+    burst_packets : int
+        Packets the generator sends at once (default :data:`routerlab.traffic.BURST`): the
+        packets offered during d seconds count as rate x d and this many more (records made
+        before it existed were judged with 0).
     """
 
     steal_threshold: float = traffic.STEAL_FLAG
     probe_period_ms: float = traffic.STOP_PROBE_PERIOD_MS
     max_repeats: int = defaults.MAX_REPEATS
     stop_floor_ms: float = traffic.STOP_FLOOR_MS
+    burst_packets: int = traffic.BURST
 
     def __post_init__(self):
         if not 0 <= self.steal_threshold < 1:
@@ -115,6 +121,9 @@ class TrialValidation:
             raise ParameterError("stop_floor_ms", f"must be >= 0 milliseconds, got {f!r}")
         if isinstance(self.max_repeats, bool) or not isinstance(self.max_repeats, int) or self.max_repeats < 0:
             raise ParameterError("max_repeats", f"must be a whole number >= 0, got {self.max_repeats!r}")
+        b = self.burst_packets
+        if isinstance(b, bool) or not isinstance(b, int) or b < 0:
+            raise ParameterError("burst_packets", f"must be a whole number >= 0, got {b!r}")
 
     def why_disturbed(self, trial: Mapping) -> str:
         """What disturbed a trial, in words ("" when nothing did).
@@ -143,7 +152,7 @@ class TrialValidation:
         def fits(total):
             """Whether the loss fits in the packets offered during ``total`` ms (a burst
             more than rate * total: the generators send in bursts)."""
-            return not rate or lost <= rate * total / 1e3 + traffic.BURST
+            return not rate or lost <= rate * total / 1e3 + self.burst_packets
 
         def in_all(total, n=None):
             """', total ms in all [over n stops]', said when the total is more than the longest."""
@@ -202,10 +211,11 @@ class TrialValidation:
                 return
 
     def facts(self) -> dict:
-        """The thresholds, the probe's period, the limit and the stop floor, for an
-        environment record."""
+        """The thresholds, the probe's period, the limit, the stop floor and the burst,
+        for an environment record."""
         return {"steal_threshold": self.steal_threshold, "probe_period_ms": self.probe_period_ms,
-                "max_repeats": self.max_repeats, "stop_floor_ms": self.stop_floor_ms}
+                "max_repeats": self.max_repeats, "stop_floor_ms": self.stop_floor_ms,
+                "burst_packets": self.burst_packets}
 
 
 def _number(x) -> float | None:

@@ -9,7 +9,7 @@ import click
 from click.exceptions import Exit
 
 from .app import argument, click_app
-from .common import PATH, checked_file, err, fail, format_option, report_check
+from .common import PATH, checked_file, err, extra_checks_option, fail, format_option, read_extra, report_check
 
 
 @click_app.command("check")
@@ -19,17 +19,19 @@ from .common import PATH, checked_file, err, fail, format_option, report_check
 @click.option("--memory/--testbed", default=None,
               help="Run the router from memory (no root: FromDevice and ToDevice become sockets) or on the "
                    "testbed (root). Default: the testbed as root, else memory.")
+@extra_checks_option
 @format_option
-def click_check(exercise, config, solution, memory, fmt):
+def click_check(exercise, config, solution, memory, extra, fmt):
     """Send real frames through your Click configuration and say which expectations pass."""
     from .. import clickexercises
 
     if config is not None and solution:
         fail("--config and --solution: give one of them")
+    extra = read_extra(extra)
     if memory is None and os.geteuid() != 0:
         err.print("no root: checking from memory (FromDevice and ToDevice replaced by sockets); "
                   "as root the check runs on the testbed's links", highlight=False)
-    report_check(lambda: clickexercises.check(exercise, config, solution=solution, memory=memory), fmt,
+    report_check(lambda: clickexercises.check(exercise, config, solution=solution, memory=memory, extra=extra), fmt,
                  {"track": "click", "exercise": exercise, "checked": checked_file(config, solution)})
 
 

@@ -242,6 +242,27 @@ def format_option(f):
                              "interrupted.")(f)
 
 
+def extra_checks_option(f):
+    """``--extra-checks FILE`` of ``click check`` and ``p4 check``."""
+    return click.option("--extra-checks", "extra", type=PATH, metavar="FILE",
+                        help="An instructor's cases the students did not see (YAML: cases, each a packet to send, "
+                             "the link it goes in by and the link it must leave by), checked after the "
+                             "exercise's own.")(f)
+
+
+def read_extra(path):
+    """The cases of ``--extra-checks``, or None; a bad file exits 2 naming file, line and
+    what is wrong."""
+    if path is None:
+        return None
+    from ..checks import read_extra_checks
+
+    try:
+        return read_extra_checks(path)
+    except RouterlabError as e:
+        fail(f"--extra-checks: {e}")
+
+
 def checked_file(given, solution: bool) -> str:
     """What a check checked, for a grader: the student's file, or the exercise's
     ``solution`` or ``skeleton``."""

@@ -6,7 +6,7 @@ import click
 
 from ..errors import RouterlabError
 from .app import argument, p4_app
-from .common import PATH, checked_file, err, fail, format_option, report_check
+from .common import PATH, checked_file, err, extra_checks_option, fail, format_option, read_extra, report_check
 
 
 @p4_app.command("build")
@@ -33,12 +33,14 @@ def p4_build(program, skeletons):
 @click.option("--solution", is_flag=True, help="Check the reference solution instead.")
 @click.option("--log", type=PATH, metavar="FILE",
               help="Write bmv2's log of every packet the check sent (parser states, tables, actions) to FILE.")
+@extra_checks_option
 @format_option
-def p4_check(exercise, program, solution, log, fmt):
+def p4_check(exercise, program, solution, log, extra, fmt):
     """Send real packets through your program on bmv2 and say which expectations pass."""
     from .. import p4exercises
 
+    extra = read_extra(extra)
     if log:
         err.print(f"bmv2's log of every packet: {log}", highlight=False)
-    report_check(lambda: p4exercises.check(exercise, program, solution=solution, log=log), fmt,
+    report_check(lambda: p4exercises.check(exercise, program, solution=solution, log=log, extra=extra), fmt,
                  {"track": "p4", "exercise": exercise, "checked": checked_file(program, solution)})
