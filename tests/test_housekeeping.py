@@ -53,6 +53,18 @@ def test_the_router_cpu_is_left_to_the_router_while_up_and_given_back_after(thre
     assert after == {p: threads[p].cpus for p in after}
 
 
+def test_wired_straight_to_the_sink_the_generators_cpu_is_kept_free(threads):
+    """Measuring the generator's ceiling, the router's CPU idles: the threads go there."""
+    gen_cpu = testbed.Testbed.gen_cpu
+    with testbed.Testbed(direct=True) as tb:
+        assert tb.kept_cpu == gen_cpu != ROUTER_CPU
+        now = sets(threads)
+        assert now and all(gen_cpu not in s and ROUTER_CPU in s for s in now.values())
+        assert f"kernel threads kept off CPU {gen_cpu}: " in tb.chain()
+    after = sets(threads)
+    assert after == {p: threads[p].cpus for p in after}
+
+
 def test_two_testbeds_at_once_give_the_cpus_back_when_both_are_down(threads):
     outer = testbed.Testbed()
     with outer:

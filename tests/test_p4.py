@@ -140,6 +140,23 @@ def test_skeletons_fail_their_checks(exercise):
 
 
 @needs_bmv2
+def test_a_p4_failure_says_what_was_sent_what_came_back_and_what_was_expected(tmp_path):
+    """The router's solution with the TTL neither decremented nor checked for 1."""
+    text = p4.source("router", solution=True).read_text()
+    broken = tmp_path / "router.p4"
+    broken.write_text(text.replace("hdr.ipv4.ttl = hdr.ipv4.ttl - 1;", "").replace("ttl <= 1", "ttl < 1"))
+    results = p4exercises.check("router", broken, solution=False)
+    failed = {r.name: r.detail for r in results if not r.passed}
+    assert list(failed) == ["10.71.0.5 leaves on port 1, TTL 64 -> 63, MACs rewritten, checksum right",
+                            "TTL 1 is dropped"], failed
+    assert failed["TTL 1 is dropped"] == ("sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 1 into port 0; got UDP "
+                                          "10.70.1.2:1234 > 10.71.0.5:5000 TTL 1 on port 1; expected nothing (dropped)")
+    assert failed["10.71.0.5 leaves on port 1, TTL 64 -> 63, MACs rewritten, checksum right"].startswith(
+        "TTL 64, not 63: sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64 into port 0; got UDP 10.70.1.2:1234 > "
+        "10.71.0.5:5000 TTL 64 on port 1; expected it on port 1, TTL 63, MACs ")
+
+
+@needs_bmv2
 @needs_bmv2_log
 def test_a_check_can_keep_bmv2s_log_of_every_packet(tmp_path):
     """What a student debugs with: per packet, the port it came in on, the parser's states,

@@ -34,7 +34,8 @@ sending CPU unless told otherwise.
 With either generator, the kernel's housekeeping threads (``kdamond``, ``kswapd``...) are
 kept off ``router_cpu`` while the testbed is up (:mod:`routerlab.housekeeping`): on this
 kernel, without preemption, one of them in kernel code keeps the router's receive thread
-waiting longer than the router's ring lasts.
+waiting longer than the router's ring lasts. Wired straight to the sink (``direct``) they
+are kept off the generator's CPU instead (:attr:`Testbed.kept_cpu`).
 
 Static neighbour entries replace ARP; IPv6 is off on test links.
 
@@ -330,7 +331,7 @@ class Testbed:
     _up: bool = field(default=False, repr=False)
     _latency_fd: int | None = field(default=None, init=False, repr=False)
     _sink_map: int | None = field(default=None, init=False, repr=False)
-    #: The kernel threads kept off ``router_cpu`` while up (:mod:`routerlab.housekeeping`).
+    #: The kernel threads kept off :attr:`kept_cpu` while up (:mod:`routerlab.housekeeping`).
     housekept: list = field(default_factory=list, init=False, repr=False)
     #: How idle CPUs waited while up, as the environment record says it ("poll (...)" or
     #: "os (...)", with what the kernel honoured; set when the testbed comes up).
@@ -384,6 +385,13 @@ class Testbed:
         return [self.ns_tg, self.ns_sink] + ([] if self.direct else [self.ns_dut])
 
     @property
+    def kept_cpu(self) -> int:
+        """The CPU the kernel's housekeeping threads are kept off while up
+        (:mod:`routerlab.housekeeping`): the router's; wired straight to the sink, the
+        generator's, the router's CPU then being idle or the sink's."""
+        return self.gen_cpu if self.direct else self.router_cpu
+
+    @property
     def _holder(self) -> str:
         """Who holds the housekeeping threads off the router's CPU (:mod:`routerlab.housekeeping`)."""
         return f"{os.getpid()}/{self.prefix}"
@@ -398,7 +406,7 @@ class Testbed:
         self._install_signal_handlers()
         try:
             self.hold_idle()
-            self.housekept = housekeeping.hold(self.router_cpu, self._holder)
+            self.housekept = housekeeping.hold(self.kept_cpu, self._holder)
             self.up()
         except BaseException:
             self.down()
@@ -630,7 +638,7 @@ class Testbed:
     def chain(self) -> str:
         """How generator, router and sink were placed, as the environment record's
         ``pinning`` says it (the idle mode follows)."""
-        kept = (f"; kernel threads kept off CPU {self.router_cpu}: {', '.join(self.housekept)}" if self.housekept
+        kept = (f"; kernel threads kept off CPU {self.kept_cpu}: {', '.join(self.housekept)}" if self.housekept
                 else f"; kernel threads left where they were ({housekeeping.mode()})")
         return self._placement() + kept
 
