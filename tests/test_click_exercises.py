@@ -265,3 +265,20 @@ def test_no_skeleton_points_to_its_solution():
     assert len(skeletons) == len(ce.EXERCISES) + len(p4.PROGRAMS)
     for path in skeletons:
         assert "solution" not in path.read_text().lower(), path
+
+
+@needs_click
+def test_a_router_that_fragments_to_the_links_mtu_not_its_own_fails_the_fragmentation_checks(tmp_path):
+    """IPFragmenter(1500) where the exercise asks for IPFragmenter($MTU): the check gives
+    the router an MTU of 1000, so the 1,400-byte packet must leave in fragments, and with
+    don't-fragment set be answered with ICMP fragmentation needed."""
+    config = tmp_path / "iprouter.click"
+    config.write_text(ce.config_path("iprouter", solution=True).read_text().replace("IPFragmenter($MTU)",
+                                                                                   "IPFragmenter(1500)"))
+    results = ce.check("iprouter", config, memory=True)
+    failed = {r.name.split(":")[0].split(" leaves")[0]: r.detail for r in results if not r.passed}
+    assert list(failed) == ["a 1,400-byte packet to 10.71.0.5", "the same packet with don't-fragment set"], failed
+    assert failed["a 1,400-byte packet to 10.71.0.5"] == (
+        "sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64 into $IN_DEV; got UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 63 "
+        "on $OUT_DEV; expected fragments of at most 1000 bytes on $OUT_DEV")
+    assert failed["the same packet with don't-fragment set"].startswith("sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64")

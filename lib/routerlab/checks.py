@@ -134,11 +134,14 @@ def _ether(from_port: int):
 
 
 def frame(dst: str, *, src: str = "10.70.1.2", ttl: int = 64, proto: str = "udp", sport: int = 1234,
-          dport: int = 5000, from_port: int = 0, icmp_type: int = 8, bad_checksum: bool = False) -> bytes:
+          dport: int = 5000, from_port: int = 0, icmp_type: int = 8, bad_checksum: bool = False,
+          size: int | None = None, df: bool = False) -> bytes:
     """An Ethernet/IPv4 frame addressed to the device under test's port ``from_port``.
 
     ``proto`` is "udp", "tcp" (a SYN) or "icmp" (type ``icmp_type``: 8 echo request, 0
-    echo reply); ``bad_checksum`` spoils the IPv4 header checksum."""
+    echo reply); ``bad_checksum`` spoils the IPv4 header checksum; ``size``: the IPv4
+    packet's total length in bytes (its payload padded; default: a short payload);
+    ``df``: the don't-fragment flag set."""
     L = scapy_layers()
     if proto == "udp":
         l4 = L["UDP"](sport=sport, dport=dport)
@@ -148,10 +151,13 @@ def frame(dst: str, *, src: str = "10.70.1.2", ttl: int = 64, proto: str = "udp"
         l4 = L["ICMP"](type=icmp_type, id=sport, seq=1)
     else:
         raise ValueError(f"proto must be udp, tcp or icmp, got {proto!r}")
-    ip = L["IP"](src=src, dst=dst, ttl=ttl)
+    ip = L["IP"](src=src, dst=dst, ttl=ttl, flags="DF" if df else 0)
+    payload = b"routerlab" * 2
+    if size is not None:
+        payload = (b"routerlab" * (size // 9 + 1))[:size - len(ip / l4)]
     if bad_checksum:
-        ip.chksum = L["IP"](bytes(ip / l4)).chksum ^ 0x5A5A
-    return bytes(_ether(from_port) / ip / l4 / (b"routerlab" * 2))
+        ip.chksum = L["IP"](bytes(ip / l4 / payload)).chksum ^ 0x5A5A
+    return bytes(_ether(from_port) / ip / l4 / payload)
 
 
 def arp_request(target: str, *, src: str = "10.70.1.2", from_port: int = 0) -> bytes:

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import engines, scenarios
-from .checks import ARP, IPV4, Expectation, arp_request, checksums_right, describe, extra_expectations, frame, parse, \
-    parse_case, scapy_layers, through
+from .checks import ARP, IPV4, Expectation, arp_request, checksums_right, describe, extra_expectations, frame, \
+    ip_checksum_right, parse, parse_case, scapy_layers, through
 from .datasets import project_dir
 from .engines.click import read_handler, wrap_config
 from .errors import DataFormatError, EngineNotFound, ParameterError, RouterlabError
@@ -186,12 +186,16 @@ def _close_matches(name: str, classes) -> list[str]:
     return [lower[m] for m in difflib.get_close_matches(name.lower(), list(lower), n=3, cutoff=0.75)]
 
 
-def defines(devices: tuple[str, str]) -> dict[str, str]:
-    """The defines an exercise's configuration gets: the device under test's two devices
-    and the testbed's MACs (the same on the testbed and from memory)."""
+def defines(devices: tuple[str, str], data: dict | None = None) -> dict[str, str]:
+    """The defines an exercise's configuration gets: the device under test's two devices,
+    the testbed's MACs (the same on the testbed and from memory) and, where the exercise's
+    ``check.yaml`` gives one (``data``), the MTU its router fragments to."""
     m = Testbed.MACS
-    return {"IN_DEV": devices[0], "OUT_DEV": devices[1], "IN_MAC": m["d0"], "OUT_MAC": m["d1"],
-            "PREV_MAC": m["g0"], "NEXT_MAC": m["s0"]}
+    out = {"IN_DEV": devices[0], "OUT_DEV": devices[1], "IN_MAC": m["d0"], "OUT_MAC": m["d1"],
+           "PREV_MAC": m["g0"], "NEXT_MAC": m["s0"]}
+    if data and "mtu" in data:
+        out["MTU"] = str(data["mtu"])
+    return out
 
 
 # -- the first look: does Click take it? -----------------------------------------------------
@@ -306,8 +310,8 @@ class MemoryRouter:
 
     devices = MEMORY_DEVICES
 
-    def __init__(self, config: Path):
-        self.config = config
+    def __init__(self, config: Path, data: dict | None = None):
+        self.config, self.data = config, data
 
     def __enter__(self):
         self.dir = Path(tempfile.mkdtemp(prefix="routerlab-click-"))
@@ -324,7 +328,7 @@ class MemoryRouter:
             log = self.dir / "click.log"
             with open(log, "w") as fh:
                 self._proc = subprocess.Popen(
-                    [click_binary(), str(wrapper), *[f"{k}={v}" for k, v in defines(self.devices).items()]],
+                    [click_binary(), str(wrapper), *[f"{k}={v}" for k, v in defines(self.devices, self.data).items()]],
                     stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
             deadline = time.monotonic() + 15
             while True:
@@ -384,10 +388,10 @@ class TestbedRouter:
     """A configuration run on a fresh testbed by the engine ``click`` (as ``routerlab
     measure --config`` runs it); frames come from the generator's or the sink's namespace."""
 
-    def __init__(self, config: Path, tb: Testbed):
+    def __init__(self, config: Path, tb: Testbed, data: dict | None = None):
         self.config, self.tb = config, tb
         self.engine = engines.get("click")
-        self.engine.use_config(config)
+        self.engine.use_config(config, {k: v for k, v in defines((tb.dut_in, tb.dut_out), data).items() if k == "MTU"})
         self.devices = (tb.dut_in, tb.dut_out)
 
     def __enter__(self):
@@ -566,6 +570,7 @@ def _check_iprouter(run: Run, data: dict) -> list[Expectation]:
     out.append(_one_out(run, f"no route ({nr}): dropped, and ICMP net unreachable (3/0) goes back to the sender",
                         frame(nr), 0, 0, "ICMP 3/0 from a router address to 10.70.1.2, quoting the packet",
                         lambda p: _icmp_error(p, (3, 0), "10.70.1.2", router, nr))[0])
+    out += _check_fragmentation(run, data, dst, mac["out"], router)
 
     def echo_reply(p):
         if L["ICMP"] not in p or p[L["ICMP"]].type != 0:
@@ -575,6 +580,69 @@ def _check_iprouter(run: Run, data: dict) -> list[Expectation]:
                         frame(addr["in"], proto="icmp"), 0, 0, f"an ICMP echo reply from {addr['in']}",
                         echo_reply)[0])
     return out
+
+
+def _fragments(parts: list, sent) -> str:
+    """What is wrong with ``parts`` (scapy packets, in the order they left) as the
+    fragments of ``sent`` routed one hop, or ""."""
+    IP = scapy_layers()["IP"]
+    if any(IP not in p for p in parts):
+        return "not all IPv4"
+    ips = sorted((p[IP] for p in parts), key=lambda ip: ip.frag)
+    whole, data, at = IP(bytes(sent)[14:]), b"", 0
+    for i, ip in enumerate(ips):
+        last = i == len(ips) - 1
+        if ip.frag * 8 != at:
+            return f"fragment offsets {[x.frag * 8 for x in ips]}: not one after the other"
+        if bool(ip.flags.MF) == last:
+            return "the more-fragments flag is wrong" + (" on the last" if last else f" on fragment {i + 1}")
+        if ip.id != whole.id or ip.ttl != whole.ttl - 1 or (ip.src, ip.dst) != (whole.src, whole.dst):
+            return "the fragments do not keep the packet's identification, addresses and TTL - 1"
+        chunk = bytes(ip.payload)[:ip.len - ip.ihl * 4]
+        data, at = data + chunk, at + len(chunk)
+    if data != bytes(whole.payload):
+        return "the fragments do not reassemble to the packet's payload"
+    return ""
+
+
+def _check_fragmentation(run: Run, data: dict, dst: str, macs: tuple[str, str], router: set[str]) -> list[Expectation]:
+    """IPFragmenter($MTU) on the way out, with the MTU ``check.yaml`` gives the router
+    (below the links'): a larger packet leaves in fragments; with DF set, it is dropped
+    and ICMP fragmentation needed (3/4) goes back."""
+    if "mtu" not in data:
+        return []
+    mtu, size = data["mtu"], data["large_packet"]
+    IP = scapy_layers()["IP"]
+    out = []
+    sent = frame(dst, size=size)
+    got = run.send([sent], 0)
+    parts = got[1]
+    hint = run.hint(sent, 0, got, f"fragments of at most {mtu} bytes on {PORTS[1]}")
+    if len(parts) < 2 or got[0]:
+        detail = hint
+    else:
+        too_big = [p[IP].len for p in parts if IP in p and p[IP].len > mtu]
+        wrong = ((f"a fragment of {too_big[0]} bytes, over the MTU" if too_big else _fragments(parts, sent))
+                 or next((w for w in (_routed_fragment(p, *macs) for p in parts) if w), ""))
+        detail = f"{wrong}: {hint}" if wrong else ""
+    out.append(Expectation(f"a {size:,}-byte packet to {dst} leaves on {PORTS[1]} in fragments of at most $MTU "
+                           f"({mtu}) bytes that reassemble to it, each with TTL 63 and the link's Ethernet header",
+                           not detail, detail))
+    out.append(_one_out(run, f"the same packet with don't-fragment set: dropped, and ICMP fragmentation needed (3/4) "
+                             "goes back to the sender", frame(dst, size=size, df=True), 0, 0,
+                        "ICMP 3/4 from a router address to 10.70.1.2, quoting the packet",
+                        lambda p: _icmp_error(p, (3, 4), "10.70.1.2", router, dst))[0])
+    return out
+
+
+def _routed_fragment(p, src_mac: str, dst_mac: str) -> str:
+    """What is wrong with a fragment's IPv4 header checksum and Ethernet header, or ""."""
+    wrong = []
+    if not ip_checksum_right(p):
+        wrong.append("wrong IPv4 checksum")
+    if (p.src, p.dst) != (src_mac, dst_mac):
+        wrong.append(f"Ethernet {p.src} -> {p.dst}, not {src_mac} -> {dst_mac}")
+    return ", ".join(wrong)
 
 
 def _check_firewall(run: Run, data: dict) -> list[Expectation]:
@@ -796,7 +864,9 @@ def check(exercise: str, config: str | Path | None = None, *, solution: bool = F
     problems, used = static_check(path, devices)
     if problems:
         return [Expectation(START, False, "\n".join(problems + [NOT_TRIED]))]
-    router = MemoryRouter(path) if tb is None else TestbedRouter(path, tb)
+    # the measure exercise runs the iprouter exercise's router, with its defines
+    given = exercise_data(MEASURED) if exercise == "measure" else data
+    router = MemoryRouter(path, given) if tb is None else TestbedRouter(path, tb, given)
     try:
         router.__enter__()
     except RouterlabError as e:

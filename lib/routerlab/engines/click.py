@@ -149,17 +149,21 @@ class ClickEngine(Engine):
     capture = "AF_PACKET (FromDevice, sniffer)"
     #: A configuration of one's own (:meth:`use_config`), run instead of routerlab's.
     own_config: Path | None = None
+    #: Defines given with it, replacing or adding to routerlab's (:meth:`use_config`).
+    own_defines: dict = {}
 
-    def use_config(self, path):
+    def use_config(self, path, defines: dict[str, str] | None = None):
         """Run the Click configuration ``path`` (a router of one's own, e.g. a course
         exercise's) instead of routerlab's. It takes the same defines (IN_DEV, OUT_DEV,
-        IN_MAC, OUT_MAC, PREV_MAC, NEXT_MAC, MTU, CONTROL) and forwards as it is written:
-        a scenario's routes, firewall and tunnel are not applied to it, so only scenarios
-        without them can be measured."""
+        IN_MAC, OUT_MAC, PREV_MAC, NEXT_MAC, MTU, CONTROL; ``defines`` replace or add some,
+        e.g. an MTU below the links') and forwards as it is written: a scenario's routes,
+        firewall and tunnel are not applied to it, so only scenarios without them can be
+        measured."""
         path = Path(path).resolve()
         if not path.is_file():
             raise ParameterError("config", f"{path}: no such file")
         self.own_config = path
+        self.own_defines = dict(defines or {})
         self.features = set()
 
     def binary(self) -> str:
@@ -211,6 +215,8 @@ class ClickEngine(Engine):
                    "IN_MAC": Testbed.mac(tb.ns_dut, tb.dut_in), "OUT_MAC": Testbed.mac(tb.ns_dut, tb.dut_out),
                    "PREV_MAC": Testbed.mac(tb.ns_tg, tb.tg_if), "NEXT_MAC": Testbed.mac(tb.ns_sink, tb.sink_if),
                    "MTU": str(tb.mtu), "CONTROL": control}
+        if self.own_config:
+            defines.update(self.own_defines)
         self._log = open(folder / "click.log", "w")
         self._proc = tb.spawn(tb.ns_dut, *self.command(tb, folder, defines), cpu=tb.router_cpu,
                               stdout=self._log, stderr=subprocess.STDOUT)
