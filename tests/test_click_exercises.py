@@ -282,3 +282,14 @@ def test_a_router_that_fragments_to_the_links_mtu_not_its_own_fails_the_fragment
         "sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64 into $IN_DEV; got UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 63 "
         "on $OUT_DEV; expected fragments of at most 1000 bytes on $OUT_DEV")
     assert failed["the same packet with don't-fragment set"].startswith("sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64")
+
+
+@needs_click
+@pytest.mark.parametrize("exercise", ce.EXERCISES)
+def test_what_the_untouched_skeleton_passes_is_what_its_readme_says_is_given(exercise):
+    readme = (ce.exercises_dir() / exercise / "README.md").read_text()
+    section = readme.split("### Given with the skeleton\n", 1)[1].split("\n## ", 1)[0]
+    said = [line[2:] for line in section.splitlines() if line.startswith("- ")]
+    results = ce.check(exercise, memory=True)
+    assert results[0].passed  # Click takes it
+    assert [r.name for r in results[1:] if r.passed] == said

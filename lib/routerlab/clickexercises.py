@@ -776,11 +776,16 @@ def _check_loadbalancer(run: Run, data: dict) -> list[Expectation]:
     split = {key: sorted({p[L["IP"]].dst for p in ps}) for key, ps in seen.items()}
     moved = {key: dsts for key, dsts in split.items() if len(dsts) > 1}
     complete = len(seen) == nflows
-    out.append(Expectation("every packet of a flow goes to the same backend", complete and not moved,
-                           "" if complete and not moved else
-                           f"{len(moved)} of {len(seen)} flows seen went to more than one backend"
-                           + (f", e.g. {next(iter(moved))[0]}:{next(iter(moved))[1]} to {', '.join(next(iter(moved.values())))}"
-                              if moved else "") + (f"; only {len(seen)} of {nflows} flows came out" if not complete else "")))
+    # a flow left going to the service address itself goes to no backend at all
+    elsewhere = sorted({d for dsts in split.values() for d in dsts} - set(backends))
+    sticky = complete and not moved and not elsewhere
+    out.append(Expectation("every packet of a flow goes to the same backend", sticky,
+                           "" if sticky else "; ".join(filter(None, (
+                               f"{len(moved)} of {len(seen)} flows seen went to more than one backend, e.g. "
+                               f"{next(iter(moved))[0]}:{next(iter(moved))[1]} to {', '.join(next(iter(moved.values())))}"
+                               if moved else "",
+                               f"only {len(seen)} of {nflows} flows came out" if not complete else "",
+                               f"packets went to {', '.join(elsewhere)}, not a backend" if elsewhere else "")))))
     used = {}
     for dsts in split.values():
         for d in dsts:
