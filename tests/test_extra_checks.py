@@ -61,6 +61,8 @@ def test_the_cases_are_read_with_their_ports(tmp_path):
     ("cases:\n  - {send: [1, 2], leaves: out}\n", 2, "case 1: send must be a single value"),
     ("cases:\n  - {send: 'udp 10.70.1.2 > 10.71.0.5', leaves: out\n", 3, "expected ',' or '}'"),
     ("- just a list\n", 1, "expected a mapping with one key, cases"),
+    ("cases:\n  - {send: 'udp 10.70.1 > 10.71.0.5', leaves: out}\n", 2, "10.70.1 is not an IPv4 address"),
+    ("cases:\n  - {send: 'udp 10.70.1.2 > 999.1.1.1', leaves: out}\n", 2, "999.1.1.1 is not an IPv4 address"),
 ])
 def test_a_mistake_in_the_file_names_file_and_line(tmp_path, text, line, message):
     path = write(tmp_path, text)

@@ -2,9 +2,12 @@
 this machine's own kernel threads: moved when it comes up, given back when it goes down,
 after a kill -9 by routerlab clean, and once only when two testbeds overlap.
 
-Needs root (moving kernel threads, network namespaces) and a kernel thread that may run on
-the router's CPU and another; skipped otherwise, with that reason."""
+The tests with this machine's threads need root (moving kernel threads, network
+namespaces) and a kernel thread that may run on the router's CPU and another; skipped
+otherwise, with that reason. The state's bookkeeping (holders, interruptions, reused
+process ids) is tested on stand-in threads, without root."""
 
+import json
 import os
 import subprocess
 import sys
@@ -15,7 +18,7 @@ import pytest
 from routerlab import housekeeping, testbed
 from routerlab.errors import ParameterError
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: moving kernel threads")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: moving kernel threads")
 
 ROUTER_CPU = testbed.Testbed.router_cpu
 
@@ -42,6 +45,7 @@ def sets(pids):
     return out
 
 
+@needs_root
 def test_the_router_cpu_is_left_to_the_router_while_up_and_given_back_after(threads):
     with testbed.Testbed() as tb:
         now = sets(threads)
@@ -53,6 +57,7 @@ def test_the_router_cpu_is_left_to_the_router_while_up_and_given_back_after(thre
     assert after == {p: threads[p].cpus for p in after}
 
 
+@needs_root
 def test_wired_straight_to_the_sink_the_generators_cpu_is_kept_free(threads):
     """Measuring the generator's ceiling, the router's CPU idles: the threads go there."""
     gen_cpu = testbed.Testbed.gen_cpu
@@ -65,6 +70,7 @@ def test_wired_straight_to_the_sink_the_generators_cpu_is_kept_free(threads):
     assert after == {p: threads[p].cpus for p in after}
 
 
+@needs_root
 def test_two_testbeds_at_once_give_the_cpus_back_when_both_are_down(threads):
     outer = testbed.Testbed()
     with outer:
@@ -74,11 +80,12 @@ def test_two_testbeds_at_once_give_the_cpus_back_when_both_are_down(threads):
     assert sets(threads) == {p: threads[p].cpus for p in sets(threads)}
 
 
+@needs_root
 def test_leave_mode_moves_nothing(threads, monkeypatch):
     monkeypatch.setenv("ROUTERLAB_HOUSEKEEPING", "leave")
     with testbed.Testbed() as tb:
         assert sets(threads) == {p: threads[p].cpus for p in sets(threads)}
-        assert tb.housekept == [] and "kernel threads left where they were (leave)" in tb.chain()
+        assert tb.housekept == [] and "kernel threads left where they were (ROUTERLAB_HOUSEKEEPING=leave)" in tb.chain()
     monkeypatch.setenv("ROUTERLAB_HOUSEKEEPING", "pin")
     with pytest.raises(ParameterError, match="ROUTERLAB_HOUSEKEEPING.*move, leave.*'pin'"):
         housekeeping.mode()
@@ -93,6 +100,7 @@ RUN = textwrap.dedent("""
 """)
 
 
+@needs_root
 def test_a_killed_run_s_threads_get_their_cpus_back_from_clean(threads):
     prefix = "rl" + os.urandom(3).hex()
     p = subprocess.Popen([sys.executable, "-c", RUN, prefix], stdout=subprocess.PIPE, text=True)
@@ -107,3 +115,73 @@ def test_a_killed_run_s_threads_get_their_cpus_back_from_clean(threads):
     after = sets(threads)
     assert after == {p: threads[p].cpus for p in after}  # ...and routerlab clean gives them back
     assert any("CPUs given back" in r for r in removed)
+
+
+# -- the bookkeeping, on stand-in threads (no root) ---------------------------------------------
+
+class Threads:
+    """Stand-in kernel threads: pid -> Thread, whose CPU sets housekeeping changes."""
+
+    def __init__(self, monkeypatch, tmp_path, n=3, fail_at=None):
+        self.t = {pid: housekeeping.Thread(pid, f"kthread{pid}", 100 + pid, frozenset({0, 1})) for pid in range(1, n + 1)}
+        self.moves, self.fail_at = 0, fail_at
+        monkeypatch.setattr(housekeeping, "STATE", tmp_path / "housekeeping.json")
+        monkeypatch.setattr(housekeeping, "_thread", lambda pid: self.t.get(pid))
+        monkeypatch.setattr(housekeeping, "movable", lambda cpu: [t for t in self.t.values()
+                                                                  if cpu in t.cpus and len(t.cpus) > 1])
+        monkeypatch.setattr(housekeeping.os, "sched_setaffinity", self.set)
+
+    def set(self, pid, cpus):
+        self.moves += 1
+        if self.moves == self.fail_at:
+            raise KeyboardInterrupt("Ctrl-C in the middle of the moves")
+        t = self.t[pid]
+        self.t[pid] = housekeeping.Thread(pid, t.name, t.start, frozenset(cpus))
+
+    def cpus(self):
+        return {pid: set(t.cpus) for pid, t in self.t.items()}
+
+
+def test_threads_are_given_back_when_the_last_holder_goes(monkeypatch, tmp_path):
+    th = Threads(monkeypatch, tmp_path)
+    assert housekeeping.hold(1, "a") == ["kthread1", "kthread2", "kthread3"]
+    assert th.cpus() == {1: {0}, 2: {0}, 3: {0}}
+    assert housekeeping.hold(1, "b") == ["kthread1", "kthread2", "kthread3"]  # already off: still said
+    assert housekeeping.release("a") == [] and th.cpus() == {1: {0}, 2: {0}, 3: {0}}
+    assert housekeeping.release("b") == ["kthread1", "kthread2", "kthread3"]
+    assert th.cpus() == {1: {0, 1}, 2: {0, 1}, 3: {0, 1}} and not housekeeping.STATE.exists()
+    assert housekeeping.release("b") == []  # idempotent
+
+
+def test_a_holder_whose_process_id_was_given_to_another_process_is_dead(monkeypatch, tmp_path):
+    th = Threads(monkeypatch, tmp_path)
+    housekeeping.hold(1, "a")
+    st = json.loads(housekeeping.STATE.read_text())
+    # the same process id, started at another time: a later process, not the holder
+    st["holders"].append({"id": "killed", "pid": os.getpid(), "start": 1})
+    housekeeping.STATE.write_text(json.dumps(st))
+    assert housekeeping.release("a") == ["kthread1", "kthread2", "kthread3"]
+    assert th.cpus() == {1: {0, 1}, 2: {0, 1}, 3: {0, 1}}
+
+
+def test_an_interrupted_hold_still_gives_back_what_it_moved(monkeypatch, tmp_path):
+    th = Threads(monkeypatch, tmp_path, fail_at=2)
+    with pytest.raises(KeyboardInterrupt):
+        housekeeping.hold(1, "a")
+    assert th.cpus() == {1: {0}, 2: {0, 1}, 3: {0, 1}}
+    assert housekeeping.release("a") == ["kthread1", "kthread2"]  # the second was recorded, not moved
+    assert th.cpus() == {1: {0, 1}, 2: {0, 1}, 3: {0, 1}}
+
+
+def test_a_thread_whose_pid_was_reused_is_not_given_a_set(monkeypatch, tmp_path):
+    th = Threads(monkeypatch, tmp_path)
+    housekeeping.hold(1, "a")
+    th.t[2] = housekeeping.Thread(2, "another", 999, frozenset({0}))  # thread 2 ended, its pid reused
+    assert housekeeping.release("a") == ["kthread1", "kthread3"] and th.cpus()[2] == {0}
+
+
+def test_a_spoilt_state_file_is_started_afresh(monkeypatch, tmp_path):
+    th = Threads(monkeypatch, tmp_path)
+    housekeeping.STATE.write_text("[1, 2")
+    assert housekeeping.hold(1, "a") == ["kthread1", "kthread2", "kthread3"]
+    assert housekeeping.release("a") == ["kthread1", "kthread2", "kthread3"] and th.cpus()[1] == {0, 1}

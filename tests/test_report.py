@@ -216,8 +216,8 @@ def test_report_check_command_exit_status(demo):
 def test_each_record_is_judged_with_the_burst_it_was_measured_with(demo):
     """A set-aside attempt that lost 10 packets more than its stop (read 3.0 ms, so up to
     5.0 ms) offered by the rate: a record made before validation counted the generator's
-    burst (no ``burst_packets`` in its notes) did not hold the stop against it; one with
-    ``burst_packets=32`` does."""
+    burst (no ``generator_burst`` in its notes) did not hold the stop against it; one with
+    ``generator_burst=32`` does."""
     import pandas as pd
 
     again = pd.read_csv(demo / "superseded_trials.csv")
@@ -226,7 +226,7 @@ def test_each_record_is_judged_with_the_burst_it_was_measured_with(demo):
     again.to_csv(demo / "superseded_trials.csv", index=False)
     assert facts.validation(demo)["sweep"]["set_aside_for"]["stop"] == 0
     records = pd.read_csv(demo / "experiments.csv")
-    records["notes"] = records["notes"].str.replace("probe_period_ms=2.0", "probe_period_ms=2.0; burst_packets=32")
+    records["notes"] = records["notes"].str.replace("probe_period_ms=2.0", "probe_period_ms=2.0; generator_burst=32")
     records.to_csv(demo / "experiments.csv", index=False)
     assert facts.validation(demo)["sweep"]["set_aside_for"]["stop"] == 1
 

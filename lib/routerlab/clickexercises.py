@@ -391,7 +391,7 @@ class TestbedRouter:
     def __init__(self, config: Path, tb: Testbed, data: dict | None = None):
         self.config, self.tb = config, tb
         self.engine = engines.get("click")
-        self.engine.use_config(config, {k: v for k, v in defines((tb.dut_in, tb.dut_out), data).items() if k == "MTU"})
+        self.engine.use_config(config, {"MTU": str(data["mtu"])} if data and "mtu" in data else {})
         self.devices = (tb.dut_in, tb.dut_out)
 
     def __enter__(self):
@@ -881,6 +881,6 @@ def check(exercise: str, config: str | Path | None = None, *, solution: bool = F
     try:
         run = Run(router, used)
         return ([Expectation(START, True)] + CHECKS[exercise](run, data)
-                + extra_expectations(run.send, extra or [], PORTS))
+                + extra_expectations(run.send, run.hint, extra or [], PORTS))
     finally:
         router.__exit__(None, None, None)

@@ -14,9 +14,11 @@ CPU and at least one other loses the router's CPU, and gets its own set back whe
 testbed that moved it goes down. Per-CPU threads (``ksoftirqd/1``, ``kworker/1:0``) and
 those the kernel does not let move (unbound workqueue workers) stay where they are.
 
-What was moved, and the set each had, is in :data:`STATE` with the pids of the testbeds
-that hold it, so a killed run's threads get their sets back from ``routerlab clean`` (or
-from the next testbed's release) and two testbeds at once restore only once both are down.
+What was moved, and the set each had, is in :data:`STATE` with the testbeds that hold it
+(process id and start time, so a later process given the same id is not taken for one),
+written before a thread is moved: a killed run's threads get their sets back from
+``routerlab clean`` (or from the next testbed's release), and two testbeds at once give
+them back only once both are down.
 ``ROUTERLAB_HOUSEKEEPING=leave`` leaves every thread where it is. The environment record
 names the threads moved.
 """
@@ -61,22 +63,37 @@ class Thread:
     cpus: frozenset[int]
 
 
-def _thread(pid: int) -> Thread | None:
-    """The kernel thread ``pid``, or None when it is not one (or gone)."""
+def _stat(pid: int) -> tuple[str, str, list[str]] | None:
+    """(name, state, the fields after the state) of ``/proc/PID/stat``, or None (gone)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     # the name is in parentheses and may hold spaces: the fields after it are split
-    name, rest = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
-    flags, start = int(rest[6]), int(rest[19])
+    rest = stat[stat.rindex(")") + 2:].split()
+    return stat[stat.index("(") + 1:stat.rindex(")")], rest[0], rest[1:]
+
+
+def _start(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot), None when it is gone or a
+    zombie."""
+    st = _stat(pid)
+    return None if st is None or st[1] in "ZX" else int(st[2][18])
+
+
+def _thread(pid: int) -> Thread | None:
+    """The kernel thread ``pid``, or None when it is not one (or gone)."""
+    st = _stat(pid)
+    if st is None:
+        return None
+    flags, start = int(st[2][5]), int(st[2][18])
     if not flags & PF_KTHREAD or flags & PF_NO_SETAFFINITY:
         return None
     try:
         cpus = frozenset(os.sched_getaffinity(pid))
     except OSError:
         return None
-    return Thread(pid, name, start, cpus)
+    return Thread(pid, st[0], start, cpus)
 
 
 def movable(cpu: int) -> list[Thread]:
@@ -92,60 +109,61 @@ def movable(cpu: int) -> list[Thread]:
 
 @contextlib.contextmanager
 def _state():
-    """The state file, locked against other testbeds, as a dict to change in place."""
+    """The state, locked against other testbeds (a lock file beside it), as a dict to
+    change in place; written back (whole, by rename) however the block ends, so that a
+    thread recorded before an interruption is not lost."""
     STATE.parent.mkdir(parents=True, exist_ok=True)
-    with open(STATE, "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        f.seek(0)
-        text = f.read()
+    with open(STATE.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            st = json.loads(text) if text.strip() else {}
-        except json.JSONDecodeError:
+            st = json.loads(STATE.read_text())
+            if not isinstance(st, dict):
+                st = {}
+        except (OSError, ValueError):
             st = {}
-        st.setdefault("moved", {})
-        st.setdefault("holders", [])
-        yield st
-        f.seek(0)
-        f.truncate()
-        # left in place when empty: another testbed may be waiting for its lock
-        if st["moved"] or st["holders"]:
-            f.write(json.dumps(st))
+        st = {"moved": dict(st.get("moved") or {}), "holders": list(st.get("holders") or [])}
+        try:
+            yield st
+        finally:
+            if st["moved"] or st["holders"]:
+                tmp = STATE.with_suffix(".tmp")
+                tmp.write_text(json.dumps(st))
+                os.replace(tmp, STATE)
+            else:
+                STATE.unlink(missing_ok=True)
 
 
-def _alive(holder: str) -> bool:
-    """Whether the process of a holder (``"<pid>/<testbed prefix>"``) is alive."""
-    try:
-        pid = int(holder.split("/")[0])
-    except ValueError:
+def _alive(holder) -> bool:
+    """Whether a holder's process is alive: the same process, not a later one given its id."""
+    if not isinstance(holder, dict) or not isinstance(holder.get("pid"), int):
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return _start(holder["pid"]) == holder.get("start")
 
 
 def hold(cpu: int, holder: str) -> list[str]:
-    """Move the housekeeping threads off ``cpu`` for the testbed ``holder``
-    (``"<pid>/<testbed prefix>"``: a process may bring up testbeds one inside another)
-    until :func:`release`. Returns the names of the threads that are
-    off it for this testbed (moved now or by a testbed still up), empty in ``leave`` mode."""
+    """Move the housekeeping threads off ``cpu`` for the testbed ``holder`` (a name of
+    its own, e.g. ``"<pid>/<testbed prefix>"``: a process may bring up testbeds one inside
+    another) until :func:`release`. Returns the names of the threads off ``cpu`` now, for
+    this testbed or one still up; empty in ``leave`` mode."""
     if mode() == "leave":
         return []
+    me = os.getpid()
     with _state() as st:
         _give_back_if_unheld(st)
-        if holder not in st["holders"]:
-            st["holders"].append(holder)
+        if not any(h.get("id") == holder for h in st["holders"]):
+            st["holders"].append({"id": holder, "pid": me, "start": _start(me)})
         for t in movable(cpu):
+            key, before = str(t.pid), st["moved"].get(str(t.pid))
+            if before is None or before.get("start") != t.start:
+                # recorded before it moves: an interrupted hold still gives it back
+                st["moved"][key] = {"name": t.name, "start": t.start, "cpus": sorted(t.cpus)}
             try:
                 os.sched_setaffinity(t.pid, t.cpus - {cpu})
             except OSError:  # gone, or the kernel keeps it
-                continue
-            # a thread moved by an earlier testbed still up keeps its first set
-            st["moved"].setdefault(str(t.pid), {"name": t.name, "start": t.start, "cpus": sorted(t.cpus)})
-        return sorted({m["name"] for m in st["moved"].values()})
+                if before is None:
+                    del st["moved"][key]
+        return sorted(m["name"] for pid, m in st["moved"].items()
+                      if (t := _thread(int(pid))) is not None and t.start == m["start"] and cpu not in t.cpus)
 
 
 def release(holder: str) -> list[str]:
@@ -154,7 +172,7 @@ def release(holder: str) -> list[str]:
     if not STATE.exists():
         return []
     with _state() as st:
-        st["holders"] = [h for h in st["holders"] if h != holder]
+        st["holders"] = [h for h in st["holders"] if not (isinstance(h, dict) and h.get("id") == holder)]
         return _give_back_if_unheld(st)
 
 
@@ -166,7 +184,7 @@ def _give_back_if_unheld(st: dict) -> list[str]:
     names = []
     for pid, m in st["moved"].items():
         t = _thread(int(pid))
-        if t is not None and t.start == m["start"]:
+        if t is not None and t.start == m.get("start"):
             with contextlib.suppress(OSError):
                 os.sched_setaffinity(t.pid, m["cpus"])
                 names.append(m["name"])

@@ -175,7 +175,7 @@ def check(exercise: str, program: str | Path | None = None, solution: bool = Tru
                 return [Expectation("compiles and takes the exercise's table entries", False, str(e))]
             run = Run(tb, eng)
             return ([Expectation("compiles and takes the exercise's table entries", True)] + CHECKS[exercise](run)
-                    + extra_expectations(run.send, extra or [], PORTS))
+                    + extra_expectations(run.send, run.hint, extra or [], PORTS))
         finally:
             packets = eng.packet_log() if log is not None else ""
             eng.stop(tb)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import datasets, drops, engines, scenarios, testbed, traffic
-from .errors import ParameterError
+from .errors import ParameterError, RouterlabError
 from .testbed import IDLE_NOTE, Testbed
 from .validation import SUPERSEDED_TRIALS, TrialValidation
 
@@ -95,8 +95,11 @@ def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: T
     its ``start``), noted with the trial validation's threshold and limit
     (:meth:`routerlab.validation.TrialValidation.facts`) and the stops the probe added up
     (:func:`routerlab.traffic.stop_total_over_ms`)."""
-    facts = {**facts, **(validation or TrialValidation()).facts(),
-             "stop_total_over_ms": traffic.stop_total_over_ms(tb.generator)}
+    ours = {**(validation or TrialValidation()).facts(), "stop_total_over_ms": traffic.stop_total_over_ms(tb.generator)}
+    clash = sorted(set(facts) & set(ours))
+    if clash:  # a note read back (routerlab.facts) must mean one thing
+        raise RouterlabError(f"{engine.name}'s facts name {', '.join(clash)}, which trial validation notes too")
+    facts = {**facts, **ours}
     return datasets.record_environment(
         out, experiment, "routerlab testbed", setting="network namespaces, veth",
         pinning=f"{tb.chain()}; {IDLE_NOTE}{tb.idle_held}",

@@ -333,6 +333,8 @@ class Testbed:
     _sink_map: int | None = field(default=None, init=False, repr=False)
     #: The kernel threads kept off :attr:`kept_cpu` while up (:mod:`routerlab.housekeeping`).
     housekept: list = field(default_factory=list, init=False, repr=False)
+    #: :func:`routerlab.housekeeping.mode` when the testbed came up.
+    housekeeping_mode: str = field(default="", init=False, repr=False)
     #: How idle CPUs waited while up, as the environment record says it ("poll (...)" or
     #: "os (...)", with what the kernel honoured; set when the testbed comes up).
     idle_held: str = field(default="", init=False, repr=False)
@@ -406,6 +408,7 @@ class Testbed:
         self._install_signal_handlers()
         try:
             self.hold_idle()
+            self.housekeeping_mode = housekeeping.mode()
             self.housekept = housekeeping.hold(self.kept_cpu, self._holder)
             self.up()
         except BaseException:
@@ -600,21 +603,24 @@ class Testbed:
         """Remove every process, link and namespace of this run, and drop its CPU latency
         request and give the housekeeping threads their CPUs back (idempotent)."""
         self.release_idle()
-        housekeeping.release(self._holder)
-        if not self._up:
-            return
-        for p in self.procs:
-            _kill_group(p.pid)
-        for p in self.procs:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
-        self.procs.clear()
-        for ns in self.namespaces:
-            _delete_ns(ns)
-        self.state_file.unlink(missing_ok=True)
-        self._up = False
+        try:
+            if not self._up:
+                return
+            for p in self.procs:
+                _kill_group(p.pid)
+            for p in self.procs:
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
+            self.procs.clear()
+            for ns in self.namespaces:
+                _delete_ns(ns)
+            self.state_file.unlink(missing_ok=True)
+            self._up = False
+        finally:
+            # after the namespaces: a failure here must not leave them behind
+            housekeeping.release(self._holder)
 
     # measurement helpers --------------------------------------------------------------
     def sink_count(self) -> int:
@@ -639,7 +645,8 @@ class Testbed:
         """How generator, router and sink were placed, as the environment record's
         ``pinning`` says it (the idle mode follows)."""
         kept = (f"; kernel threads kept off CPU {self.kept_cpu}: {', '.join(self.housekept)}" if self.housekept
-                else f"; kernel threads left where they were ({housekeeping.mode()})")
+                else f"; no kernel thread to keep off CPU {self.kept_cpu}" if self.housekeeping_mode == "move"
+                else "; kernel threads left where they were (ROUTERLAB_HOUSEKEEPING=leave)")
         return self._placement() + kept
 
     def _placement(self) -> str:
@@ -716,7 +723,10 @@ def clean(all_runs: bool = False) -> list[str]:
         What was removed, one item per namespace or process.
     """
     require_root()
-    removed = [f"kernel thread {name}'s CPUs given back" for name in housekeeping.clean()]
+    try:
+        removed = [f"kernel thread {name}'s CPUs given back" for name in housekeeping.clean()]
+    except OSError as e:  # the rest of the clean-up goes on
+        removed = [f"kernel threads' CPUs not given back: {e}"]
     live = set()
     if STATE_DIR.is_dir():
         for f in STATE_DIR.glob("rl*.json"):

@@ -119,9 +119,9 @@ def stop_probe_binary() -> Path:
 def stop_total_over_ms(generator: str) -> float:
     """The stops added up in a trial's ``cpu_stops`` and ``cpu_stopped_ms``: those longer
     than this, milliseconds. With the XDP generator the router's receive is a thread
-    below the probe, which it delays by one NAPI poll at most (readings of 0.1-0.4 ms at
-    80% busy), while a stop of a millisecond overflows the 256-slot ring at the loads
-    that matter: the stop floor (:data:`STOP_FLOOR_MS`). With rlgen the receive is
+    below the probe, which it delays by one NAPI poll at most, while a stop of a
+    millisecond overflows the 256-slot ring at the loads that matter: the stop floor
+    (:data:`STOP_FLOOR_MS`; docs/journal/2026-11-28-housekeeping-off-the-router-cpu.md). With rlgen the receive is
     softirq work that delays the probe up to a jiffy: :data:`STOP_TOTAL_OVER_MS`."""
     return STOP_FLOOR_MS if generator == "xdp" else STOP_TOTAL_OVER_MS
 
@@ -185,7 +185,7 @@ def generator_record(tb: Testbed) -> str:
         from . import xdpgen
 
         return f"xdp: {xdpgen.version()} (live XDP frames, rlgen's frames, paced in the program, open loop)"
-    return generator_version() + " (AF_PACKET, open loop, sendmmsg batch 32)"
+    return generator_version() + f" (AF_PACKET, open loop, sendmmsg batch {BURST})"
 
 
 @dataclass

@@ -26,13 +26,14 @@ A trial is *disturbed* when the machine, not the router, may have lost its packe
 A stop or a lag is held only against a loss it can account for (a lossless trial passed
 in spite of it; a loss larger than the packets offered during all the stops, or all the
 lags, is the router's; the packets offered during d seconds count as rate x d and one
-burst of the generator, :data:`routerlab.traffic.BURST`, more: ``burst_packets``), and only when the reading is longer than a chosen minimum: the
-stop floor (:data:`routerlab.traffic.STOP_FLOOR_MS`) for a stop, the probe's period for a
-lag, since shorter readings are common in trials that lost nothing. The floor is below the
-period because the XDP chain's first queue lasts less than a period at high loads. The
-stops over :func:`routerlab.traffic.stop_total_over_ms` (with rlgen
-:data:`~routerlab.traffic.STOP_TOTAL_OVER_MS`; the lags over that) are added up (``cpu_stops``,
-``cpu_stopped_ms``; the lags in ``gen_lagged_ms``) because a router that runs at least as
+burst of the generator, :data:`routerlab.traffic.BURST`, more: ``generator_burst``), and
+only when the reading is longer than a chosen minimum: the stop floor
+(:data:`routerlab.traffic.STOP_FLOOR_MS`) for a stop, the probe's period for a lag, since
+shorter readings are common in trials that lost nothing. The floor is below the period
+because the XDP chain's first queue lasts less than a period at high loads. The stops over
+:func:`routerlab.traffic.stop_total_over_ms` (with rlgen
+:data:`~routerlab.traffic.STOP_TOTAL_OVER_MS`; the lags over that) are added up
+(``cpu_stops``, ``cpu_stopped_ms``; the lags in ``gen_lagged_ms``) because a router that runs at least as
 fast as its load loses packets only while something holds it up, so the packets offered
 meanwhile bound what the stops can cost, and one stop seldom comes alone; shorter ones
 are left out of the total, since a saturated router's own work delays the probe that
@@ -58,7 +59,7 @@ most ``1 + max_repeats`` attempts), and every attempt is kept:
 The threshold, the probe's period, the limit, the stop floor and the router's queue are
 in the experiment's environment record (``notes`` of ``experiments.csv``:
 ``router_queue_packets=...; steal_threshold=...; probe_period_ms=...; max_repeats=...;
-stop_floor_ms=...; burst_packets=...``) and in the columns of ``search_results.csv``.
+stop_floor_ms=...; generator_burst=...``) and in the columns of ``search_results.csv``.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ class TrialValidation:
         were judged with the probe's period as the floor).
     max_repeats : int
         Repeats of one trial at most, after its first attempt; 0 keeps every first attempt.
-    burst_packets : int
+    generator_burst : int
         Packets the generator sends at once (default :data:`routerlab.traffic.BURST`): the
         packets offered during d seconds count as rate x d and this many more (records made
         before it existed were judged with 0).
@@ -108,7 +109,7 @@ class TrialValidation:
     probe_period_ms: float = traffic.STOP_PROBE_PERIOD_MS
     max_repeats: int = defaults.MAX_REPEATS
     stop_floor_ms: float = traffic.STOP_FLOOR_MS
-    burst_packets: int = traffic.BURST
+    generator_burst: int = traffic.BURST
 
     def __post_init__(self):
         if not 0 <= self.steal_threshold < 1:
@@ -121,9 +122,9 @@ class TrialValidation:
             raise ParameterError("stop_floor_ms", f"must be >= 0 milliseconds, got {f!r}")
         if isinstance(self.max_repeats, bool) or not isinstance(self.max_repeats, int) or self.max_repeats < 0:
             raise ParameterError("max_repeats", f"must be a whole number >= 0, got {self.max_repeats!r}")
-        b = self.burst_packets
+        b = self.generator_burst
         if isinstance(b, bool) or not isinstance(b, int) or b < 0:
-            raise ParameterError("burst_packets", f"must be a whole number >= 0, got {b!r}")
+            raise ParameterError("generator_burst", f"must be a whole number >= 0, got {b!r}")
 
     def why_disturbed(self, trial: Mapping) -> str:
         """What disturbed a trial, in words ("" when nothing did).
@@ -152,7 +153,7 @@ class TrialValidation:
         def fits(total):
             """Whether the loss fits in the packets offered during ``total`` ms (a burst
             more than rate * total: the generators send in bursts)."""
-            return not rate or lost <= rate * total / 1e3 + self.burst_packets
+            return not rate or lost <= rate * total / 1e3 + self.generator_burst
 
         def in_all(total, n=None):
             """', total ms in all [over n stops]', said when the total is more than the longest."""
@@ -215,7 +216,7 @@ class TrialValidation:
         for an environment record."""
         return {"steal_threshold": self.steal_threshold, "probe_period_ms": self.probe_period_ms,
                 "max_repeats": self.max_repeats, "stop_floor_ms": self.stop_floor_ms,
-                "burst_packets": self.burst_packets}
+                "generator_burst": self.generator_burst}
 
 
 def _number(x) -> float | None:

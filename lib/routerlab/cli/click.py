@@ -19,7 +19,7 @@ from .common import PATH, checked_file, err, extra_checks_option, fail, format_o
 @click.option("--memory/--testbed", default=None,
               help="Run the router from memory (no root: FromDevice and ToDevice become sockets) or on the "
                    "testbed (root). Default: the testbed as root, else memory.")
-@extra_checks_option
+@extra_checks_option("in = $IN_DEV, out = $OUT_DEV")
 @format_option
 def click_check(exercise, config, solution, memory, extra, fmt):
     """Send real frames through your Click configuration and say which expectations pass."""

@@ -242,12 +242,14 @@ def format_option(f):
                              "interrupted.")(f)
 
 
-def extra_checks_option(f):
-    """``--extra-checks FILE`` of ``click check`` and ``p4 check``."""
+def extra_checks_option(ports: str):
+    """``--extra-checks FILE`` of ``click check`` and ``p4 check``; ``ports`` says what
+    "in" and "out" are in the track."""
     return click.option("--extra-checks", "extra", type=PATH, metavar="FILE",
-                        help="An instructor's cases the students did not see (YAML: cases, each a packet to send, "
-                             "the link it goes in by and the link it must leave by), checked after the "
-                             "exercise's own.")(f)
+                        help="An instructor's cases the students did not see, checked after the exercise's own: "
+                             "YAML, one key, cases, each with send (a packet, e.g. 'udp 10.70.1.2 > 10.71.0.5:53'), "
+                             f"from (in|out), leaves (in|out|nowhere) and why ({ports}; "
+                             "routers/exercises/README.md, 'Hidden checks').")
 
 
 def read_extra(path):

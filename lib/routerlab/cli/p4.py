@@ -33,7 +33,7 @@ def p4_build(program, skeletons):
 @click.option("--solution", is_flag=True, help="Check the reference solution instead.")
 @click.option("--log", type=PATH, metavar="FILE",
               help="Write bmv2's log of every packet the check sent (parser states, tables, actions) to FILE.")
-@extra_checks_option
+@extra_checks_option("in = port 0, out = port 1")
 @format_option
 def p4_check(exercise, program, solution, log, extra, fmt):
     """Send real packets through your program on bmv2 and say which expectations pass."""

@@ -55,6 +55,12 @@ EXPECTED = (
 )
 #: Failures of named tests that routerlab's install cannot pass, and why: engine -> test -> reason.
 KNOWN = {
+    "click": {
+        "userlevel/ControlSocket-llrpc-01.clicktest":
+            "upstream: the script waits for the file PORT to exist, not for Click to have written the "
+            "port into it (`while [ ! -f PORT ]`), so on a busy machine `nc` gets an empty port "
+            "(\"nc: missing port number\"); it passes at other times",
+    },
     "fastclick": {
         "userlevel/uhotswap-01.clicktest":
             "upstream: FastClick's hot-swap sometimes refuses the old configuration's state "
