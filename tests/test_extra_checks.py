@@ -26,6 +26,13 @@ cases:
 """
 
 
+def three_pass_then_the_wrong_one(extra, names, detail):
+    """The extra expectations: named so, the last case (a wrong one) failing with ``detail``."""
+    assert [r.name for r in extra] == names
+    assert [r.passed for r in extra] == [True, True, True, False]
+    assert extra[3].detail == detail
+
+
 def write(tmp_path, text, name="extra.yaml"):
     p = tmp_path / name
     p.write_text(text)
@@ -88,15 +95,13 @@ def test_the_cases_run_after_the_exercises_own_checks_in_the_click_track(tmp_pat
     results = ce.check("iprouter", solution=True, memory=True, extra=checks.read_extra_checks(write(tmp_path, wrong)))
     own = ce.check("iprouter", solution=True, memory=True)
     assert [r.name for r in results[:len(own)]] == [r.name for r in own] and all(r.passed for r in own)
-    extra = results[len(own):]
-    assert [r.name for r in extra] == [
+    three_pass_then_the_wrong_one(results[len(own):], [
         "extra: udp 10.70.1.2 > 10.71.200.3 into $IN_DEV leaves on $OUT_DEV (inside 10.71.0.0/16)",
         "extra: udp 10.70.2.2 > 10.71.9.77:53 into $OUT_DEV leaves on $IN_DEV (the longer prefix)",
         "extra: tcp 10.70.1.2 > 10.70.2.9:80 into $IN_DEV leaves on $OUT_DEV",
-        "extra: udp 10.70.1.2 > 10.71.0.5 into $IN_DEV is dropped (a wrong case)"]
-    assert [r.passed for r in extra] == [True, True, True, False]
-    assert extra[3].detail == ("sent UDP 10.70.1.2:3004 > 10.71.0.5:5000 TTL 64 into $IN_DEV; got UDP "
-                               "10.70.1.2:3004 > 10.71.0.5:5000 TTL 63 on $OUT_DEV; expected nothing (dropped)")
+        "extra: udp 10.70.1.2 > 10.71.0.5 into $IN_DEV is dropped (a wrong case)"],
+        "sent UDP 10.70.1.2:3004 > 10.71.0.5:5000 TTL 64 into $IN_DEV; got UDP "
+        "10.70.1.2:3004 > 10.71.0.5:5000 TTL 63 on $OUT_DEV; expected nothing (dropped)")
 
 
 @needs_click
@@ -128,15 +133,12 @@ cases:
   - {send: "udp 10.70.1.2 > 10.71.0.77 ttl 1", leaves: out, why: "a wrong case: TTL 1 is dropped"}
 """)
     results = p4exercises.check("router", solution=True, extra=checks.read_extra_checks(path))
-    extra = [r for r in results if r.name.startswith("extra: ")]
-    assert [r.name for r in extra] == [
+    three_pass_then_the_wrong_one([r for r in results if r.name.startswith("extra: ")], [
         "extra: udp 10.70.1.2 > 10.71.0.77 into port 0 leaves on port 1 (10.71.0.0/24)",
         "extra: tcp 10.70.1.2 > 10.71.0.129:80 into port 0 leaves on port 0 (10.71.0.128/25, the longer prefix)",
         "extra: udp 10.70.1.2 > 10.71.1.1 into port 0 is dropped (no route)",
-        "extra: udp 10.70.1.2 > 10.71.0.77 ttl 1 into port 0 leaves on port 1 (a wrong case: TTL 1 is dropped)"]
-    assert [r.passed for r in extra] == [True, True, True, False]
-    assert extra[3].detail == ("sent UDP 10.70.1.2:3004 > 10.71.0.77:5000 TTL 1 into port 0; got nothing; "
-                               "expected one packet on port 1")
+        "extra: udp 10.70.1.2 > 10.71.0.77 ttl 1 into port 0 leaves on port 1 (a wrong case: TTL 1 is dropped)"],
+        "sent UDP 10.70.1.2:3004 > 10.71.0.77:5000 TTL 1 into port 0; got nothing; expected one packet on port 1")
     assert results[:-4] and all(r.passed for r in results[:-4])
 
 

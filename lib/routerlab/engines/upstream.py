@@ -60,6 +60,10 @@ KNOWN = {
             "upstream: the script waits for the file PORT to exist, not for Click to have written the "
             "port into it (`while [ ! -f PORT ]`), so on a busy machine `nc` gets an empty port "
             "(\"nc: missing port number\"); it passes at other times",
+        "userlevel/McastSocket-01.clicktest":
+            "not explained: now and then, even with its two Click instances run alone, one instance's "
+            "bind of 233.252.0.0:1234 is refused (\"bind: Address already in use\") although both set "
+            "SO_REUSEADDR; it passes at other times",
     },
     "fastclick": {
         "userlevel/uhotswap-01.clicktest":
