@@ -37,7 +37,7 @@
 
 struct gen_state {
     __u64 ifindex, interval_ps, total, start_ns, sent, late_max_ns, lagged_ns, lag_worst_ns, runs, last_ns;
-    __u64 templates, legit, burst;
+    __u64 templates, legit, burst, catch_ns, catch_sent;
 };
 
 struct template {
