@@ -335,6 +335,15 @@ def read_extra_checks(path) -> list[ExtraCase]:
     return out
 
 
+def hint(sent: bytes, port: int, got: dict[int, list], expected: str, ports: dict[int, str], note: str = "") -> str:
+    """A failure in one line: "sent ... into P; got ... on Q[ note]; expected ..."; ``got``
+    is what left on each port (scapy packets), ``ports`` names the ports as the track
+    does, ``note`` is added after what came back."""
+    back = "; ".join(describe(got[p][0]) + (f" (and {len(got[p]) - 1} more)" if len(got[p]) > 1 else "")
+                     + f" on {ports[p]}" for p in (0, 1) if got[p]) or "nothing"
+    return f"sent {describe(sent)} into {ports[port]}; got {back}{note}; expected {expected}"
+
+
 def extra_expectations(send, hint, cases: list[ExtraCase], ports: dict[int, str]) -> list[Expectation]:
     """Each case sent on its own: ``send(frames, port)`` returns what left on each port
     (scapy packets), ``hint(sent, port, got, expected)`` says what happened in the track's

@@ -40,6 +40,7 @@ from typing import Callable
 from . import engines, scenarios
 from .checks import ARP, IPV4, Expectation, arp_request, checksums_right, describe, extra_expectations, frame, \
     ip_checksum_right, parse, parse_case, scapy_layers, through
+from .checks import hint as checks_hint
 from .datasets import project_dir
 from .engines.click import read_handler, wrap_config
 from .errors import DataFormatError, EngineNotFound, ParameterError, RouterlabError
@@ -191,11 +192,14 @@ def defines(devices: tuple[str, str], data: dict | None = None) -> dict[str, str
     the testbed's MACs (the same on the testbed and from memory) and, where the exercise's
     ``check.yaml`` gives one (``data``), the MTU its router fragments to."""
     m = Testbed.MACS
-    out = {"IN_DEV": devices[0], "OUT_DEV": devices[1], "IN_MAC": m["d0"], "OUT_MAC": m["d1"],
-           "PREV_MAC": m["g0"], "NEXT_MAC": m["s0"]}
-    if data and "mtu" in data:
-        out["MTU"] = str(data["mtu"])
-    return out
+    return {"IN_DEV": devices[0], "OUT_DEV": devices[1], "IN_MAC": m["d0"], "OUT_MAC": m["d1"],
+            "PREV_MAC": m["g0"], "NEXT_MAC": m["s0"], **exercise_defines(data)}
+
+
+def exercise_defines(data: dict | None) -> dict[str, str]:
+    """The defines an exercise's ``check.yaml`` (``data``) sets itself: the MTU its router
+    fragments to, where it gives one (bytes)."""
+    return {"MTU": str(data["mtu"])} if data and "mtu" in data else {}
 
 
 # -- the first look: does Click take it? -----------------------------------------------------
@@ -391,7 +395,7 @@ class TestbedRouter:
     def __init__(self, config: Path, tb: Testbed, data: dict | None = None):
         self.config, self.tb = config, tb
         self.engine = engines.get("click")
-        self.engine.use_config(config, {"MTU": str(data["mtu"])} if data and "mtu" in data else {})
+        self.engine.use_config(config, exercise_defines(data))
         self.devices = (tb.dut_in, tb.dut_out)
 
     def __enter__(self):
@@ -444,16 +448,10 @@ class Run:
             return None, f"the router does not answer ({e})"
 
     def hint(self, sent: bytes, port: int, got: dict[int, list], expected: str) -> str:
-        """"sent ... into $X; got ...; expected ..." for a failure."""
-        parts = []
-        for p in (0, 1):
-            if got[p]:
-                more = f" (and {len(got[p]) - 1} more)" if len(got[p]) > 1 else ""
-                parts.append(f"{describe(got[p][0])}{more} on {PORTS[p]}")
-        back = "; ".join(parts) or "nothing"
-        if self.devices[port] not in self.used["FromDevice"]:
-            back += f" (no FromDevice reads {PORTS[port]})"
-        return f"sent {describe(sent)} into {PORTS[port]}; got {back}; expected {expected}"
+        """"sent ... into $X; got ...; expected ..." for a failure (:func:`routerlab.checks.hint`),
+        saying when no FromDevice reads the port it went into."""
+        note = f" (no FromDevice reads {PORTS[port]})" if self.devices[port] not in self.used["FromDevice"] else ""
+        return checks_hint(sent, port, got, expected, PORTS, note)
 
 
 # -- the checks ------------------------------------------------------------------------------

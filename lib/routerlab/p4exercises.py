@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from .checks import Expectation, describe, extra_expectations, frame, ip_checksum_right, scapy_layers, through
+from .checks import Expectation, describe, extra_expectations, frame, hint, ip_checksum_right, scapy_layers, \
+    through
 from .engines import p4
 from .engines.bmv2 import Bmv2
 from .errors import RouterlabError
@@ -43,9 +44,7 @@ class Run:
     @staticmethod
     def hint(sent: bytes, from_port: int, got: dict[int, list], expected: str) -> str:
         """"sent ... into port N; got ... on port M; expected ..." for a failure."""
-        back = "; ".join(describe(got[p][0]) + (f" (and {len(got[p]) - 1} more)" if len(got[p]) > 1 else "")
-                         + f" on {PORTS[p]}" for p in (0, 1) if got[p]) or "nothing"
-        return f"sent {describe(sent)} into {PORTS[from_port]}; got {back}; expected {expected}"
+        return hint(sent, from_port, got, expected, PORTS)
 
     def expect(self, name: str, sent: bytes, leaves: int | None, test=lambda p: "", from_port: int = 0,
                expected: str = "") -> tuple[Expectation, object]:
