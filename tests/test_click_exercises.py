@@ -5,6 +5,7 @@ measure --config`` around them. Parts that need Click skip with the reason where
 not built (and fail under ROUTERLAB_REQUIRE_ENGINES=1)."""
 
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -255,6 +256,13 @@ def test_the_check_reports_to_a_grader_in_junit_and_json(solution, code):
     assert data["failed"] == len(failed) and data["passed"] + data["failed"] + data["skipped"] == data["total"]
     assert {e["result"] for e in data["expectations"]} <= {"passed", "failed", "skipped"}
     assert data["seconds"] == pytest.approx(sum(e["seconds"] for e in data["expectations"]), abs=0.01)
+    # by TODO step, as the text report groups them
+    assert [s["step"] for s in data["steps"]] == ["the file as a whole", "TODO 1", "TODO 2", "TODO 3"]
+    assert sum(s["total"] for s in data["steps"]) == data["total"]
+    assert {e["step"] for e in data["expectations"]} == {0, 1, 2, 3}
+    assert (data["progress"] == "every TODO passes") == solution
+    assert {c.name: [p.value for p in c.child(junitparser.Properties)] if c.child(junitparser.Properties) else None
+            for c in cases} == {e["name"]: [str(e["step"])] for e in data["expectations"]}
 
 
 def test_no_skeleton_points_to_its_solution():
@@ -293,3 +301,100 @@ def test_what_the_untouched_skeleton_passes_is_what_its_readme_says_is_given(exe
     results = ce.check(exercise, memory=True)
     assert results[0].passed  # Click takes it
     assert [r.name for r in results[1:] if r.passed] == said
+
+
+# -- step by step ----------------------------------------------------------------------------
+
+STEPS = Path(__file__).parent / "data" / "iprouter-steps"
+
+
+@needs_click
+@pytest.mark.parametrize("after, progress", [
+    (0, "next: TODO 1-2 (0 of 2 pass); then TODO 3 (1 of 1), TODO 4-5 (0 of 5), TODO 6 (0 of 4)"),
+    # TODO 1 alone shows through TODO 2's ARP answers: the check names them together
+    (1, "next: TODO 1-2 (0 of 2 pass); then TODO 3 (1 of 1), TODO 4-5 (0 of 5), TODO 6 (0 of 4)"),
+    (2, "TODO 1-2, TODO 3 pass; next: TODO 4-5 (0 of 5 pass); then TODO 6 (0 of 4)"),
+    (3, "TODO 1-2, TODO 3 pass; next: TODO 4-5 (0 of 5 pass); then TODO 6 (0 of 4)"),
+    (4, "TODO 1-2, TODO 3 pass; next: TODO 4-5 (0 of 5 pass); then TODO 6 (0 of 4)"),
+    (5, "TODO 1-2, TODO 3, TODO 4-5 pass; next: TODO 6 (0 of 4 pass)"),
+    (6, "every TODO passes")])
+def test_a_student_going_step_by_step_sees_the_steps_done_pass_and_the_next_named(after, progress):
+    """iprouter as a student has it after each TODO (tests/data/iprouter-steps: each one
+    starts, its later outputs connected to Discard; 0 the skeleton, 6 the solution)."""
+    from routerlab import checks
+
+    config = {0: None, 6: ce.config_path("iprouter", solution=True)}.get(after, STEPS / f"after-todo-{after}.click")
+    results = ce.check("iprouter", config, memory=True)
+    assert results[0].passed, results[0].detail  # each step's file starts
+    assert checks.progress(results) == progress
+    r = runner.invoke(app, ["click", "check", "iprouter", "--memory"] + (["--config", str(config)] if config else []))
+    assert r.stdout.rstrip().endswith(progress[0].upper() + progress[1:])
+    # the text report heads each step's expectations with its TODOs
+    assert [ln.split(":")[0] for ln in r.stdout.splitlines() if re.match(r"(TODO|the file)", ln)] == [
+        "the file as a whole", "TODO 1-2", "TODO 3", "TODO 4-5", "TODO 6"]
+
+
+@needs_click
+@pytest.mark.parametrize("exercise", ROUTERS)
+def test_every_expectation_of_a_todo_exercise_names_its_step(exercise):
+    """Each expectation but Click taking the file (and what the skeleton already does)
+    holds after a numbered TODO of the exercise's skeleton, and every TODO is seen."""
+    from routerlab import checks
+
+    results = ce.check(exercise, solution=True, memory=True)
+    todos = {int(n) for n in re.findall(r"TODO (\d+):", ce.config_path(exercise).read_text())}
+    marked = {r.step for r in results if r.step}
+    assert marked <= todos and max(marked) == max(todos), (marked, todos)
+    assert [s.label for s in checks.steps(results)][0] == "the file as a whole"
+
+
+def test_steps_fold_a_todo_seen_only_through_the_next_and_put_extra_cases_last():
+    from routerlab.checks import Expectation, progress, steps
+
+    results = [Expectation("starts", True), Expectation("a", True, step=2), Expectation("b", False, step=5),
+               Expectation("c", True, step=3), Expectation("hidden", False, step=None), Expectation("d", False, step=5)]
+    got = steps(results)
+    assert [(s.label, [e.name for e in s.expectations], s.passed) for s in got] == [
+        ("the file as a whole", ["starts"], 1), ("TODO 1-2", ["a"], 1), ("TODO 3", ["c"], 1),
+        ("TODO 4-5", ["b", "d"], 0), ("extra checks", ["hidden"], 0)]
+    assert progress(results) == "TODO 1-2, TODO 3 pass; next: TODO 4-5 (0 of 2 pass)"
+    assert progress([Expectation("starts", True)]) == ""
+
+
+@needs_click
+def test_a_student_tries_packets_on_the_router_and_sees_where_they_leave(capsys):
+    """click try from memory: one router for every packet, so state (a NAT's mapping)
+    carries from one to the next; a line that is no packet is said and skipped."""
+    sent = ce.try_router("nat", ["udp 10.70.1.2 > 10.71.0.5:5000", "bogus",
+                                 "out: udp 10.71.0.5 > 10.70.2.1:1024"], solution=True, memory=True)
+    out = capsys.readouterr().out.splitlines()
+    assert sent == 2
+    assert out[0] == "sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64 into $IN_DEV"
+    assert re.fullmatch(r"  left on \$OUT_DEV: UDP 10\.70\.2\.1:\d+ > 10\.71\.0\.5:5000 TTL 64", out[1]), out
+    assert out[2].startswith("? not a packet: 'bogus'")
+    r = runner.invoke(app, ["click", "try", "iprouter", "--solution", "--memory", "arp 10.70.1.1",
+                            "icmp-echo 10.70.1.2 > 10.70.1.1"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[1] == ("  left on $IN_DEV: ARP reply 10.70.1.1 is-at 02:72:6c:01:00:01 "
+                                        "(02:72:6c:01:00:01 -> 02:72:6c:01:00:02)")
+    assert r.stdout.splitlines()[3].startswith("  left on $IN_DEV: ICMP 10.70.1.1 > 10.70.1.2 type 0 code 0")
+    # typed on standard input, as at a terminal (an empty line or the end stops)
+    r = runner.invoke(app, ["click", "try", "forward", "--solution", "--memory"],
+                      input="udp 10.70.1.2 > 10.71.0.5\n\n")
+    assert r.exit_code == 0 and r.stdout.splitlines() == [
+        "sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64 into $IN_DEV",
+        "  left on $OUT_DEV: UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64"]
+    r = runner.invoke(app, ["click", "try", "forward", "--memory", "--config", "nowhere.click", "udp 1.1.1.1 > 1.1.1.2"])
+    assert r.exit_code == 2 and "nowhere.click" in r.output
+
+
+def test_a_packet_line_is_what_it_says_or_is_refused_naming_it():
+    from routerlab.checks import describe, packet_line
+
+    f, port = packet_line("out: tcp 10.70.2.2 -> 10.70.1.2:22 ttl 3")
+    assert port == 1 and describe(f) == "TCP 10.70.2.2:1234 > 10.70.1.2:22 TTL 3"
+    f, port = packet_line("arp 10.70.2.1")
+    assert port == 0 and describe(f).startswith("ARP who-has 10.70.2.1 tell 10.70.1.2")
+    for bad in ("arp 10.70.2.300", "udp 10.70.1.2 > 10.71.0.5 ttl 300", "sideways: udp 1.1.1.1 > 2.2.2.2"):
+        with pytest.raises(ValueError, match="not a packet"):
+            packet_line(bad)

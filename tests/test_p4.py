@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from routerlab import engines, p4exercises, scenarios, testbed, traffic
+from routerlab import engines, p4exercises, scenarios, testbed, traffic, userns
 from routerlab.engines import p4
 from routerlab.errors import DataFormatError, EngineNotFound, RouterlabError
 
@@ -34,6 +34,10 @@ except RouterlabError as e:
 # the course's checks run bmv2's logging build where it is (else bmv2's, with little in its log)
 needs_bmv2_log = pytest.mark.engine_absent(f"bmv2's logging build not built: {BMV2_LOG}") if BMV2_LOG else \
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces")
+# the course's checks run without root, in user and network namespaces of their own
+USERNS = userns.missing()
+needs_bmv2_check = pytest.mark.engine_absent(f"bmv2 not built: {BMV2}") if BMV2 else \
+    pytest.mark.skipif(os.geteuid() != 0 and USERNS is not None, reason=f"needs root or user namespaces: {USERNS}")
 
 
 # -- entries as data (no compiler needed) ---------------------------------------------------
@@ -120,10 +124,11 @@ def test_a_compile_error_names_file_and_line(tmp_path):
 
 # -- with bmv2, on the testbed -------------------------------------------------------------
 
-@needs_bmv2
+@needs_bmv2_check
 @pytest.mark.parametrize("exercise", p4.PROGRAMS)
 def test_solutions_pass_their_checks(exercise):
-    results = p4exercises.check(exercise, solution=True)
+    """In user and network namespaces of the check's own, as a student without root runs it."""
+    results = p4exercises.check(exercise, solution=True, own_namespace=True)
     assert all(r.passed for r in results), [(r.name, r.detail) for r in results if not r.passed]
     assert len(results) >= 5
     # the exercise's README says what the check expects: these, in this order
@@ -132,11 +137,42 @@ def test_solutions_pass_their_checks(exercise):
     assert [ln[2:] for ln in section.splitlines() if ln.startswith("- ")] == [r.name for r in results]
 
 
-@needs_bmv2
+@needs_bmv2_check
 @pytest.mark.parametrize("exercise", p4.PROGRAMS)
 def test_skeletons_fail_their_checks(exercise):
     results = p4exercises.check(exercise, solution=False)
     assert not all(r.passed for r in results)
+    # each skeleton starts: the entries it cannot take yet are named, the rest is checked
+    assert len(results) == len(p4exercises.check(exercise, solution=True))
+    took = results[0]
+    assert took.passed or "p4c leaves out a table that nothing applies" in took.detail or "has no field" in took.detail \
+        or "matches" in took.detail, took.detail
+
+
+@needs_bmv2_check
+def test_a_student_tries_packets_on_the_switch_without_root(capfd):
+    """p4 try in namespaces of its own: the solution routes, the skeleton of the firewall
+    takes the entries it can and says which it cannot."""
+    from click.testing import CliRunner
+
+    from routerlab.cli.app import app
+
+    sent = p4exercises.try_program("router", ["udp 10.70.1.2 > 10.71.0.5", "udp 10.70.1.2 -> 10.71.0.200 ttl 1",
+                                              "out: udp 10.70.2.2 > 10.71.0.200"], solution=True, own_namespace=True)
+    out = capfd.readouterr().out
+    assert sent == 3 and out.splitlines() == [
+        "sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64 into port 0",
+        "  left on port 1: UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 63",
+        "sent UDP 10.70.1.2:1234 > 10.71.0.200:5000 TTL 1 into port 0",
+        "  nothing came back (dropped, or sent nowhere)",
+        "sent UDP 10.70.2.2:1234 > 10.71.0.200:5000 TTL 64 into port 1",
+        "  left on port 0: UDP 10.70.2.2:1234 > 10.71.0.200:5000 TTL 63"]
+    p4exercises.try_program("firewall", ["udp 10.70.1.2 > 10.71.0.5:9"], own_namespace=True)
+    out = capfd.readouterr().out
+    assert "left out, as the program does not take it:" in out and "unknown table 'RlIngress.acl'" in out
+    assert out.rstrip().endswith("left on port 1: UDP 10.70.1.2:1234 > 10.71.0.5:9 TTL 63")  # no ACL yet
+    r = CliRunner().invoke(app, ["p4", "try", "router", "udp 10.70.1.2 > 10.71.0.999"])
+    assert r.exit_code == 2 and "PACKET 'udp 10.70.1.2 > 10.71.0.999'" in r.output
 
 
 @needs_bmv2

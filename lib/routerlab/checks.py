@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import probe
+from .errors import RouterlabError
 from .testbed import Testbed
 
 #: The device under test's links as an extra case names them: "in" is port 0 (towards the
@@ -34,6 +35,11 @@ CASE_KEYS = ("send", "from", "leaves", "why")
 #: EtherTypes of the frames a check looks at: IPv4 and ARP (the kernels' own chatter,
 #: IPv6 and LLDP, is never ours).
 IPV4, ARP = 0x0800, 0x0806
+
+
+class NotStarted(RouterlabError):
+    """The student's router did not start: Click refused the configuration, or p4c the
+    program (the message says why, with file and line)."""
 
 
 @dataclass
@@ -55,6 +61,10 @@ class Expectation:
     at : float
         When it was decided (``time.monotonic()``, seconds): an expectation's duration
         is the time since the one before it (:func:`durations`).
+    step : int or None
+        The exercise's numbered TODO after which it holds: the highest one it needs
+        (:func:`steps`). 0: no one TODO's, about the file as a whole (it starts, it
+        compiles); None: an instructor's extra case.
     """
 
     name: str
@@ -62,6 +72,7 @@ class Expectation:
     detail: str = ""
     skipped: str = ""
     at: float = field(default_factory=time.monotonic, repr=False, compare=False)
+    step: int | None = 0
 
     @property
     def result(self) -> str:
@@ -71,6 +82,76 @@ class Expectation:
     @classmethod
     def not_run(cls, name: str, why: str) -> "Expectation":
         return cls(name, False, skipped=why)
+
+
+def at_step(step: int, *expectations: Expectation) -> list[Expectation]:
+    """The expectations, each marked as holding after TODO ``step`` (:attr:`Expectation.step`)."""
+    for e in expectations:
+        e.step = step
+    return list(expectations)
+
+
+@dataclass
+class Step:
+    """The expectations that hold after a run of an exercise's numbered TODOs: ``first``
+    to ``last`` (a TODO no expectation sees on its own is folded into the next one that
+    is seen); both 0 for the file as a whole, None for an instructor's extra cases."""
+
+    first: int | None
+    last: int | None
+    expectations: list[Expectation]
+
+    @property
+    def label(self) -> str:
+        if self.last is None:
+            return "extra checks"
+        if self.last == 0:
+            return "the file as a whole"
+        return f"TODO {self.first}" + (f"-{self.last}" if self.last != self.first else "")
+
+    @property
+    def passed(self) -> int:
+        return sum(e.passed for e in self.expectations)
+
+    @property
+    def done(self) -> bool:
+        return self.passed == len(self.expectations)
+
+
+def steps(results: list[Expectation]) -> list[Step]:
+    """The expectations by TODO step, in the order of the steps: the file as a whole,
+    TODO 1, 2... (a TODO no expectation is marked with joins the next: "TODO 3-5"), then
+    extra cases; within a step, in the check's order. One step with everything when no
+    expectation is marked with a TODO."""
+    numbered = sorted({r.step for r in results if r.step})
+    out = []
+    if any(r.step == 0 for r in results):
+        out.append(Step(0, 0, [r for r in results if r.step == 0]))
+    first = 1
+    for n in numbered:
+        out.append(Step(first, n, [r for r in results if r.step == n]))
+        first = n + 1
+    if any(r.step is None for r in results):
+        out.append(Step(None, None, [r for r in results if r.step is None]))
+    return out
+
+
+def progress(results: list[Expectation]) -> str:
+    """Where a student is, in one line, in the order of the TODOs: the steps that pass
+    up to the first that does not, that one as next with its count, then the rest with
+    theirs ("TODO 1-2 pass; next: TODO 3 (0 of 1 pass); then TODO 4-5 (1 of 5), TODO 6
+    (0 of 4)"); "" when the check marks no TODO."""
+    todo = [s for s in steps(results) if s.last]
+    if not todo:
+        return ""
+    first = next((i for i, s in enumerate(todo) if not s.done), None)
+    if first is None:
+        return "every TODO passes"
+    parts = [f"{', '.join(s.label for s in todo[:first])} pass"] if first else []
+    parts.append(f"next: {todo[first].label} ({todo[first].passed} of {len(todo[first].expectations)} pass)")
+    if todo[first + 1:]:
+        parts.append("then " + ", ".join(f"{s.label} ({s.passed} of {len(s.expectations)})" for s in todo[first + 1:]))
+    return "; ".join(parts)
 
 
 def durations(results: list[Expectation], started: float) -> list[float]:
@@ -85,14 +166,17 @@ def durations(results: list[Expectation], started: float) -> list[float]:
 
 def as_json(check: dict, results: list[Expectation], started: float) -> dict:
     """A check's result for a grader: ``check`` (track, exercise, file checked) with
-    counts, the total and each expectation's name, result, detail (what was sent, what
-    came back, what was expected, for a failure), why it was skipped and its seconds."""
+    counts, the total, the counts by TODO step (:func:`steps`) and the :func:`progress`
+    line, and each expectation's name, result, detail (what was sent, what came back,
+    what was expected, for a failure), why it was skipped, its TODO step and its seconds."""
     secs = durations(results, started)
     return {**check, "passed": sum(r.passed for r in results), "failed": sum(r.result == "failed" for r in results),
             "skipped": sum(bool(r.skipped) for r in results), "total": len(results),
             "seconds": round(sum(secs), 3),
+            "steps": [{"step": s.label, "passed": s.passed, "total": len(s.expectations)} for s in steps(results)],
+            "progress": progress(results),
             "expectations": [{"name": r.name, "result": r.result, "detail": r.detail, "skipped": r.skipped,
-                              "seconds": round(s, 3)} for r, s in zip(results, secs)]}
+                              "step": r.step, "seconds": round(s, 3)} for r, s in zip(results, secs)]}
 
 
 def as_junit(check: dict, results: list[Expectation], started: float) -> str:
@@ -110,6 +194,7 @@ def as_junit(check: dict, results: list[Expectation], started: float) -> str:
     for e in data["expectations"]:
         case = ET.SubElement(suite, "testcase", classname=f"routerlab.{check['track']}.{check['exercise']}",
                              name=e["name"], time=f"{e['seconds']:.3f}")
+        ET.SubElement(ET.SubElement(case, "properties"), "property", name="step", value=str(e["step"]))
         if e["result"] == "failed":
             ET.SubElement(case, "failure", message=(e["detail"].splitlines() or ["failed"])[0]).text = e["detail"]
         elif e["result"] == "skipped":
@@ -229,14 +314,15 @@ def through(tb: Testbed, frames: list[bytes], from_port: int = 0, *,
     return probe.exchange(tb, ends[from_port], frames, ends, ethertypes=ethertypes)
 
 
-_CASE = re.compile(r"\s*(udp|tcp|icmp-echo|icmp-reply)\s+([\d.]+)\s*>\s*([\d.]+)(?::(\d+))?(?:\s+ttl\s+(\d+))?\s*")
+_CASE = re.compile(r"\s*(udp|tcp|icmp-echo|icmp-reply)\s+([\d.]+)\s*-?>\s*([\d.]+)(?::(\d+))?(?:\s+ttl\s+(\d+))?\s*")
 
 
 def parse_case(text: str, from_port: int = 0, sport: int = 1234) -> bytes:
     """A frame from a line such as ``"tcp 10.70.1.2 > 10.71.0.5:22"`` or ``"udp 10.70.1.2 >
     10.71.0.5 ttl 1"`` (udp, tcp; icmp-echo, icmp-reply without a port; the port 5000 and
-    the TTL 64 when not given), from source port (or ICMP identifier) ``sport``, into port
-    ``from_port``. Raises ValueError naming what it expected."""
+    the TTL 64 when not given; ``->`` for ``>`` too), from source port (or ICMP
+    identifier) ``sport``, into port ``from_port``. Raises ValueError naming what it
+    expected."""
     m = _CASE.fullmatch(text)
     if not m:
         raise ValueError(f"not a packet: {text!r} (expected e.g. 'tcp 10.70.1.2 > 10.71.0.5:22' "
@@ -258,6 +344,77 @@ def parse_case(text: str, from_port: int = 0, sport: int = 1234) -> bytes:
         return frame(dst, src=src, proto="icmp", icmp_type=8 if proto == "icmp-echo" else 0, sport=sport,
                      from_port=from_port, ttl=ttl)
     return frame(dst, src=src, proto=proto, sport=sport, dport=int(port or 5000), from_port=from_port, ttl=ttl)
+
+
+#: The address of the host on each side of the device under test, which sends an ARP request.
+HOSTS = {0: "10.70.1.2", 1: "10.70.2.2"}
+
+
+def packet_line(text: str) -> tuple[bytes, int]:
+    """A packet to try and the port it goes in by, from a line: :func:`parse_case`'s form
+    (``"udp 10.70.1.2 > 10.71.0.5 ttl 1"``) or ``"arp 10.70.1.1"`` (who has it, asked by
+    the host on that side), after ``"out:"`` to send it in from the sink's side (port 1;
+    ``"in:"``, port 0, is the default). Raises ValueError naming what it expected."""
+    side, colon, rest = text.partition(":")
+    port = 0
+    if colon and side.strip() in SIDES:
+        port, text = SIDES[side.strip()], rest
+    m = re.fullmatch(r"\s*arp\s+([\d.]+)\s*", text)
+    if m:
+        import ipaddress
+
+        try:
+            ipaddress.IPv4Address(m.group(1))
+        except ValueError:
+            raise ValueError(f"not a packet: {text.strip()!r} ({m.group(1)} is not an IPv4 address)") from None
+        return arp_request(m.group(1), src=HOSTS[port], from_port=port), port
+    try:
+        return parse_case(text, from_port=port), port
+    except ValueError as e:
+        raise ValueError(f"{e}; or 'arp 10.70.1.1', and 'out:' in front to send from the sink's side") from None
+
+
+def try_session(send, lines, ports: dict[int, str], show=print) -> int:
+    """Send each packet of ``lines`` (:func:`packet_line`; blank lines and ``#`` comments
+    skipped) with ``send(frames, port)``, which returns what left on each port, and
+    ``show`` in words what went in and what came back on which port; a line that is no
+    packet is shown with why and skipped. ``lines`` None: read them from standard input,
+    with a prompt when it is a terminal, until an empty line or its end. Returns the
+    number of packets sent."""
+    import sys
+
+    if lines is None:
+        lines = _typed_lines(sys.stdin.isatty())
+    sent = 0
+    for line in lines:
+        if not line.strip() or line.strip().startswith("#"):
+            continue
+        try:
+            frame_, port = packet_line(line.strip())
+        except ValueError as e:
+            show(f"? {e}")
+            continue
+        got = send([frame_], port)
+        sent += 1
+        show(f"sent {describe(frame_)} into {ports[port]}")
+        for p in (0, 1):
+            for f in got[p]:
+                show(f"  left on {ports[p]}: {describe(f)}")
+        if not got[0] and not got[1]:
+            show("  nothing came back (dropped, or sent nowhere)")
+    return sent
+
+
+def _typed_lines(prompt: bool):
+    import sys
+
+    while True:
+        if prompt:
+            print("packet> ", end="", flush=True)
+        line = sys.stdin.readline()
+        if not line.strip() and (not line or prompt):
+            return
+        yield line
 
 
 @dataclass(frozen=True)
@@ -360,5 +517,5 @@ def extra_expectations(send, hint, cases: list[ExtraCase], ports: dict[int, str]
         else:
             ok = len(got[c.leaves]) == 1 and not got[1 - c.leaves]
         expected = f"one packet on {ports[c.leaves]}" if c.leaves is not None else "nothing (dropped)"
-        out.append(Expectation(name, ok, "" if ok else hint(c.frame, c.from_port, got, expected)))
+        out.append(Expectation(name, ok, "" if ok else hint(c.frame, c.from_port, got, expected), step=None))
     return out

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import engines, scenarios
-from .checks import ARP, IPV4, Expectation, arp_request, checksums_right, describe, extra_expectations, frame, \
-    ip_checksum_right, parse, parse_case, scapy_layers, through
+from .checks import ARP, IPV4, Expectation, NotStarted, arp_request, at_step, checksums_right, describe, \
+    extra_expectations, frame, ip_checksum_right, parse, parse_case, scapy_layers, through, try_session
 from .checks import hint as checks_hint
 from .datasets import project_dir
 from .engines.click import read_handler, wrap_config
@@ -291,6 +291,9 @@ def _explain(lines: list[str], config: Path, binary: str) -> list[str]:
         elif "pull output" in line and "push input" in line:
             hints.append("hint: a pull output feeds a push input: something must pull first, e.g. Unqueue, or "
                          "connect it to a pull input such as ToDevice's")
+        if re.search(r"one per output port|output \d+ unused", line):
+            hints.append("hint: Click gives an element as many outputs as are connected, and wants each used: "
+                         "connect every output (name[0], name[1], ...), to Discard where a later TODO will")
         m = re.search(r"undeclared element '([^']+)'", line) or re.search(r"unknown element class '([^']+)'", line)
         if m:
             name = m.group(1)
@@ -482,7 +485,7 @@ def _check_forward(run: Run, data: dict) -> list[Expectation]:
         e, _ = _one_out(run, f"a frame into {PORTS[port]} leaves on {PORTS[1 - port]}, unchanged", f, port, 1 - port,
                         f"the same frame on {PORTS[1 - port]}",
                         lambda p, f=f: "" if bytes(p) == f else "the frame was changed")
-        out.append(e)
+        out += at_step(2 if port == 0 else 3, e)
     n = data["burst"]
     for port, counter in ((0, data["counters"]["in"]), (1, data["counters"]["out"])):
         run.send([frame("10.71.0.5", sport=2000 + i, from_port=port) for i in range(n)], port)
@@ -493,7 +496,8 @@ def _check_forward(run: Run, data: dict) -> list[Expectation]:
                                "" if value == str(want) else
                                f"sent {want} frames into {PORTS[port]}; {counter}.count "
                                + (f"says {value}" if value is not None else f"cannot be read: {why}")
-                               + f"; expected {want} (name the Counter '{counter} :: Counter')"))
+                               + f"; expected {want} (name the Counter '{counter} :: Counter')",
+                               step=1 if port == 0 else 3))
     return out
 
 
@@ -546,8 +550,8 @@ def _check_iprouter(run: Run, data: dict) -> list[Expectation]:
             if a is None or a.op != 2:
                 return "not an ARP reply"
             return "" if (a.psrc, a.hwsrc) == (addr[side], mac[side][0]) else f"says {a.psrc} is-at {a.hwsrc}"
-        out.append(_one_out(run, f"answers ARP for {addr[side]} on {PORTS[p]}: is-at {mac[side][0]}", sent, p, p,
-                            f"an ARP reply {addr[side]} is-at {mac[side][0]} on {PORTS[p]}", arp_ok)[0])
+        out += at_step(2, _one_out(run, f"answers ARP for {addr[side]} on {PORTS[p]}: is-at {mac[side][0]}", sent, p,
+                                   p, f"an ARP reply {addr[side]} is-at {mac[side][0]} on {PORTS[p]}", arp_ok)[0])
     for r in data["routes"]:
         leave = port_of[r["via"]]
         come = 1 - leave  # from the other side: a router forwards between its links
@@ -556,11 +560,12 @@ def _check_iprouter(run: Run, data: dict) -> list[Expectation]:
         smac, dmac = mac[r["via"]]
         name = (f"{r['example']} (route {r['prefix']}) leaves on {PORTS[leave]}: TTL 64 -> 63, checksum right, "
                 f"Ethernet {smac} -> {dmac}" + (f"; {r['note']}" if r.get("note") else ""))
-        out.append(_one_out(run, name, sent, come, leave, f"it on {PORTS[leave]}, TTL 63, {smac} -> {dmac}",
-                            lambda p, smac=smac, dmac=dmac: _routed(p, smac, dmac, 63))[0])
+        out += at_step(5, _one_out(run, name, sent, come, leave, f"it on {PORTS[leave]}, TTL 63, {smac} -> {dmac}",
+                                   lambda p, smac=smac, dmac=dmac: _routed(p, smac, dmac, 63))[0])
     dst = data["routes"][-1]["example"]
-    out.append(_nothing_out(run, "a packet with a wrong IP header checksum is dropped",
-                            frame(dst, bad_checksum=True), 0))
+    out += at_step(3, _nothing_out(run, "a packet with a wrong IP header checksum is dropped",
+                                   frame(dst, bad_checksum=True), 0))
+    icmp = len(out)
     out.append(_one_out(run, "TTL 1: dropped, and ICMP time exceeded (11/0) goes back to the sender on $IN_DEV",
                         frame(dst, ttl=1), 0, 0, "ICMP 11/0 from a router address to 10.70.1.2, quoting the packet",
                         lambda p: _icmp_error(p, (11, 0), "10.70.1.2", router, dst))[0])
@@ -568,7 +573,8 @@ def _check_iprouter(run: Run, data: dict) -> list[Expectation]:
     out.append(_one_out(run, f"no route ({nr}): dropped, and ICMP net unreachable (3/0) goes back to the sender",
                         frame(nr), 0, 0, "ICMP 3/0 from a router address to 10.70.1.2, quoting the packet",
                         lambda p: _icmp_error(p, (3, 0), "10.70.1.2", router, nr))[0])
-    out += _check_fragmentation(run, data, dst, mac["out"], router)
+    fragments = _check_fragmentation(run, data, dst, mac["out"], router)
+    out += at_step(5, *fragments[:1]) + at_step(6, *fragments[1:])
 
     def echo_reply(p):
         if L["ICMP"] not in p or p[L["ICMP"]].type != 0:
@@ -577,6 +583,7 @@ def _check_iprouter(run: Run, data: dict) -> list[Expectation]:
     out.append(_one_out(run, f"a ping to {addr['in']} is answered (ICMP echo reply)",
                         frame(addr["in"], proto="icmp"), 0, 0, f"an ICMP echo reply from {addr['in']}",
                         echo_reply)[0])
+    at_step(6, *out[icmp:icmp + 2], out[-1])
     return out
 
 
@@ -626,7 +633,7 @@ def _check_fragmentation(run: Run, data: dict, dst: str, macs: tuple[str, str], 
     out.append(Expectation(f"a {size:,}-byte packet to {dst} leaves on {PORTS[1]} in fragments of at most $MTU "
                            f"({mtu}) bytes that reassemble to it, each with TTL 63 and the link's Ethernet header",
                            not detail, detail))
-    out.append(_one_out(run, f"the same packet with don't-fragment set: dropped, and ICMP fragmentation needed (3/4) "
+    out.append(_one_out(run, "the same packet with don't-fragment set: dropped, and ICMP fragmentation needed (3/4) "
                              "goes back to the sender", frame(dst, size=size, df=True), 0, 0,
                         "ICMP 3/4 from a router address to 10.70.1.2, quoting the packet",
                         lambda p: _icmp_error(p, (3, 4), "10.70.1.2", router, dst))[0])
@@ -663,17 +670,18 @@ def _check_firewall(run: Run, data: dict) -> list[Expectation]:
         out.append(Expectation("nothing else leaves: every frame that passes is one that was sent, unchanged", False,
                                f"got {describe(strays[0])}" + (f" and {len(strays) - 1} more" if len(strays) > 1 else "")
                                + " besides the frames sent"))
+    at_step(1, *out)
     counter = data["counter"]
     value, why = run.handler(f"{counter}.count")
     out.append(Expectation(f"{counter}.count counts the packets the policy denied ({denied} here)",
                            value == str(denied),
                            "" if value == str(denied) else
                            f"{counter}.count " + (f"says {value}" if value is not None else f"cannot be read: {why}")
-                           + f"; expected {denied} (name the Counter '{counter} :: Counter')"))
+                           + f"; expected {denied} (name the Counter '{counter} :: Counter')", step=2))
     back = frame("10.70.1.2", src="10.71.0.5", from_port=1)
-    out.append(_one_out(run, f"the way back is open: a packet into {PORTS[1]} leaves on {PORTS[0]}, unchanged",
-                        back, 1, 0, f"the same frame on {PORTS[0]}",
-                        lambda p: "" if bytes(p) == back else "the frame was changed")[0])
+    out += at_step(3, _one_out(run, f"the way back is open: a packet into {PORTS[1]} leaves on {PORTS[0]}, "
+                                    "unchanged", back, 1, 0, f"the same frame on {PORTS[0]}",
+                               lambda p: "" if bytes(p) == back else "the frame was changed")[0])
     return out
 
 
@@ -716,7 +724,7 @@ def _check_nat(run: Run, data: dict) -> list[Expectation]:
             first = p
     name = f"the reply ({server}:{sport} > {public}:<mapped port>) comes back on {PORTS[0]} to {host}:{hport}"
     if first is None:
-        out.append(Expectation(name, False, "not tried: the first UDP packet was not mapped"))
+        out.append(Expectation(name, False, "not tried: the first UDP packet was not mapped", step=3))
     else:
         reply = frame(public, src=server, sport=sport, dport=_l4(first).sport, from_port=1)
 
@@ -727,7 +735,7 @@ def _check_nat(run: Run, data: dict) -> list[Expectation]:
             if (p.src, p.dst) != (m["d0"], m["g0"]):
                 return f"Ethernet {p.src} -> {p.dst}, not {m['d0']} -> {m['g0']}"
             return "" if checksums_right(p) else "wrong IP or transport checksum"
-        out.append(_one_out(run, name, reply, 1, 0, f"it on {PORTS[0]} to {host}:{hport}", back)[0])
+        out += at_step(3, _one_out(run, name, reply, 1, 0, f"it on {PORTS[0]} to {host}:{hport}", back)[0])
         again = frame(server, src=host, sport=hport, dport=sport)
         out.append(_one_out(run, "the same flow again keeps its public port", again, 0, 1,
                             f"it from {public}:{_l4(first).sport}",
@@ -737,8 +745,9 @@ def _check_nat(run: Run, data: dict) -> list[Expectation]:
         out.append(_one_out(run, f"another inside port ({hport + 1}) gets another public port", other, 0, 1,
                             f"it from {public} with a port other than {_l4(first).sport}",
                             lambda p: "" if _l4(p) and _l4(p).sport != _l4(first).sport else "the same public port")[0])
+    at_step(2, *(e for e in out if e.step != 3))
     stray = frame(public, src=server, sport=sport, dport=data["stray_port"], from_port=1)
-    out.append(_nothing_out(run, f"a packet from outside that no flow expects ({server}:{sport} > "
+    out += at_step(1, _nothing_out(run, f"a packet from outside that no flow expects ({server}:{sport} > "
                                  f"{public}:{data['stray_port']}) is dropped", stray, 1))
     return out
 
@@ -792,6 +801,7 @@ def _check_loadbalancer(run: Run, data: dict) -> list[Expectation]:
     out.append(Expectation(f"the {nflows} flows spread over at least {at_least} of the {len(backends)} backends "
                            f"(a hash of addresses and ports)", len(used) >= at_least,
                            f"flows per backend: {', '.join(f'{d} {n}' for d, n in sorted(used.items())) or 'none'}"))
+    at_step(2, *out)
     if seen:
         (client, cport), ps = next(iter(seen.items()))
         backend = ps[0][L["IP"]].dst
@@ -804,11 +814,11 @@ def _check_loadbalancer(run: Run, data: dict) -> list[Expectation]:
             if (p.src, p.dst) != (m["d0"], m["g0"]):
                 return f"Ethernet {p.src} -> {p.dst}, not {m['d0']} -> {m['g0']}"
             return "" if checksums_right(p) else "wrong IP or transport checksum"
-        out.append(_one_out(run, f"a backend's reply leaves on {PORTS[0]} with {vip}:80 as its source", reply, 1, 0,
-                            f"it on {PORTS[0]} from {vip}:80 to {client}:{cport}", from_vip)[0])
+        out += at_step(3, _one_out(run, f"a backend's reply leaves on {PORTS[0]} with {vip}:80 as its source", reply,
+                                   1, 0, f"it on {PORTS[0]} from {vip}:80 to {client}:{cport}", from_vip)[0])
     else:
         out.append(Expectation(f"a backend's reply leaves on {PORTS[0]} with {vip} as its source", False,
-                               "not tried: no packet reached a backend"))
+                               "not tried: no packet reached a backend", step=3))
     other = data["not_for_vip"]
     sent = frame(other, dport=80)
     out.append(_one_out(run, f"a packet not for the service ({other}) leaves on {PORTS[1]}, its destination kept",
@@ -847,15 +857,9 @@ CHECKS: dict[str, Callable[[Run, dict], list[Expectation]]] = {
 NOT_TRIED = "(the exercise's other checks were not tried: the router has to start first)"
 
 
-def check(exercise: str, config: str | Path | None = None, *, solution: bool = False,
-          memory: bool | None = None, extra: list | None = None) -> list[Expectation]:
-    """Run exercise ``exercise``'s check against ``config`` (a .click file), or against the
-    exercise's solution (``solution=True``) or its skeleton.
-
-    ``memory``: True runs the router from memory, False on the testbed (needs root);
-    None (the default) chooses the testbed as root and memory otherwise. ``extra``: an
-    instructor's cases (:func:`routerlab.checks.read_extra_checks`), sent after the
-    exercise's own expectations."""
+def _router(exercise: str, config, solution: bool, memory: bool | None):
+    """The router of a check or a try, not started: (router, the devices each element
+    class uses, Click's problems with the file, each a line)."""
     _known(exercise)
     data = exercise_data(exercise)
     path = config_path(exercise, config, solution)
@@ -865,11 +869,24 @@ def check(exercise: str, config: str | Path | None = None, *, solution: bool = F
     tb = None if memory else Testbed(generator="rlgen")  # checks capture at the sink: no XDP sink
     devices = MEMORY_DEVICES if tb is None else (tb.dut_in, tb.dut_out)
     problems, used = static_check(path, devices)
-    if problems:
-        return [Expectation(START, False, "\n".join(problems + [NOT_TRIED]))]
     # the measure exercise runs the iprouter exercise's router, with its defines
     given = exercise_data(MEASURED) if exercise == "measure" else data
     router = MemoryRouter(path, given) if tb is None else TestbedRouter(path, tb, given)
+    return router, used, problems
+
+
+def check(exercise: str, config: str | Path | None = None, *, solution: bool = False,
+          memory: bool | None = None, extra: list | None = None) -> list[Expectation]:
+    """Run exercise ``exercise``'s check against ``config`` (a .click file), or against the
+    exercise's solution (``solution=True``) or its skeleton.
+
+    ``memory``: True runs the router from memory, False on the testbed (needs root);
+    None (the default) chooses the testbed as root and memory otherwise. ``extra``: an
+    instructor's cases (:func:`routerlab.checks.read_extra_checks`), sent after the
+    exercise's own expectations."""
+    router, used, problems = _router(exercise, config, solution, memory)
+    if problems:
+        return [Expectation(START, False, "\n".join(problems + [NOT_TRIED]))]
     try:
         router.__enter__()
     except RouterlabError as e:
@@ -878,7 +895,30 @@ def check(exercise: str, config: str | Path | None = None, *, solution: bool = F
         return [Expectation(START, False, f"{e}\n{NOT_TRIED}")]
     try:
         run = Run(router, used)
-        return ([Expectation(START, True)] + CHECKS[exercise](run, data)
+        return ([Expectation(START, True)] + CHECKS[exercise](run, exercise_data(exercise))
                 + extra_expectations(run.send, run.hint, extra or [], PORTS))
+    finally:
+        router.__exit__(None, None, None)
+
+
+def try_router(exercise: str, lines: list[str] | None = None, config: str | Path | None = None, *,
+               solution: bool = False, memory: bool | None = None) -> int:
+    """Start exercise ``exercise``'s router (``config``, its solution or its skeleton, as
+    :func:`check` does: from memory, or on the testbed), send it the packets ``lines``
+    describe, one at a time to the same router, and print what came back on which link
+    (:func:`routerlab.checks.try_session`; None: the lines typed on standard input).
+    Returns the number sent. Raises :class:`routerlab.checks.NotStarted` with Click's
+    messages when the router does not start."""
+    router, used, problems = _router(exercise, config, solution, memory)
+    if problems:
+        raise NotStarted("\n".join(problems))
+    try:
+        router.__enter__()
+    except RouterlabError as e:
+        if type(e) is not RouterlabError:  # no root, no engine, a testbed command: not the configuration's
+            raise
+        raise NotStarted(str(e)) from None
+    try:
+        return try_session(router.send, lines, PORTS)
     finally:
         router.__exit__(None, None, None)

@@ -71,7 +71,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from . import cache, defaults, housekeeping
+from . import cache, defaults, housekeeping, userns
 from .errors import NeedsRoot, ParameterError, RouterlabError
 
 STATE_DIR = Path(os.environ.get("ROUTERLAB_STATE_DIR", "/run/routerlab"))
@@ -310,6 +310,12 @@ class Testbed:
         kernel's idle states. Default: :func:`default_cpu_idle`. Where the latency request
         cannot be held (no such file, no permission) or has no effect, the testbed runs
         anyway and :attr:`idle_held` says so.
+    placement : bool
+        Place the work on CPUs (the default): the receive processing on ``router_cpu``,
+        the housekeeping threads off it, idle CPUs polling; what every measurement needs.
+        False: none of it, for checks of where packets go (the courses'); with rlgen only.
+        It is then the only testbed a user namespace of one's own can make
+        (:mod:`routerlab.userns`), and in one a testbed with placement refuses to start.
     """
 
     mtu: int = 1500
@@ -321,6 +327,7 @@ class Testbed:
     prefix: str = field(default_factory=lambda: "rl" + secrets.token_hex(3))
     cpu_idle: str = field(default_factory=default_cpu_idle)
     generator: str = field(default_factory=default_generator)
+    placement: bool = True
     procs: list = field(default_factory=list, repr=False)
     #: Fixed, locally administered MACs by interface role (suffix of the name): table
     #: entries written as data (the P4 exercises) can name them. Each testbed is its own
@@ -352,6 +359,9 @@ class Testbed:
             if not 0 <= cpu < ncpu:
                 raise ParameterError(name, f"CPU {cpu} does not exist (this machine has {ncpu})")
         _IDLE.checked("cpu_idle", self.cpu_idle)
+        if not self.placement and self.generator != "rlgen":
+            raise ParameterError("generator", "a testbed without CPU placement sends with rlgen; "
+                                 f"{self.generator!r} needs the placement")
 
     # names -----------------------------------------------------------------------
     @property
@@ -405,11 +415,17 @@ class Testbed:
     # lifecycle ---------------------------------------------------------------------
     def __enter__(self):
         require_root()
+        if self.placement and userns.inside():
+            raise NeedsRoot("a testbed for measuring needs root of the machine: in a user namespace the "
+                            "receive work cannot be placed on its CPU (only checks run there, placement=False)")
         self._install_signal_handlers()
         try:
-            self.hold_idle()
-            self.housekeeping_mode = housekeeping.mode()
-            self.housekept = housekeeping.hold(self.kept_cpu, self._holder)
+            if self.placement:
+                self.hold_idle()
+                self.housekeeping_mode = housekeeping.mode()
+                self.housekept = housekeeping.hold(self.kept_cpu, self._holder)
+            else:
+                self.idle_held = "os (no CPU placement: a testbed for checks)"
             self.up()
         except BaseException:
             self.down()
@@ -481,6 +497,8 @@ class Testbed:
             "table netdev rlsink {\n  counter rx { }\n"
             f"  chain in {{ type filter hook ingress device \"{self.sink_if}\" priority -500; "
             "counter name \"rx\" drop; }\n}\n"))
+        if not self.placement:
+            return
         # the router's (or, direct, the sink's) receive work runs on router_cpu, not on the generator's
         self.set_rps(far_ns, far_if, self.router_cpu)
         if not self.direct:
@@ -620,7 +638,8 @@ class Testbed:
             self._up = False
         finally:
             # after the namespaces: a failure here must not leave them behind
-            housekeeping.release(self._holder)
+            if self.placement:
+                housekeeping.release(self._holder)
 
     # measurement helpers --------------------------------------------------------------
     def sink_count(self) -> int:

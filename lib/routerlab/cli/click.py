@@ -9,7 +9,8 @@ import click
 from click.exceptions import Exit
 
 from .app import argument, click_app
-from .common import PATH, checked_file, err, extra_checks_option, fail, format_option, read_extra, report_check
+from .common import PATH, checked_file, err, extra_checks_option, fail, format_option, packets_argument, read_extra, \
+    report_check, run_try
 
 
 @click_app.command("check")
@@ -33,6 +34,24 @@ def click_check(exercise, config, solution, memory, extra, fmt):
                   "as root the check runs on the testbed's links", highlight=False)
     report_check(lambda: clickexercises.check(exercise, config, solution=solution, memory=memory, extra=extra), fmt,
                  {"track": "click", "exercise": exercise, "checked": checked_file(config, solution)})
+
+
+@click_app.command("try")
+@argument("exercise", help="Exercise, as `routerlab click list` names it (forward, iprouter, ...).")
+@packets_argument
+@click.option("--config", type=PATH, help="Your .click file (default: the exercise's skeleton, as you edited it).")
+@click.option("--solution", is_flag=True, help="Try the reference solution instead.")
+@click.option("--memory/--testbed", default=None,
+              help="Run the router from memory (no root) or on the testbed (root). Default: the testbed as root, "
+                   "else memory.")
+def click_try(exercise, packets, config, solution, memory):
+    """Start your router and send it packets you describe; print what came back on which link."""
+    from .. import clickexercises
+
+    if config is not None and solution:
+        fail("--config and --solution: give one of them")
+    run_try(packets, lambda lines: clickexercises.try_router(exercise, lines, config, solution=solution,
+                                                             memory=memory))
 
 
 @click_app.command("list")

@@ -12,6 +12,7 @@ import click
 from click.exceptions import Exit
 
 from .. import defaults
+from .app import argument
 from ..errors import RouterlabError
 
 
@@ -265,6 +266,37 @@ def read_extra(path):
         fail(f"--extra-checks: {e}")
 
 
+def packets_argument(f):
+    """The PACKET arguments of ``click try`` and ``p4 try``."""
+    return argument("packets", nargs=-1, metavar="[PACKET]...",
+                    help="Packets to send, each one argument: 'udp 10.70.1.2 > 10.71.0.5 ttl 1', "
+                         "'tcp 10.70.1.2 -> 10.71.0.5:22', 'icmp-echo 10.70.1.2 > 10.70.1.1', 'arp 10.70.1.1'; "
+                         "'out:' in front sends it in from the sink's side. None: type them, one a line "
+                         "(an empty line or Ctrl-D ends).")(f)
+
+
+def run_try(packets: tuple[str, ...], run):
+    """``click try`` and ``p4 try``: check each PACKET argument (a bad one exits 2 naming
+    it), then ``run(lines)`` (None: typed lines), which sends them and prints what came
+    back. A router that does not start exits 1 with its messages, one that could not be
+    tried (no such exercise or file, no engine) 2, Ctrl-C 130."""
+    from ..checks import NotStarted, packet_line
+
+    for text in packets:
+        try:
+            packet_line(text)
+        except ValueError as e:
+            fail(f"PACKET {text!r}: {e}")
+    try:
+        run(list(packets) or None)
+    except KeyboardInterrupt:
+        raise Exit(130)
+    except NotStarted as e:
+        fail(str(e), code=1)
+    except RouterlabError as e:
+        fail(str(e))
+
+
 def checked_file(given, solution: bool) -> str:
     """What a check checked, for a grader: the student's file, or the exercise's
     ``solution`` or ``skeleton``."""
@@ -300,20 +332,29 @@ def report_check(run, fmt: str = "text", check: dict | None = None):
 
 def print_expectations(results) -> int:
     """PASS, FAIL or SKIP and the name of each expectation of an exercise's check
-    (:class:`routerlab.checks.Expectation`), a failure's hint below it, then a count;
-    returns the exit status: 0 only when every expectation passed."""
+    (:class:`routerlab.checks.Expectation`), a failure's hint below it, under a heading
+    per TODO step (:func:`routerlab.checks.steps`), then a count and where the student
+    is (:func:`routerlab.checks.progress`); returns the exit status: 0 only when every
+    expectation passed."""
     from rich.console import Console
 
+    from ..checks import progress, steps
+
     out = Console(soft_wrap=True, highlight=False)
-    for r in results:
-        mark = "[green]PASS[/green]" if r.passed else "[yellow]SKIP[/yellow]" if r.skipped else "[red]FAIL[/red]"
-        out.print(f"{mark}  {r.name}", markup=True)
-        for line in (r.skipped or r.detail).splitlines():
-            out.print(f"      {line}", style="dim", markup=False)
+    groups = steps(results)
+    for step in groups:
+        if len(groups) > 1:
+            out.print(f"[bold]{step.label}[/bold]: {step.passed} of {len(step.expectations)} pass", markup=True)
+        for r in step.expectations:
+            mark = "[green]PASS[/green]" if r.passed else "[yellow]SKIP[/yellow]" if r.skipped else "[red]FAIL[/red]"
+            out.print(f"{mark}  {r.name}", markup=True)
+            for line in (r.skipped or r.detail).splitlines():
+                out.print(f"      {line}", style="dim", markup=False)
     passed = sum(r.passed for r in results)
     skipped = sum(bool(r.skipped) for r in results)
+    where = progress(results)
     click.echo(f"{passed} of {len(results)} expectations pass"
-               + (f" ({skipped} not tried: see SKIP)" if skipped else ""))
+               + (f" ({skipped} not tried: see SKIP)" if skipped else "") + (f". {where[0].upper()}{where[1:]}" if where else ""))
     return 0 if passed == len(results) else 1
 
 

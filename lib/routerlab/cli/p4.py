@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..errors import RouterlabError
 from .app import argument, p4_app
-from .common import PATH, checked_file, err, extra_checks_option, fail, format_option, read_extra, report_check
+from .common import PATH, checked_file, err, extra_checks_option, fail, format_option, packets_argument, read_extra, \
+    report_check, run_try
 
 
 @p4_app.command("build")
@@ -40,7 +43,29 @@ def p4_check(exercise, program, solution, log, extra, fmt):
     from .. import p4exercises
 
     extra = read_extra(extra)
+    _say_namespaces()
     if log:
         err.print(f"bmv2's log of every packet: {log}", highlight=False)
     report_check(lambda: p4exercises.check(exercise, program, solution=solution, log=log, extra=extra), fmt,
                  {"track": "p4", "exercise": exercise, "checked": checked_file(program, solution)})
+
+
+@p4_app.command("try")
+@argument("exercise", help="Exercise: router, firewall, gre or shortcut.")
+@packets_argument
+@click.option("--program", type=PATH, help="Your .p4 file (default: the exercise's skeleton).")
+@click.option("--solution", is_flag=True, help="Try the reference solution instead.")
+def p4_try(exercise, packets, program, solution):
+    """Start your program on bmv2 with the exercise's entries and send it packets you describe; print what came back on which port."""
+    from .. import p4exercises
+
+    if program is not None and solution:
+        fail("--program and --solution: give one of them")
+    _say_namespaces()
+    run_try(packets, lambda lines: p4exercises.try_program(exercise, lines, program, solution=solution))
+
+
+def _say_namespaces():
+    if os.geteuid() != 0:
+        err.print("no root: bmv2 runs on a testbed in user and network namespaces of this command's own",
+                  highlight=False)

@@ -133,8 +133,10 @@ class Bmv2(Engine):
     # running a program ------------------------------------------------------------------
     def run(self, tb: Testbed, program: str | Path, entries: list[dict], solution: bool = True,
             source: str = "entries", *, ns: str | None = None, ports: dict[int, str] | None = None,
-            cpu: int | None = -1) -> dict:
-        """Compile ``program``, start simple_switch, load ``entries``.
+            cpu: int | None = -1, refused: list[str] | None = None) -> dict:
+        """Compile ``program``, start simple_switch, load ``entries``; with ``refused`` (a
+        list), an entry that does not fit the program is added there and left out
+        (:func:`routerlab.engines.p4.cli_commands`) instead of stopping the run.
 
         By default on the testbed's DUT with ports 0 = towards the generator and 1 =
         towards the sink, pinned to the router's CPU; ``ns``, ``ports`` (port -> interface)
@@ -143,7 +145,7 @@ class Bmv2(Engine):
         """
         json_path = p4.compile_program(program, solution)
         pipe = p4.Pipeline(json_path)
-        cmds = p4.cli_commands(entries, pipe, source)
+        cmds = p4.cli_commands(entries, pipe, source, refused)
         ns = ns or tb.ns_dut
         ports = ports or {0: tb.dut_in, 1: tb.dut_out}
         for dev in ports.values():

@@ -156,8 +156,13 @@ def _int(v, bits: int) -> int:
     return n
 
 
-def cli_commands(entries: list[dict], pipe: Pipeline, source: str = "entries") -> list[str]:
+def cli_commands(entries: list[dict], pipe: Pipeline, source: str = "entries",
+                 refused: list[str] | None = None) -> list[str]:
     """simple_switch_CLI commands for runtime-JSON ``entries``, checked against ``pipe``.
+
+    ``refused``: a list to which an entry that does not fit the program is added (why,
+    naming it) and left out, instead of raising: a course skeleton, whose tables are not
+    all written yet, still starts with the entries that fit.
 
     Raises
     ------
@@ -167,63 +172,72 @@ def cli_commands(entries: list[dict], pipe: Pipeline, source: str = "entries") -
     """
     cmds = []
     for i, e in enumerate(entries):
-        where = f"table_entries[{i}]"
-
-        def bad(msg):
-            return DataFormatError(source, None, f"{where}: {msg}")
-
-        t = pipe.tables.get(e.get("table"))
-        if t is None:
-            named = [n for n in pipe.tables if not n.startswith("tbl_")]  # tbl_*: made by the compiler
-            raise bad(f"unknown table {e.get('table')!r}; the program has {', '.join(named) or 'no tables'}")
-        action = e.get("action_name")
-        if action not in t.actions:
-            raise bad(f"table {t.name} has no action {action!r} (it has {', '.join(t.actions)})")
-        params = e.get("action_params", {})
-        want = pipe.actions[action]
-        if set(params) != {n for n, _ in want}:
-            raise bad(f"action {action} takes parameters {[n for n, _ in want]}, got {sorted(params)}")
         try:
-            args = [hex(_int(params[n], w)) for n, w in want]
-        except ValueError as err:
-            raise bad(f"action {action}: {err}") from None
-        if e.get("default_action"):
-            cmds.append(" ".join(["table_set_default", t.name, action, *args]))
-            continue
-        match = dict(e.get("match", {}))
-        unknown = set(match) - {k.name for k in t.keys}
-        if unknown:
-            raise bad(f"table {t.name} has no field {', '.join(sorted(unknown))} "
-                      f"(it matches {', '.join(k.name for k in t.keys)})")
-        keys = []
-        try:
-            for k in t.keys:
-                v = match.get(k.name)
-                if k.match_type == "exact":
-                    if v is None:
-                        raise ValueError(f"exact field {k.name} is missing")
-                    keys.append(hex(_int(v, k.bitwidth)))
-                elif k.match_type == "lpm":
-                    if v is None:
-                        raise ValueError(f"lpm field {k.name} is missing")
-                    keys.append(f"{hex(_int(v[0], k.bitwidth))}/{int(v[1])}")
-                elif k.match_type == "ternary":
-                    val, mask = v if v is not None else (0, 0)
-                    keys.append(f"{hex(_int(val, k.bitwidth))}&&&{hex(_int(mask, k.bitwidth))}")
-                elif k.match_type == "range":
-                    lo, hi = v if v is not None else (0, (1 << k.bitwidth) - 1)
-                    keys.append(f"{_int(lo, k.bitwidth)}->{_int(hi, k.bitwidth)}")
-                else:
-                    raise ValueError(f"match kind {k.match_type} is not supported here")
-        except (ValueError, TypeError) as err:
-            raise bad(str(err)) from None
-        prio = []
-        if t.prioritised:
-            if "priority" not in e:
-                raise bad(f"table {t.name} has ternary/range fields: the entry needs a priority")
-            prio = [str(int(e["priority"]))]
-        cmds.append(" ".join(["table_add", t.name, action, *keys, "=>", *args, *prio]))
+            cmds.append(_cli_command(i, e, pipe, source))
+        except DataFormatError as err:
+            if refused is None:
+                raise
+            refused.append(str(err))
     return cmds
+
+
+def _cli_command(i: int, e: dict, pipe: Pipeline, source: str) -> str:
+    """The command of entry ``e``, the ``i``-th of ``source`` (see :func:`cli_commands`)."""
+    where = f"table_entries[{i}]"
+
+    def bad(msg):
+        return DataFormatError(source, None, f"{where}: {msg}")
+    t = pipe.tables.get(e.get("table"))
+    if t is None:
+        named = [n for n in pipe.tables if not n.startswith("tbl_")]  # tbl_*: made by the compiler
+        raise bad(f"unknown table {e.get('table')!r}; the program has {', '.join(named) or 'no tables'} "
+                  "(p4c leaves out a table that nothing applies)")
+    action = e.get("action_name")
+    if action not in t.actions:
+        raise bad(f"table {t.name} has no action {action!r} (it has {', '.join(t.actions)})")
+    params = e.get("action_params", {})
+    want = pipe.actions[action]
+    if set(params) != {n for n, _ in want}:
+        raise bad(f"action {action} takes parameters {[n for n, _ in want]}, got {sorted(params)}")
+    try:
+        args = [hex(_int(params[n], w)) for n, w in want]
+    except ValueError as err:
+        raise bad(f"action {action}: {err}") from None
+    if e.get("default_action"):
+        return " ".join(["table_set_default", t.name, action, *args])
+    match = dict(e.get("match", {}))
+    unknown = set(match) - {k.name for k in t.keys}
+    if unknown:
+        raise bad(f"table {t.name} has no field {', '.join(sorted(unknown))} "
+                  f"(it matches {', '.join(k.name for k in t.keys)})")
+    keys = []
+    try:
+        for k in t.keys:
+            v = match.get(k.name)
+            if k.match_type == "exact":
+                if v is None:
+                    raise ValueError(f"exact field {k.name} is missing")
+                keys.append(hex(_int(v, k.bitwidth)))
+            elif k.match_type == "lpm":
+                if v is None:
+                    raise ValueError(f"lpm field {k.name} is missing")
+                keys.append(f"{hex(_int(v[0], k.bitwidth))}/{int(v[1])}")
+            elif k.match_type == "ternary":
+                val, mask = v if v is not None else (0, 0)
+                keys.append(f"{hex(_int(val, k.bitwidth))}&&&{hex(_int(mask, k.bitwidth))}")
+            elif k.match_type == "range":
+                lo, hi = v if v is not None else (0, (1 << k.bitwidth) - 1)
+                keys.append(f"{_int(lo, k.bitwidth)}->{_int(hi, k.bitwidth)}")
+            else:
+                raise ValueError(f"match kind {k.match_type} is not supported here")
+    except (ValueError, TypeError) as err:
+        raise bad(str(err)) from None
+    prio = []
+    if t.prioritised:
+        if "priority" not in e:
+            raise bad(f"table {t.name} has ternary/range fields: the entry needs a priority")
+        prio = [str(int(e["priority"]))]
+    return " ".join(["table_add", t.name, action, *keys, "=>", *args, *prio])
 
 
 def read_entries(path: str | Path) -> list[dict]:

@@ -30,7 +30,10 @@ elementclass Out { $dev | input -> Queue($QUEUE) -> sent :: Counter -> ToDevice(
 //         12, operation 1 at offset 20), 1 IPv4 (0x0800), 2 anything else.
 // As shipped, each Classifier has one output, pattern `-` (every frame), and that output
 // goes to Discard, so that the skeleton starts: Click refuses an output connected to
-// nothing. Replace both placeholders: the patterns, and the connections of every output.
+// nothing, and gives a Classifier as many outputs as are connected. Replace both
+// placeholders: the patterns, and the connections of every output. Until a later TODO
+// takes an output (ARP in TODO 2, IPv4 in TODO 3), connect it to Discard: each step
+// then starts, and the check says which steps pass.
 c0 :: Classifier(-);
 c1 :: Classifier(-);
 FromDevice($IN_DEV, SNIFFER true, BURST $BURST) -> c0;
