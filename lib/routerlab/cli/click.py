@@ -1,4 +1,4 @@
-"""The Click course: ``click check``, ``click list``, ``click copy``, ``click doc``."""
+"""The Click course: ``click check``, ``click try``, ``click list``, ``click copy``, ``click doc``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""P4 programs on bmv2: ``p4 build``, ``p4 check``."""
+"""P4 programs on bmv2: ``p4 build``, ``p4 check``, ``p4 try``."""
 
 from __future__ import annotations
 
