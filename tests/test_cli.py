@@ -131,7 +131,7 @@ def test_help_shows_arguments_defaults_and_commands_in_their_order():
     names = [line.split()[0] for line in top.split("Commands:\n")[1].splitlines()]
     # the commands as they are written, then the groups; not alphabetical
     assert names[:3] == ["assess", "fetch-pastrami", "figures"]
-    assert names[-5:] == ["bench", "p4", "click", "notebooks", "engines"]
+    assert names[-6:] == ["bench", "p4", "click", "course", "notebooks", "engines"]
     r = runner.invoke(app, ["bench"])  # a group without a command: its help, as a usage error
     assert r.exit_code == 2 and r.stdout == "" and "Commands:" in r.stderr
 

@@ -151,7 +151,7 @@ def test_a_failure_says_what_was_sent_what_came_back_and_what_was_expected(tmp_p
     results = {r.name: r for r in ce.check("forward", path, memory=True)}
     back = results["a frame into $OUT_DEV leaves on $IN_DEV, unchanged"]
     assert not back.passed and back.detail == (
-        "sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64 into $OUT_DEV; got nothing (no FromDevice reads "
+        "sent UDP 10.70.2.2:1234 > 10.70.1.2:5000 TTL 64 into $OUT_DEV; got nothing (no FromDevice reads "
         "$OUT_DEV); expected the same frame on $IN_DEV")
     assert results["a frame into $IN_DEV leaves on $OUT_DEV, unchanged"].passed
     counter = results["in2out.count counts the frames that came in on $IN_DEV"]

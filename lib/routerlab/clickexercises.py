@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import engines, scenarios
+from . import engines, scenarios, userns
 from .checks import ARP, IPV4, Expectation, NotStarted, arp_request, at_step, checksums_right, describe, \
     extra_expectations, frame, ip_checksum_right, parse, parse_case, scapy_layers, through, try_session
 from .checks import hint as checks_hint
@@ -478,17 +478,23 @@ def _nothing_out(run: Run, name: str, sent: bytes, port: int) -> Expectation:
                        "" if not got[0] and not got[1] else run.hint(sent, port, got, "nothing (dropped)"))
 
 
+def _across(port: int, sport: int = 1234) -> bytes:
+    """A UDP frame into ``port`` from the host on that side to one beyond the other."""
+    return frame("10.71.0.5", src="10.70.1.2", sport=sport) if port == 0 else \
+        frame("10.70.1.2", src="10.70.2.2", sport=sport, from_port=1)
+
+
 def _check_forward(run: Run, data: dict) -> list[Expectation]:
     out = []
     for port in (0, 1):
-        f = frame("10.71.0.5", src="10.70.1.2", from_port=port)
+        f = _across(port)
         e, _ = _one_out(run, f"a frame into {PORTS[port]} leaves on {PORTS[1 - port]}, unchanged", f, port, 1 - port,
                         f"the same frame on {PORTS[1 - port]}",
                         lambda p, f=f: "" if bytes(p) == f else "the frame was changed")
         out += at_step(2 if port == 0 else 3, e)
     n = data["burst"]
     for port, counter in ((0, data["counters"]["in"]), (1, data["counters"]["out"])):
-        run.send([frame("10.71.0.5", sport=2000 + i, from_port=port) for i in range(n)], port)
+        run.send([_across(port, sport=2000 + i) for i in range(n)], port)
         value, why = run.handler(f"{counter}.count")
         want = n + 1  # the first expectation sent one frame each way
         out.append(Expectation(f"{counter}.count counts the frames that came in on {PORTS[port]}",
@@ -831,15 +837,19 @@ def _check_measure(run: Run, data: dict) -> list[Expectation]:
     out = [Expectation(f"{MEASURED}: {e.name}", e.passed, e.detail, e.skipped)
            for e in _check_iprouter(run, exercise_data(MEASURED))]
     pps, seconds = data["trial"]["pps"], data["trial"]["seconds"]
-    name = (f"on the testbed, as routerlab measure --config runs it: {seconds} s at {pps:,} pps "
-            "(the generator's traffic) lose nothing")
+    # as root on the machine's testbed, as routerlab measure --config runs it; without root
+    # on one in namespaces of the check's own, not placed on CPUs
+    name = f"on the testbed: {seconds} s at {pps:,} pps of the generator's traffic lose nothing"
     router = run.router
     if not isinstance(router, TestbedRouter):
-        out.append(Expectation.not_run(name, "needs root: the testbed (sudo routerlab click check measure ...)"))
+        out.append(Expectation.not_run(name, "needs the testbed: check without --memory"))
         return out
     from . import traffic
 
-    r = traffic.run_trial(router.tb, pps, seconds, traffic.TrafficSpec())
+    # the CPU-stop probe runs at real-time priority, which a user namespace cannot take;
+    # a trial that lost nothing needs no explaining
+    r = traffic.run_trial(router.tb, pps, seconds, traffic.TrafficSpec(),
+                          probe_period_ms=traffic.STOP_PROBE_PERIOD_MS if router.tb.placement else None)
     ok = r.rx == r.tx and not r.generator_limited
     out.append(Expectation(name, ok, "" if ok else
                            f"sent {r.tx} UDP packets 10.70.1.2 > 10.71.0.1 into {PORTS[0]} at {pps} pps; "
@@ -866,7 +876,8 @@ def _router(exercise: str, config, solution: bool, memory: bool | None):
     click_binary()
     if memory is None:
         memory = os.geteuid() != 0
-    tb = None if memory else Testbed(generator="rlgen")  # checks capture at the sink: no XDP sink
+    # checks capture at the sink: no XDP sink; in a user namespace of one's own, no CPU placement
+    tb = None if memory else Testbed(generator="rlgen", placement=not userns.inside())
     devices = MEMORY_DEVICES if tb is None else (tb.dut_in, tb.dut_out)
     problems, used = static_check(path, devices)
     # the measure exercise runs the iprouter exercise's router, with its defines
@@ -883,7 +894,16 @@ def check(exercise: str, config: str | Path | None = None, *, solution: bool = F
     ``memory``: True runs the router from memory, False on the testbed (needs root);
     None (the default) chooses the testbed as root and memory otherwise. ``extra``: an
     instructor's cases (:func:`routerlab.checks.read_extra_checks`), sent after the
-    exercise's own expectations."""
+    exercise's own expectations.
+
+    The measure exercise's load trial needs the testbed: without root (and ``memory``
+    None) its check runs on one in user and network namespaces of its own
+    (:mod:`routerlab.userns`), without CPU placement: a trial of the generator's traffic,
+    not a measurement."""
+    if exercise == "measure" and memory is None and os.geteuid() != 0 and userns.missing() is None:
+        return userns.call("routerlab.clickexercises:check", exercise,
+                           str(Path(config).resolve()) if config else None, solution=solution, memory=False,
+                           extra=extra)
     router, used, problems = _router(exercise, config, solution, memory)
     if problems:
         return [Expectation(START, False, "\n".join(problems + [NOT_TRIED]))]

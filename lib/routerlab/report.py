@@ -83,7 +83,9 @@ def typed_numbers(template: str) -> list[tuple[int, str]]:
     return out
 
 
-def _environment():
+def environment():
+    """The jinja2 environment of the project's templates over facts: a field that does
+    not exist is an error, and :data:`FILTERS` format numbers."""
     import jinja2
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
@@ -120,7 +122,7 @@ def notes(folder, facts: dict) -> str:
         raise DataFormatError(path, line, f"the number {number!r} is typed by hand: cite it as a field of "
                               f"{FACTS} ({{{{ ... }}}}) or put it in `code` if it is not a measurement")
     try:
-        return _environment().from_string(text).render(**facts).strip() + "\n"
+        return environment().from_string(text).render(**facts).strip() + "\n"
     except jinja2.UndefinedError as e:
         raise DataFormatError(path, _error_line(e), f"no such field in {FACTS}: {e.message}") from None
     except jinja2.TemplateError as e:
@@ -207,7 +209,7 @@ def render(folder, facts: dict | None = None) -> str:
     sections = dict.fromkeys(("campaign", "environment", "measured", "sweeps", "searches", "validation", "loss",
                               "generators", "comparison", "microbench", "fast_reroute"))
     context = dict(sections, **facts, notes_md=notes(folder, facts), figures=figures(folder, facts, draw=False))
-    return _environment().from_string(_template_text()).render(**context).rstrip() + "\n"
+    return environment().from_string(_template_text()).render(**context).rstrip() + "\n"
 
 
 @dataclass

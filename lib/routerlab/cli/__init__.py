@@ -6,7 +6,7 @@ import atexit
 import os
 import sys
 
-from . import analysis, bench, campaign, click, engines, figures, measuring, p4, report  # noqa: F401  (they add their commands)
+from . import analysis, bench, campaign, click, course, engines, figures, measuring, p4, report  # noqa: F401  (they add their commands)
 from .app import app
 
 

@@ -82,5 +82,6 @@ campaign_app = _group("campaign", "Campaign files: the steps that make a dataset
 bench_app = _group("bench", "Benchmarks: commands that print a figure.")
 p4_app = _group("p4", "P4 programs on bmv2: build them, check the course exercises.")
 click_app = _group("click", "The Click course: check the exercises, read the elements' manuals.")
+course_app = _group("course", "The courses' machine measured, and the instructor's guide made from it.")
 notebooks_app = _group("notebooks", "The notebooks: copy them out to edit and run.")
 engines_app = _group("engines", "Click, FastClick, bmv2 and p4c built from pinned upstream sources.")

@@ -10,7 +10,7 @@ from click.exceptions import Exit
 
 from .app import argument, click_app
 from .common import PATH, checked_file, err, extra_checks_option, fail, format_option, packets_argument, read_extra, \
-    report_check, run_try
+    report_check, run_try, students_file
 
 
 @click_app.command("check")
@@ -28,9 +28,12 @@ def click_check(exercise, config, solution, memory, extra, fmt):
 
     if config is not None and solution:
         fail("--config and --solution: give one of them")
+    config = _config(exercise, config, solution)
     extra = read_extra(extra)
     if memory is None and os.geteuid() != 0:
-        err.print("no root: checking from memory (FromDevice and ToDevice replaced by sockets); "
+        err.print("no root: the load trial on a testbed in user and network namespaces of this check's own, the "
+                  "rest from memory" if exercise == "measure" else
+                  "no root: checking from memory (FromDevice and ToDevice replaced by sockets); "
                   "as root the check runs on the testbed's links", highlight=False)
     report_check(lambda: clickexercises.check(exercise, config, solution=solution, memory=memory, extra=extra), fmt,
                  {"track": "click", "exercise": exercise, "checked": checked_file(config, solution)})
@@ -50,6 +53,7 @@ def click_try(exercise, packets, config, solution, memory):
 
     if config is not None and solution:
         fail("--config and --solution: give one of them")
+    config = _config(exercise, config, solution)
     run_try(packets, lambda lines: clickexercises.try_router(exercise, lines, config, solution=solution,
                                                              memory=memory))
 
@@ -99,3 +103,12 @@ def click_doc(element):
         raise Exit(subprocess.call(["man", "-l", str(page)]))
     except FileNotFoundError:
         fail(f"'man' is not installed; the page is {page}")
+
+
+def _config(exercise: str, config, solution: bool):
+    """--config, or the exercise's file in the working folder (a copy), or None."""
+    from .. import clickexercises
+
+    name = clickexercises.MEASURED if exercise == "measure" else exercise
+    return students_file(config, solution, name, ".click",
+                         lambda given: clickexercises.config_path(exercise, given, solution))

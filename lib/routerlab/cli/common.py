@@ -297,6 +297,25 @@ def run_try(packets: tuple[str, ...], run):
         fail(str(e))
 
 
+def students_file(given, solution: bool, name: str, suffix: str, shipped) -> Path | None:
+    """The file a check or a try runs: ``given``; else, unless the solution is asked for,
+    the exercise's file in the working folder, as ``routerlab click copy`` lays it out
+    (``NAME.SUFFIX`` there, or ``NAME/NAME.SUFFIX``), when it is not the shipped
+    skeleton itself; else None (the skeleton). Says on stderr which file it is
+    (``shipped(given)`` gives the path of the shipped one)."""
+    if given is None and not solution:
+        here = Path.cwd()
+        for c in (here / f"{name}{suffix}", here / name / f"{name}{suffix}"):
+            if c.is_file() and c.resolve() != Path(shipped(None)).resolve():
+                given = c
+                break
+    try:
+        err.print(f"checking {Path(shipped(given)).resolve()}", highlight=False, markup=False)
+    except RouterlabError as e:
+        fail(str(e))
+    return given
+
+
 def checked_file(given, solution: bool) -> str:
     """What a check checked, for a grader: the student's file, or the exercise's
     ``solution`` or ``skeleton``."""

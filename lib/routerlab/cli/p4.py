@@ -9,7 +9,7 @@ import click
 from ..errors import RouterlabError
 from .app import argument, p4_app
 from .common import PATH, checked_file, err, extra_checks_option, fail, format_option, packets_argument, read_extra, \
-    report_check, run_try
+    report_check, run_try, students_file
 
 
 @p4_app.command("build")
@@ -42,6 +42,7 @@ def p4_check(exercise, program, solution, log, extra, fmt):
     """Send real packets through your program on bmv2 and say which expectations pass."""
     from .. import p4exercises
 
+    program = _program(exercise, program, solution)
     extra = read_extra(extra)
     _say_namespaces()
     if log:
@@ -61,6 +62,7 @@ def p4_try(exercise, packets, program, solution):
 
     if program is not None and solution:
         fail("--program and --solution: give one of them")
+    program = _program(exercise, program, solution)
     _say_namespaces()
     run_try(packets, lambda lines: p4exercises.try_program(exercise, lines, program, solution=solution))
 
@@ -69,3 +71,12 @@ def _say_namespaces():
     if os.geteuid() != 0:
         err.print("no root: bmv2 runs on a testbed in user and network namespaces of this command's own",
                   highlight=False)
+
+
+def _program(exercise: str, program, solution: bool):
+    """--program, or the exercise's file in the working folder (a copy), or None."""
+    from ..engines import p4
+
+    if exercise not in p4.PROGRAMS:
+        fail(f"unknown exercise {exercise!r}; known: {', '.join(p4.PROGRAMS)}")
+    return students_file(program, solution, exercise, ".p4", lambda given: p4.source(given or exercise, solution))

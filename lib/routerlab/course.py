@@ -1,0 +1,196 @@
+"""What the courses ask of a student's machine, measured on one: each check's time and
+memory as the user who runs it (a student has no root), and the disk the course's
+software takes.
+
+:func:`measure` runs the solution of every exercise of both tracks through
+``routerlab click check`` and ``routerlab p4 check`` (``--format json``), as a student
+would, and writes what it saw to ``facts.json`` in a folder (``datasets/course-machine``
+is the committed one). The instructor's guide, ``docs/course.md``, is rendered from the
+template ``data/course.md.j2`` over those facts (:func:`guide`): it cites every measured
+number as a field, as a dataset's NOTES.md does (:func:`routerlab.report.typed_numbers`
+refuses one typed by hand), and ``routerlab course guide --check`` fails where the
+committed guide differs from its facts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .errors import DataFormatError, RouterlabError
+
+#: The courses' exercises as their checks name them: (track, exercise), in course order.
+EXERCISES = [("click", e) for e in ("forward", "iprouter", "firewall", "nat", "loadbalancer", "measure")] + \
+    [("p4", e) for e in ("router", "firewall", "gre", "shortcut")]
+#: The engines the courses run (bmv2's logging build for the P4 checks).
+ENGINES = ("click", "bmv2-log", "p4c")
+FACTS = "facts.json"
+
+
+def _mib(path: Path) -> float:
+    """Disk used under ``path`` (``du``, MiB), or 0 where it is not there."""
+    if not path.exists():
+        return 0.0
+    out = subprocess.run(["du", "-sk", str(path)], capture_output=True, text=True).stdout.split()
+    return round(int(out[0]) / 1024, 1) if out else 0.0
+
+
+def _os_name() -> str:
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    return platform.system()
+
+
+def _memory_gib() -> float:
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 2**20, 1)
+    return 0.0
+
+
+def run_check(track: str, exercise: str) -> dict:
+    """One solution's check as a student runs it (``routerlab TRACK check EXERCISE
+    --solution --format json``, in a child process): its exit status, counts, the check's
+    own seconds, the wall seconds of the command and the peak memory (MiB) of the largest
+    process it ran (the check, Click, bmv2 or p4c)."""
+    cmd = [sys.executable, "-m", "routerlab", track, "check", exercise, "--solution", "--format", "json"]
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate()
+    wall = time.monotonic() - t0
+    # wait4's usage is that of the child and the descendants it waited for: ru_maxrss is
+    # the peak of the largest of them (KiB on Linux)
+    peak = _children_peak_kib()
+    try:
+        data = json.loads(out[out.index("{"):])
+    except ValueError:
+        raise RouterlabError(f"{' '.join(cmd[2:])}: no JSON (exit {p.returncode}): {err.strip()[-300:]}") from None
+    return {"track": track, "exercise": exercise, "exit": p.returncode, "passed": data["passed"],
+            "total": data["total"], "check_seconds": data["seconds"], "wall_seconds": round(wall, 2),
+            "peak_mib": round(peak / 1024, 1)}
+
+
+def _children_peak_kib() -> int:
+    """The largest peak RSS among the children waited for so far (KiB). getrusage keeps
+    the maximum over all of them, so a child that peaks lower than an earlier one reads
+    as the earlier one's: :func:`measure` runs each check in a fresh process."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+
+
+def _measure_one(track: str, exercise: str) -> dict:
+    """:func:`run_check` in a process of its own, so that its peak memory is its own."""
+    code = ("import json, sys; from routerlab import course; "
+            f"print(json.dumps(course.run_check({track!r}, {exercise!r})))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if p.returncode:
+        raise RouterlabError(f"{track} check {exercise}: {p.stderr.strip()[-400:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def measure(folder: str | Path, progress=None) -> dict:
+    """Run every exercise's solution check (:data:`EXERCISES`) as this user and measure
+    the disk of the course's software; write and return the facts (``facts.json`` in
+    ``folder``). ``progress(i, n, what)`` is called before each check."""
+    from .engines import builds
+    from .version import code_version
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    checks = []
+    for i, (track, exercise) in enumerate(EXERCISES):
+        if progress:
+            progress(i, len(EXERCISES), f"{track} check {exercise}")
+        checks.append(_measure_one(track, exercise))
+    engines = {}
+    for name in ENGINES:
+        where = builds.installed(name)
+        engines[name] = _mib(where) if where else None
+    facts = {
+        "measured": {"started": started, "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                     "command": "routerlab course measure", "routerlab": code_version(),
+                     "as_root": os.geteuid() == 0},
+        "machine": {"os": _os_name(), "kernel": platform.release(), "cpus": os.cpu_count(),
+                    "memory_gib": _memory_gib(), "python": platform.python_version()},
+        "checks": checks,
+        "disk_mib": {"venv": _mib(Path(sys.prefix)), "engines": engines,
+                     "engines_total": round(sum(v for v in engines.values() if v), 1)},
+    }
+    (folder / FACTS).write_text(json.dumps(facts, indent=1) + "\n")
+    return facts
+
+
+def read_facts(folder: str | Path) -> dict:
+    """The facts :func:`measure` wrote in ``folder``."""
+    path = Path(folder) / FACTS
+    try:
+        return json.loads(path.read_text())
+    except OSError as e:
+        raise DataFormatError(str(path), None, e.strerror or str(e)) from None
+    except json.JSONDecodeError as e:
+        raise DataFormatError(str(path), e.lineno, f"not valid JSON: {e.msg}") from None
+
+
+READERS = "readers.csv"
+
+
+def read_readers(folder: str | Path) -> list[dict]:
+    """First-time readers of an exercise, as recorded in ``readers.csv`` in ``folder``
+    (reader, exercise, started, finished: ISO 8601 UTC, check_runs, passed, how), each
+    with ``minutes`` from start to finish; [] when there is no such file."""
+    import csv
+    from datetime import datetime
+
+    path = Path(folder) / READERS
+    if not path.is_file():
+        return []
+    out = []
+    with open(path, newline="") as f:
+        for line, row in enumerate(csv.DictReader(f), 2):
+            try:
+                t0, t1 = (datetime.fromisoformat(row[k].replace("Z", "+00:00")) for k in ("started", "finished"))
+                out.append({**row, "check_runs": int(row["check_runs"]), "minutes": (t1 - t0).total_seconds() / 60})
+            except (KeyError, ValueError, AttributeError) as e:
+                raise DataFormatError(str(path), line, f"expected reader, exercise, started, finished (ISO 8601), "
+                                      f"check_runs, passed, how: {e}") from None
+    return out
+
+
+def _template() -> str:
+    from importlib.resources import files
+
+    return files("routerlab").joinpath("data", "course.md.j2").read_text()
+
+
+def guide(facts: dict, readers: list[dict] | None = None, template: str | None = None) -> str:
+    """The instructor's guide (``docs/course.md``) rendered over ``facts`` and the
+    first-time ``readers`` (:func:`read_readers`).
+
+    Raises :class:`DataFormatError` naming the template's line for a number typed by hand
+    or a field the facts do not have."""
+    import jinja2
+
+    from . import report
+
+    text = _template() if template is None else template
+    typed = report.typed_numbers(text)
+    if typed:
+        line, number = typed[0]
+        raise DataFormatError("course.md.j2", line, f"the number {number!r} is typed by hand: cite it as a field "
+                              "of the course's facts, or put it in `code` if it is not a measurement")
+    try:
+        return report.environment().from_string(text).render(**facts, readers=readers or []).rstrip() + "\n"
+    except jinja2.UndefinedError as e:
+        raise DataFormatError("course.md.j2", None, f"no such field in the course's facts: {e.message}") from None
