@@ -63,7 +63,7 @@ def run_check(track: str, exercise: str) -> dict:
     --solution --format json``, in a child process): its exit status, counts, the check's
     own seconds, the wall seconds of the command and the peak memory (MiB) of the largest
     process it ran (the check, Click, bmv2 or p4c)."""
-    cmd = [sys.executable, "-m", "routerlab", track, "check", exercise, "--solution", "--format", "json"]
+    cmd = [sys.executable, "-m", "routerlab.cli", track, "check", exercise, "--solution", "--format", "json"]
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = p.communicate()
@@ -91,8 +91,9 @@ def _children_peak_kib() -> int:
 
 def _measure_one(track: str, exercise: str) -> dict:
     """:func:`run_check` in a process of its own, so that its peak memory is its own."""
-    code = ("import json, sys; from routerlab import course; "
-            f"print(json.dumps(course.run_check({track!r}, {exercise!r})))")
+    code = ("import json, sys; from routerlab import course; from routerlab.errors import RouterlabError\n"
+            f"try: print(json.dumps(course.run_check({track!r}, {exercise!r})))\n"
+            "except RouterlabError as e: sys.exit(str(e))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if p.returncode:
         raise RouterlabError(f"{track} check {exercise}: {p.stderr.strip()[-400:]}")
