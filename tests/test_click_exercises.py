@@ -285,11 +285,12 @@ def test_a_router_that_fragments_to_the_links_mtu_not_its_own_fails_the_fragment
                                                                                    "IPFragmenter(1500)"))
     results = ce.check("iprouter", config, memory=True)
     failed = {r.name.split(":")[0].split(" leaves")[0]: r.detail for r in results if not r.passed}
-    assert list(failed) == ["a 1,400-byte packet to 10.71.0.5", "the same packet with don't-fragment set"], failed
+    assert list(failed) == ["a 1,400-byte packet to 10.71.0.5", "a 1,400-byte packet to 10.71.0.5 with don't-fragment set"], \
+        failed
     assert failed["a 1,400-byte packet to 10.71.0.5"] == (
         "sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64 into $IN_DEV; got UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 63 "
         "on $OUT_DEV; expected fragments of at most 1000 bytes on $OUT_DEV")
-    assert failed["the same packet with don't-fragment set"].startswith("sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64")
+    assert failed["a 1,400-byte packet to 10.71.0.5 with don't-fragment set"].startswith("sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64")
 
 
 @needs_click

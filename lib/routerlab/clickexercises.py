@@ -639,8 +639,8 @@ def _check_fragmentation(run: Run, data: dict, dst: str, macs: tuple[str, str], 
     out.append(Expectation(f"a {size:,}-byte packet to {dst} leaves on {PORTS[1]} in fragments of at most $MTU "
                            f"({mtu}) bytes that reassemble to it, each with TTL 63 and the link's Ethernet header",
                            not detail, detail))
-    out.append(_one_out(run, "the same packet with don't-fragment set: dropped, and ICMP fragmentation needed (3/4) "
-                             "goes back to the sender", frame(dst, size=size, df=True), 0, 0,
+    out.append(_one_out(run, f"a {size:,}-byte packet to {dst} with don't-fragment set: dropped, and ICMP "
+                             "fragmentation needed (3/4) goes back to the sender", frame(dst, size=size, df=True), 0, 0,
                         "ICMP 3/4 from a router address to 10.70.1.2, quoting the packet",
                         lambda p: _icmp_error(p, (3, 4), "10.70.1.2", router, dst))[0])
     return out
