@@ -25,6 +25,7 @@ import hashlib
 import ipaddress
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,7 +92,10 @@ def compile_program(program: str | Path, solution: bool = True) -> Path:
                         "-o", str(tmp), str(src)], capture_output=True, text=True)
     if p.returncode != 0:
         tmp.unlink(missing_ok=True)
-        raise RouterlabError(f"p4c-bm2-ss failed on {src}:\n{(p.stderr or p.stdout).strip()}")
+        said = (p.stderr or p.stdout).strip()
+        # p4c's first "file(line): ..." first, so that a one-line summary names file and line
+        first = next((ln for ln in said.splitlines() if re.match(r".+\(\d+\):", ln)), "")
+        raise RouterlabError(f"p4c-bm2-ss failed: {first or src}\n{said}")
     os.replace(tmp, out)
     return out
 
