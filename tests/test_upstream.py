@@ -1,11 +1,12 @@
 """The engines' own upstream test suites (``routerlab engines test``): how a test's output
-is judged, and the suites themselves against routerlab's installs of Click and FastClick."""
+is judged, and the suites themselves against routerlab's installs of Click, FastClick, p4c
+and bmv2 (p4c's a representative part; ``routerlab engines test p4c`` runs it whole)."""
 
 import os
 import subprocess
 
 from click.testing import CliRunner
-from conftest import engine_marks
+from conftest import engine_absent, engine_marks
 
 from routerlab.cli.app import app
 from routerlab.engines import builds, upstream
@@ -21,6 +22,14 @@ def _installed(engine):
 
 needs_click, _ = engine_marks("click", _installed("click"))
 needs_fastclick, _ = engine_marks("fastclick", _installed("fastclick"))
+
+
+def _p4c_and_bmv2():
+    for engine in ("p4c", "bmv2"):
+        _installed(engine)()
+
+
+needs_p4c_bmv2, _ = engine_marks("p4c and bmv2", _p4c_and_bmv2)
 
 
 def test_a_tests_output_is_judged_by_what_the_harness_said():
@@ -108,3 +117,40 @@ def test_a_harness_that_does_not_end_fails_its_test_and_leaves_nothing_running(m
     assert (r.outcome, r.lines) == ("failed", ["the harness did not end within 0.5 s"])
     left = subprocess.run(["pgrep", "-f", "^sleep 60$"], capture_output=True, text=True).stdout.split()
     assert not left, left
+
+
+# -- p4c's bmv2 suite ------------------------------------------------------------------------
+
+def _p4c_source():
+    try:
+        return upstream.source_tree("p4c")
+    except RouterlabError as e:
+        engine_absent(f"p4c's pinned source tree: {e}")
+
+
+def test_p4cs_suite_and_its_expected_failures_are_read_from_its_cmake_file():
+    src = _p4c_source()
+    tests = upstream.p4c_tests(src)
+    xfail = upstream.p4c_xfail(src)
+    assert "p4_16_samples/arith-bmv2.p4" in tests and "p4_16_bmv_errors/loop-bmv2.p4" in tests
+    assert "p4_14_samples/issue60.p4" in tests and not any(t.startswith("p4_16_samples/psa-") for t in tests)
+    # each upstream reason belongs to the programs below it
+    assert xfail["p4_16_samples/issue1882-1-bmv2.p4"] == "upstream's XFAIL_TESTS: Next three use unknown externs"
+    assert xfail["p4_16_samples/issue2664-bmv2.p4"] == xfail["p4_16_samples/issue1882-bmv2.p4"]
+    assert xfail["p4_16_samples/issue1193-bmv2.p4"] == "upstream's XFAIL_TESTS: This test uses an undefined extern"
+
+
+@needs_p4c_bmv2
+def test_a_representative_part_of_p4cs_suite_passes_on_routerlabs_p4c_and_bmv2():
+    """Every 40th program of p4c's bmv2 suite (p4_14 and p4_16 samples, an error program
+    expected not to compile), and two upstream expects to fail: compiled by routerlab's
+    p4c-bm2-ss, their STF tests run on routerlab's simple_switch."""
+    src = _p4c_source()
+    chosen = upstream.p4c_tests(src)[::40] + ["p4_16_bmv_errors/loop-bmv2.p4", "p4_16_samples/issue907-bmv2.p4",
+                                              "p4_14_samples/issue60.p4"]
+    run = upstream.p4c_bmv2(chosen)
+    assert run.ok, upstream.report([run])
+    outcome = {t.name: t.outcome for t in run.results}
+    assert outcome["p4_16_samples/issue907-bmv2.p4"] == outcome["p4_14_samples/issue60.p4"] == "expected"
+    assert outcome["p4_16_bmv_errors/loop-bmv2.p4"] == "passed"  # the harness expects its compile to fail
+    assert sum(o == "passed" for o in outcome.values()) >= len(chosen) - 2

@@ -73,9 +73,10 @@ def engines_remove(engine):
 
 
 @engines_app.command("test")
-@argument("engine", nargs=-1, help="click, fastclick; default both.")
+@argument("engine", nargs=-1, help="click, fastclick, p4c (its bmv2 suite, on routerlab's bmv2); default all three.")
 @click.option("--test", "tests", multiple=True, metavar="FILE",
-              help="One test of the suite, as a path under its test/ folder (repeatable); default all.")
+              help="One test of the suite, as a path under its test/ folder (p4c: under testdata/, e.g. "
+                   "p4_16_samples/arith-bmv2.p4; repeatable); default all.")
 def engines_test(engine, tests):
     """Run each engine's own upstream test suite against its install: per suite run, passed,
     skipped, failed as upstream expects (named with why) and failed; exit 1 when one failed."""

@@ -25,6 +25,15 @@ engine and not the harness: a ``not`` command on its PATH (FastClick's tests req
 ``CLICKPATH`` set to the install's ``share/click`` (where the tools find their element
 map), the default search path after it. The tools a suite's scripts call (``nc``, ``tcpdump``) are Debian
 packages (:data:`SUITE_DEBIAN`), installed like a build's.
+
+p4c's suite is its CTest suite ``bmv2`` (:func:`p4c_bmv2`): each program of
+``BMV2_V1MODEL_TEST_SUITES`` in ``backends/bmv2/CMakeLists.txt`` through
+``backends/bmv2/run-bmv2-test.py``, which compiles it with routerlab's ``p4c-bm2-ss`` and
+runs its STF test (``empty.stf`` where it has none) on routerlab's ``simple_switch``. The
+harness runs in a virtual environment of its own with the versions p4c's
+``requirements.txt`` pins (scapy 2.4.5 among them: newer ones break it), each test in a
+network namespace of its own (the switch's Thrift port is on its loopback). A program
+upstream lists in ``XFAIL_TESTS`` is ``expected`` to fail, with upstream's comment as why.
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -45,9 +55,14 @@ from ..errors import ParameterError, RouterlabError
 from . import builds
 
 #: The engines that have a suite here, and what it is.
-SUITES = {"click": "test/clicktest", "fastclick": "test/clicktest"}
+SUITES = {"click": "test/clicktest", "fastclick": "test/clicktest", "p4c": "bmv2 (backends/bmv2/run-bmv2-test.py)"}
 #: Debian packages the suites' scripts call: netcat (ControlSocket tests), tcpdump.
-SUITE_DEBIAN = {e: ["perl", "netcat-openbsd", "tcpdump"] for e in SUITES}
+SUITE_DEBIAN = {"click": ["perl", "netcat-openbsd", "tcpdump"], "fastclick": ["perl", "netcat-openbsd", "tcpdump"],
+                "p4c": ["python3-venv"]}
+#: The Python packages of p4c's requirements.txt its bmv2 harness imports (their pinned versions are read there).
+P4C_HARNESS_NEEDS = ("scapy", "ply")
+#: Seconds one p4c test (compile and STF run) may take; the harness's own limit is ten minutes.
+P4C_TEST_TIMEOUT_S = 300
 #: Failures whose text names a reason that is not the engine's: (pattern, the reason).
 EXPECTED = (
     (r"click-install: not found|click-uninstall: not found",
@@ -213,7 +228,145 @@ def run(engines: list[str], *, tests: list[str] | None = None, say: Callable[[st
     if unknown:
         raise ParameterError("engine", f"no upstream suite here for {', '.join(unknown)}; suites: {', '.join(SUITES)}")
     builds.install_debian(sorted({p for e in engines for p in SUITE_DEBIAN[e]}), say, "tools of the test suites")
-    return [clicktest(e, tests, say=say) for e in engines]
+    return [p4c_bmv2(tests, say=say) if e == "p4c" else clicktest(e, tests, say=say) for e in engines]
+
+
+# -- p4c ---------------------------------------------------------------------------------------
+
+def p4c_tests(src: Path) -> list[str]:
+    """The programs of p4c's CTest suite ``bmv2`` (``BMV2_V1MODEL_TEST_SUITES`` of
+    ``backends/bmv2/CMakeLists.txt``), as paths under ``testdata/``: its globs, and the
+    ``p4_16_samples/*-bmv2.p4`` that include ``v1model.p4``."""
+    data = src / "testdata"
+    globs = ["p4_16_bmv_errors/*-bmv2.p4", "p4_16_samples/dash/*-bmv2.p4", "p4_16_samples/fabric_*/fabric.p4",
+             "p4_16_samples/omec/*.p4", "p4_16_samples/pins/*.p4", "p4_14_samples/switch_*/switch.p4",
+             "p4_14_samples/*.p4"]
+    found = {p for g in globs for p in data.glob(g)}
+    found |= {p for p in data.glob("p4_16_samples/*-bmv2.p4")
+              if re.search(r"include.*v1model.p4", p.read_text(errors="replace"))}
+    return sorted(str(p.relative_to(data)) for p in found)
+
+
+def p4c_xfail(src: Path) -> dict[str, str]:
+    """p4c's ``XFAIL_TESTS`` of ``backends/bmv2/CMakeLists.txt``: path under ``testdata/``
+    -> upstream's comment above it."""
+    text = (src / "backends" / "bmv2" / "CMakeLists.txt").read_text()
+    m = re.search(r"set \(XFAIL_TESTS\n(.*?)\n\)", text, re.S)
+    out, why, after_test = {}, [], True
+    for line in (m.group(1).splitlines() if m else []):
+        line = line.strip()
+        if line.startswith("#"):  # a comment starts anew after a test, else goes on
+            why = ([] if after_test else why) + [line.lstrip("# ")]
+            after_test = False
+        elif line:
+            out[line.removeprefix("testdata/")] = "upstream's XFAIL_TESTS: " + " ".join(why)
+            after_test = True
+    return out
+
+
+def harness_python(src: Path, say: Callable[[str], None] = lambda s: None) -> Path:
+    """The Python of a virtual environment with the versions of :data:`P4C_HARNESS_NEEDS`
+    that p4c's ``requirements.txt`` pins, made once under the user cache."""
+    pins = []
+    for line in (src / "requirements.txt").read_text().splitlines():
+        m = re.match(r"\s*([A-Za-z0-9_.-]+)==([^\s;#]+)", line)
+        if m and m.group(1).lower() in P4C_HARNESS_NEEDS:
+            pins.append(f"{m.group(1)}=={m.group(2)}")
+    if len(pins) != len(P4C_HARNESS_NEEDS):
+        raise RouterlabError(f"{src / 'requirements.txt'}: expected pins of {', '.join(P4C_HARNESS_NEEDS)}, "
+                             f"found {', '.join(pins) or 'none'}")
+    venv = cache.folder("harness") / ("p4c-" + "-".join(sorted(pins)).replace("==", ""))
+    python = venv / "bin" / "python"
+    if not (venv / ".ready").is_file():
+        say(f"p4c: a virtual environment for its harness with {', '.join(pins)}")
+        shutil.rmtree(venv, ignore_errors=True)
+        for cmd in ([sys.executable, "-m", "venv", str(venv)], [str(python), "-m", "pip", "install", "-q", *pins]):
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode:
+                shutil.rmtree(venv, ignore_errors=True)
+                raise RouterlabError(f"{' '.join(cmd[:4])}...: {(p.stderr or p.stdout).strip()[-400:]}")
+        (venv / ".ready").write_text("\n".join(pins) + "\n")
+    return python
+
+
+def _own_network() -> list[str]:
+    """A command prefix that runs a command in a network namespace of its own, loopback
+    up (as a user, in a user namespace of its own too)."""
+    own = ["unshare", "--net"] if os.geteuid() == 0 else ["unshare", "--user", "--map-root-user", "--net"]
+    return own + ["sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+
+
+def p4c_bmv2(tests: list[str] | None = None, *, say: Callable[[str], None] = lambda s: None,
+             jobs: int | None = None) -> SuiteRun:
+    """p4c's CTest suite ``bmv2`` (:func:`p4c_tests`, or ``tests``: paths under
+    ``testdata/``) with routerlab's p4c and bmv2 (the measured build), ``jobs`` at a time
+    (default: one per CPU)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    p4c_prefix, bmv2_prefix = builds.installed("p4c"), builds.installed("bmv2")
+    for name, prefix in (("p4c", p4c_prefix), ("bmv2", bmv2_prefix)):
+        if prefix is None:
+            raise RouterlabError(f"{name} is not installed: routerlab engines install {name}")
+    src = source_tree("p4c", say)
+    names = tests or p4c_tests(src)
+    unknown = [t for t in names if not (src / "testdata" / t).is_file()]
+    if unknown:
+        raise ParameterError("test", f"no such program in p4c's testdata/: {', '.join(unknown)}")
+    xfail = p4c_xfail(src)
+    python = harness_python(src, say)
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="routerlab-p4c-") as tmp:
+        # the harness's "build folder": its compiler, its config.h, and (found by walking
+        # up from where it runs) a folder named behavioral-model holding the switch
+        build = Path(tmp)
+        (build / "behavioral-model").mkdir()
+        (build / "p4c-bm2-ss").symlink_to(p4c_prefix / "bin" / "p4c-bm2-ss")
+        for b in ("simple_switch", "simple_switch_CLI"):
+            (build / "behavioral-model" / b).symlink_to(bmv2_prefix / "bin" / b)
+        (build / "config.h").write_text("#define HAVE_SIMPLE_SWITCH 1\n")
+        driver = src / "backends" / "bmv2" / "run-bmv2-test.py"
+        say(f"p4c: {len(names)} programs of its bmv2 suite against {p4c_prefix} and {bmv2_prefix}")
+        done = []
+
+        def one(name: str) -> TestResult:
+            t = time.monotonic()
+            cmd = _own_network() + [str(python), str(driver), str(src), str(src / "testdata" / name), "-bd", str(build)]
+            r = _p4c_one(name, cmd, build, xfail)
+            r.seconds = round(time.monotonic() - t, 2)
+            done.append(name)
+            if len(done) % 50 == 0:
+                say(f"p4c: {len(done)} of {len(names)} programs run")
+            return r
+
+        with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+            results = list(pool.map(one, names))
+    return SuiteRun("p4c", SUITES["p4c"], results, time.monotonic() - t0)
+
+
+def _p4c_one(name: str, cmd: list[str], cwd: Path, xfail: dict[str, str]) -> TestResult:
+    """One program through p4c's harness: exit 0 passes; a failure is expected when
+    upstream lists the program in ``XFAIL_TESTS``."""
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=P4C_TEST_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        out = f"the harness did not end within {P4C_TEST_TIMEOUT_S} s"
+    finally:
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.communicate()
+    if p.returncode == 0:
+        # upstream's XFAIL that passes is, for CTest, a failure: "unexpectedly passed"
+        return TestResult(name, "failed", "", ["passed, but upstream lists it in XFAIL_TESTS"]) if name in xfail \
+            else TestResult(name, "passed")
+    said = [ln for ln in out.splitlines() if re.search(r"error|\*\*\*|ERROR|Traceback|expected|Error", ln)][-6:]
+    if name in xfail:
+        return TestResult(name, "expected", xfail[name], said)
+    return TestResult(name, "failed", "", said or out.splitlines()[-6:] or ["(no output)"])
 
 
 def report(runs: list[SuiteRun]) -> str:
