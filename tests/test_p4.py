@@ -133,7 +133,7 @@ def test_solutions_pass_their_checks(exercise):
     assert len(results) >= 5
     # the exercise's README says what the check expects: these, in this order
     readme = (p4.p4_dir() / exercise / "README.md").read_text()
-    section = readme.split("## What the check expects", 1)[1].split("\n## ", 1)[0]
+    section = readme.split("## What the check expects", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
     assert [ln[2:] for ln in section.splitlines() if ln.startswith("- ")] == [r.name for r in results]
 
 
@@ -142,6 +142,10 @@ def test_solutions_pass_their_checks(exercise):
 def test_skeletons_fail_their_checks(exercise):
     results = p4exercises.check(exercise, solution=False)
     assert not all(r.passed for r in results)
+    # what passes untouched is what the README says is given with the skeleton
+    readme = (p4.p4_dir() / exercise / "README.md").read_text()
+    section = readme.split("### Given with the skeleton\n", 1)[1].split("\n## ", 1)[0]
+    assert [r.name for r in results if r.passed] == [ln[2:] for ln in section.splitlines() if ln.startswith("- ")]
     # each skeleton starts: the entries it cannot take yet are named, the rest is checked
     assert len(results) == len(p4exercises.check(exercise, solution=True))
     took = results[0]

@@ -74,12 +74,12 @@ def _check_router(run: Run) -> list[Expectation]:
     IP = _scapy()[1]
     m = Testbed.MACS
 
-    def routed(p):
+    def routed(p, src="d1", dst="s0"):
         wrong = []
         if p[IP].ttl != 63:
             wrong.append(f"TTL {p[IP].ttl}, not 63")
-        if (p.src, p.dst) != (m["d1"], m["s0"]):
-            wrong.append(f"MACs {p.src} -> {p.dst}, not {m['d1']} -> {m['s0']}")
+        if (p.src, p.dst) != (m[src], m[dst]):
+            wrong.append(f"MACs {p.src} -> {p.dst}, not {m[src]} -> {m[dst]}")
         if not ip_checksum_right(p):
             wrong.append("wrong IPv4 checksum")
         return ", ".join(wrong)
@@ -87,7 +87,8 @@ def _check_router(run: Run) -> list[Expectation]:
     return at_step(3, *[
         run.expect("10.71.0.5 leaves on port 1, TTL 64 -> 63, MACs rewritten, checksum right", frame("10.71.0.5"), 1,
                    routed, expected=f"it on port 1, TTL 63, MACs {m['d1']} -> {m['s0']}")[0],
-        run.expect("10.71.0.200: the longer prefix (10.71.0.128/25) wins, out of port 0", frame("10.71.0.200"), 0)[0],
+        run.expect("10.71.0.200: the longer prefix (10.71.0.128/25) wins, out of port 0", frame("10.71.0.200"), 0,
+                   lambda p: routed(p, "d0", "g0"), expected=f"it on port 0, TTL 63, MACs {m['d0']} -> {m['g0']}")[0],
         run.expect("TTL 1 is dropped", frame("10.71.0.5", ttl=1), None)[0],
         run.expect("no route (10.99.0.1) is dropped", frame("10.99.0.1"), None)[0]])
 

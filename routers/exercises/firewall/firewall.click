@@ -21,7 +21,7 @@ c[1] -> Discard;
 // TODO 1: write the policy of README.md, one rule a line, first match first:
 //         "0 PATTERN" lets a packet pass, "1 PATTERN" denies it; end with the default.
 c[0] -> CheckIPHeader(14)
-     -> policy :: IPFilter(0 all);
+     -> policy :: IPFilter(0 all);   // placeholder policy: everything passes
 policy[0] -> Queue($QUEUE) -> ToDevice($OUT_DEV);
 // TODO 2: count what the policy denies (its output 1) in a Counter named denied,
 //         then drop it.

@@ -15,7 +15,7 @@ define($IN_DEV in0, $OUT_DEV out0, $QUEUE 1024);
 //         (declare it in the chain: ... -> in2out :: Counter -> ...).
 // TODO 2: send them out of $OUT_DEV with ToDevice instead of throwing them away.
 //         FromDevice pushes and ToDevice pulls: what must stand between them?
-FromDevice($IN_DEV, SNIFFER true) -> Discard;
+FromDevice($IN_DEV, SNIFFER true) -> Discard;   // placeholder: TODOs 1-2 replace Discard
 
 // OUT -> IN
 // TODO 3: the same in the other direction, counting in a Counter named out2in.

@@ -32,7 +32,7 @@ vip[1] -> tx;
 // TODO 2: an IPRewriter named rw whose input i rewrites a new flow's destination to
 //         backend i, keeping everything else (output 0 for the flow, output 1 for its
 //         replies), and whose input 4 lets only replies through; its output 0 goes to tx.
-vip[0] -> tx;
+vip[0] -> tx;   // placeholder: service packets leave unchanged until TODOs 1-2 replace it
 
 // BACKENDS -> CLIENTS
 // TODO 3: from $OUT_DEV (IPv4, Ethernet header stripped, checked) into rw's input 4, and

@@ -34,4 +34,4 @@ FromDevice($OUT_DEV, SNIFFER true)
   -> IPClassifier(tcp or udp) -> [1]rw;
 // TODO 3: the way in: rw's output 1 out of $IN_DEV, with the inside's Ethernet header
 //         ($IN_MAC to $PREV_MAC) and a Queue.
-rw[1] -> Discard;
+rw[1] -> Discard;   // placeholder, so that the skeleton starts: TODO 3 replaces it
