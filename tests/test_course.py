@@ -28,8 +28,8 @@ def test_a_number_typed_into_the_guide_or_a_missing_field_is_refused_naming_the_
     with pytest.raises(DataFormatError, match=r"course\.md\.j2:2: the number '512' is typed by hand"):
         course.guide(facts, [], "# guide\nStudents need 512 MiB.\n")
     assert course.guide(facts, [], "Students need {{ disk_mib.venv | num('.0f') }} MiB (`512` is code).\n")
-    with pytest.raises(DataFormatError, match="no such field"):
-        course.guide(facts, [], "{{ disk_mib.nothing }}\n")
+    with pytest.raises(DataFormatError, match=r"course\.md\.j2:2: no such field"):
+        course.guide(facts, [], "# guide\n{{ disk_mib.nothing }}\n")
 
 
 def test_a_readers_record_with_a_bad_time_is_named_by_its_line(tmp_path):

@@ -4,6 +4,7 @@ the reason where they are not built."""
 
 import json
 import os
+import re
 import time
 
 import pytest
@@ -149,8 +150,8 @@ def test_skeletons_fail_their_checks(exercise):
     # each skeleton starts: the entries it cannot take yet are named, the rest is checked
     assert len(results) == len(p4exercises.check(exercise, solution=True))
     took = results[0]
-    assert took.passed or "p4c leaves out a table that nothing applies" in took.detail or "has no field" in took.detail \
-        or "matches" in took.detail, took.detail
+    assert took.passed or all(re.search(r"unknown table .*\(p4c leaves out a table that nothing applies\)|has no field",
+                                        line) for line in took.detail.splitlines()), took.detail
 
 
 @needs_bmv2_check
@@ -187,7 +188,9 @@ def test_a_p4_failure_says_what_was_sent_what_came_back_and_what_was_expected(tm
     broken.write_text(text.replace("hdr.ipv4.ttl = hdr.ipv4.ttl - 1;", "").replace("ttl <= 1", "ttl < 1"))
     results = p4exercises.check("router", broken, solution=False)
     failed = {r.name: r.detail for r in results if not r.passed}
+    # without the decrement, the packets routed either way leave with TTL 64
     assert list(failed) == ["10.71.0.5 leaves on port 1, TTL 64 -> 63, MACs rewritten, checksum right",
+                            "10.71.0.200: the longer prefix (10.71.0.128/25) wins, out of port 0",
                             "TTL 1 is dropped"], failed
     assert failed["TTL 1 is dropped"] == ("sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 1 into port 0; got UDP "
                                           "10.70.1.2:1234 > 10.71.0.5:5000 TTL 1 on port 1; expected nothing (dropped)")

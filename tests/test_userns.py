@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from routerlab import checks, testbed, userns
-from routerlab.errors import NeedsRoot, RouterlabError
+from routerlab.errors import NeedsRoot, ParameterError, RouterlabError
 
 MISSING = userns.missing()
 FORWARDED = "UDP 10.70.1.2:1234 > 10.70.2.2:5000 TTL 63"
@@ -42,12 +42,26 @@ def failing():
     raise RouterlabError("what went wrong, in one line")
 
 
-def up_then_wait(marker: str):
-    """A testbed with a process in it, then waiting to be interrupted."""
-    with testbed.Testbed(generator="rlgen", placement=False) as tb:
-        tb.spawn(tb.ns_dut, "sleep", marker)
-        print("up", flush=True)
-        time.sleep(600)
+def up_then_wait(marker: str, down: str):
+    """A testbed with a process in it, then waiting to be interrupted; ``down`` is
+    written once the testbed is down."""
+    try:
+        with testbed.Testbed(generator="rlgen", placement=False) as tb:
+            tb.spawn(tb.ns_dut, "sleep", marker)
+            print("up", flush=True)
+            time.sleep(600)
+    finally:
+        Path(down).write_text("down")
+
+
+def not_ours():
+    raise ZeroDivisionError("a bug")
+
+
+def bad_parameter():
+    from routerlab.errors import ParameterError
+
+    raise ParameterError("--rate", "must be > 0")
 
 
 def test_this_process_is_in_the_machines_user_namespace():
@@ -80,6 +94,20 @@ def test_an_error_in_the_child_is_raised_here_with_its_message():
         userns.call(f"{__name__}:failing")
 
 
+@needs_userns
+def test_an_error_keeps_its_class_and_a_bug_is_named_not_lost(capfd):
+    with pytest.raises(ParameterError, match="^--rate: must be > 0$"):
+        userns.call(f"{__name__}:bad_parameter")
+    with pytest.raises(RouterlabError, match="failed in its user namespace: ZeroDivisionError: a bug"):
+        userns.call(f"{__name__}:not_ours")
+    assert "Traceback" in capfd.readouterr().err
+
+
+def test_a_path_under_run_is_refused_naming_it():
+    with pytest.raises(ParameterError, match="^log: /run/user/1000/x.log is under /run"):
+        userns.call(f"{__name__}:failing", log="/run/user/1000/x.log")
+
+
 def test_without_user_namespaces_the_call_says_why(monkeypatch):
     monkeypatch.setattr(userns, "missing", lambda: "this machine refuses user namespaces to users: denied")
     with pytest.raises(NeedsRoot, match="refuses user namespaces.*without a user namespace this needs root"):
@@ -95,8 +123,8 @@ def _left(marker: str) -> list[str]:
     return subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True).stdout.split()
 
 
-def _start_waiting(marker: str) -> subprocess.Popen:
-    code = f"from routerlab import userns; userns.call('test_userns:up_then_wait', {marker!r})"
+def _start_waiting(marker: str, down: Path) -> subprocess.Popen:
+    code = f"from routerlab import userns; userns.call('test_userns:up_then_wait', {marker!r}, {str(down)!r})"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent)] + sys.path))
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env)
@@ -107,13 +135,15 @@ def _start_waiting(marker: str) -> subprocess.Popen:
 
 @needs_userns
 @pytest.mark.parametrize("how", ["ctrl-c", "kill -9"])
-def test_nothing_is_left_behind_when_a_check_is_interrupted(how):
+def test_nothing_is_left_behind_when_a_check_is_interrupted(how, tmp_path):
     marker = f"{os.getpid() % 1000}.{'5' if how == 'ctrl-c' else '9'}71"
-    p = _start_waiting(marker)
+    down = tmp_path / "down"
+    p = _start_waiting(marker, down)
     p.send_signal(signal.SIGINT if how == "ctrl-c" else signal.SIGKILL)
     p.wait(timeout=40)
     if how == "ctrl-c":
         assert p.returncode != 0 and "KeyboardInterrupt" in p.stderr.read()
+        assert down.read_text() == "down"  # the child took its testbed down itself
     for _ in range(50):  # a kill -9 is passed down by the kernel, not at once
         if not _left(marker):
             break

@@ -121,8 +121,8 @@ class Step:
 def steps(results: list[Expectation]) -> list[Step]:
     """The expectations by TODO step, in the order of the steps: the file as a whole,
     TODO 1, 2... (a TODO no expectation is marked with joins the next: "TODO 3-5"), then
-    extra cases; within a step, in the check's order. One step with everything when no
-    expectation is marked with a TODO."""
+    extra cases; within a step, in the check's order. With no expectation marked with a
+    TODO, the file as a whole alone (and the extra cases after it)."""
     numbered = sorted({r.step for r in results if r.step})
     out = []
     if any(r.step == 0 for r in results):
@@ -140,14 +140,17 @@ def progress(results: list[Expectation]) -> str:
     """Where a student is, in one line, in the order of the TODOs: the steps that pass
     up to the first that does not, that one as next with its count, then the rest with
     theirs ("TODO 1-2 pass; next: TODO 3 (0 of 1 pass); then TODO 4-5 (1 of 5), TODO 6
-    (0 of 4)"); "" when the check marks no TODO."""
-    todo = [s for s in steps(results) if s.last]
+    (0 of 4)"), after what fails of the file as a whole; "" when the check marks no TODO."""
+    groups = steps(results)
+    todo = [s for s in groups if s.last]
     if not todo:
         return ""
+    whole = [f"the file as a whole: {s.passed} of {len(s.expectations)} pass" for s in groups
+             if s.last == 0 and not s.done]
     first = next((i for i, s in enumerate(todo) if not s.done), None)
     if first is None:
-        return "every TODO passes"
-    parts = [f"{', '.join(s.label for s in todo[:first])} pass"] if first else []
+        return "; ".join(whole + ["every TODO passes"])
+    parts = whole + ([f"{', '.join(s.label for s in todo[:first])} pass"] if first else [])
     parts.append(f"next: {todo[first].label} ({todo[first].passed} of {len(todo[first].expectations)} pass)")
     if todo[first + 1:]:
         parts.append("then " + ", ".join(f"{s.label} ({s.passed} of {len(s.expectations)})" for s in todo[first + 1:]))
@@ -378,9 +381,9 @@ def try_session(send, lines, ports: dict[int, str], show=print) -> int:
     """Send each packet of ``lines`` (:func:`packet_line`; blank lines and ``#`` comments
     skipped) with ``send(frames, port)``, which returns what left on each port, and
     ``show`` in words what went in and what came back on which port; a line that is no
-    packet is shown with why and skipped. ``lines`` None: read them from standard input,
-    with a prompt when it is a terminal, until an empty line or its end. Returns the
-    number of packets sent."""
+    packet is shown with why and skipped. ``lines`` None: read them from standard input:
+    at a terminal with a prompt, until an empty line or its end (Ctrl-D); else until its
+    end, blank lines skipped. Returns the number of packets sent."""
     import sys
 
     if lines is None:

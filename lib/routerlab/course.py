@@ -203,4 +203,5 @@ def guide(facts: dict, readers: list[dict] | None = None, template: str | None =
     try:
         return report.environment().from_string(text).render(**facts, readers=readers or []).rstrip() + "\n"
     except jinja2.UndefinedError as e:
-        raise DataFormatError("course.md.j2", None, f"no such field in the course's facts: {e.message}") from None
+        raise DataFormatError("course.md.j2", report.template_line(e),
+                              f"no such field in the course's facts: {e.message}") from None

@@ -149,7 +149,8 @@ def _check_shortcut(run: Run) -> list[Expectation]:
     out += at_step(1, run.expect("a packet for D2 arriving from D2's next hop (port 1) is a loop: "
                                  "it leaves on the backup, port 0", frame("10.71.0.200", from_port=1), 0,
                                  from_port=1)[0])
-    out += at_step(3, run.expect("D2 stays on its backup afterwards, without the control plane",
+    # TODO 1 alone keeps it there too (the loop is found again); the counter tells TODO 3
+    out += at_step(1, run.expect("D2 stays on its backup afterwards, without the control plane",
                                  frame("10.71.0.201", from_port=1), 0, from_port=1)[0])
     loops = eng.counter("RlIngress.switched", 1)
     # 2 if the choice was not remembered: the second packet would have been a "new" loop

@@ -124,12 +124,13 @@ def notes(folder, facts: dict) -> str:
     try:
         return environment().from_string(text).render(**facts).strip() + "\n"
     except jinja2.UndefinedError as e:
-        raise DataFormatError(path, _error_line(e), f"no such field in {FACTS}: {e.message}") from None
+        raise DataFormatError(path, template_line(e), f"no such field in {FACTS}: {e.message}") from None
     except jinja2.TemplateError as e:
         raise DataFormatError(path, getattr(e, "lineno", None), str(e)) from None
 
 
-def _error_line(e) -> int | None:
+def template_line(e) -> int | None:
+    """The line of a jinja2 template (rendered from a string) where error ``e`` arose."""
     import traceback
 
     for frame in reversed(traceback.extract_tb(e.__traceback__)):

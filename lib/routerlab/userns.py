@@ -30,9 +30,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 
-from .errors import NeedsRoot, RouterlabError
+from .errors import NeedsRoot, ParameterError, RouterlabError
 
 #: The command that makes the namespaces: the parent's death kills ``unshare``, whose
 #: death kills the child, the PID namespace's first process, whose death ends the rest.
@@ -88,7 +89,13 @@ def call(function: str, *args, **kwargs):
     is raised here with its message; Ctrl-C here is passed on to the child, which takes
     its testbed down, and then raised here as :class:`KeyboardInterrupt`.
 
-    Raises :class:`NeedsRoot` when the namespaces cannot be made (:func:`missing`)."""
+    Raises :class:`NeedsRoot` when the namespaces cannot be made (:func:`missing`), and
+    :class:`ParameterError` for a path under ``/run``, which the child's own ``/run``
+    hides."""
+    for name, value in [*((f"argument {i + 1}", a) for i, a in enumerate(args)), *kwargs.items()]:
+        if isinstance(value, str) and (value == "/run" or value.startswith("/run/")):
+            raise ParameterError(name, f"{value} is under /run, which a user namespace's own /run hides: "
+                                 "name a file elsewhere")
     why = missing()
     if why:
         raise NeedsRoot(f"{why}; without a user namespace this needs root")
@@ -103,8 +110,11 @@ def call(function: str, *args, **kwargs):
         os.close(asked)
         os.close(write)
     try:
-        with os.fdopen(ask, "wb") as f:
-            f.write(request)
+        try:
+            with os.fdopen(ask, "wb") as f:
+                f.write(request)
+        except BrokenPipeError:  # the child ended before reading it: said below
+            pass
         with os.fdopen(read, "rb") as f:
             answer = f.read()
         proc.wait()
@@ -123,16 +133,18 @@ def call(function: str, *args, **kwargs):
 
 
 def _error(where: str, message: str) -> RouterlabError:
-    """The child's error again: its own class (``module:name``) where one message makes
-    one, else a :class:`RouterlabError` with the message."""
+    """The child's error again: of its own class (``module:name``, a
+    :class:`RouterlabError`), with its message, else a :class:`RouterlabError`."""
     module, _, name = where.partition(":")
     try:
         cls = getattr(importlib.import_module(module), name)
-        if issubclass(cls, RouterlabError):
-            return cls(message)
-    except (ImportError, AttributeError, TypeError):
-        pass
-    return RouterlabError(message)
+    except (ImportError, AttributeError):
+        cls = RouterlabError
+    if not (isinstance(cls, type) and issubclass(cls, RouterlabError)):
+        cls = RouterlabError
+    e = cls.__new__(cls)  # the class's own __init__ may take other arguments than the message
+    Exception.__init__(e, message)
+    return e
 
 
 def _interrupt(proc: subprocess.Popen):
@@ -173,6 +185,10 @@ def _child(asked: int, fd: int) -> int:
         except subprocess.CalledProcessError as e:
             answer = ("error", ("routerlab.errors:RouterlabError",
                                 f"the user namespace could not be set up: {' '.join(e.cmd)} failed"))
+        except Exception as e:  # a bug: its traceback where the user sees it, its name here
+            traceback.print_exc()
+            answer = ("error", ("routerlab.errors:RouterlabError",
+                                f"{function} failed in its user namespace: {type(e).__name__}: {e} (traceback above)"))
         out.write(pickle.dumps(answer))
     return 0
 

@@ -24,15 +24,15 @@ from .common import PATH, checked_file, err, extra_checks_option, fail, format_o
 @format_option
 def click_check(exercise, config, solution, memory, extra, fmt):
     """Send real frames through your Click configuration and say which expectations pass."""
-    from .. import clickexercises
+    from .. import clickexercises, userns
 
     if config is not None and solution:
         fail("--config and --solution: give one of them")
     config = _config(exercise, config, solution)
     extra = read_extra(extra)
     if memory is None and os.geteuid() != 0:
-        err.print("no root: the load trial on a testbed in user and network namespaces of this check's own, the "
-                  "rest from memory" if exercise == "measure" else
+        err.print("no root: on a testbed in user and network namespaces of this check's own"
+                  if exercise == "measure" and userns.missing() is None else
                   "no root: checking from memory (FromDevice and ToDevice replaced by sockets); "
                   "as root the check runs on the testbed's links", highlight=False)
     report_check(lambda: clickexercises.check(exercise, config, solution=solution, memory=memory, extra=extra), fmt,

@@ -272,7 +272,7 @@ def packets_argument(f):
                     help="Packets to send, each one argument: 'udp 10.70.1.2 > 10.71.0.5 ttl 1', "
                          "'tcp 10.70.1.2 -> 10.71.0.5:22', 'icmp-echo 10.70.1.2 > 10.70.1.1', 'arp 10.70.1.1'; "
                          "'out:' in front sends it in from the sink's side. None: type them, one a line "
-                         "(an empty line or Ctrl-D ends).")(f)
+                         "(an empty line or Ctrl-D ends), or pipe them in.")(f)
 
 
 def run_try(packets: tuple[str, ...], run):
