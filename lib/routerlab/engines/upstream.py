@@ -34,6 +34,9 @@ harness runs in a virtual environment of its own with the versions p4c's
 ``requirements.txt`` pins (scapy 2.4.5 among them: newer ones break it), each test in a
 network namespace of its own (the switch's Thrift port is on its loopback). A program
 upstream lists in ``XFAIL_TESTS`` is ``expected`` to fail, with upstream's comment as why.
+``extern-funcs-bmv2.p4`` runs as upstream's ``bmv2_emit_externs`` test runs it: with
+``--emit-externs`` and its extern module, built (as upstream's ``make
+extern_func_module``) against the headers of routerlab's bmv2.
 """
 
 from __future__ import annotations
@@ -63,6 +66,9 @@ SUITE_DEBIAN = {"click": ["perl", "netcat-openbsd", "tcpdump"], "fastclick": ["p
 P4C_HARNESS_NEEDS = ("scapy", "ply")
 #: Seconds one p4c test (compile and STF run) may take; the harness's own limit is ten minutes.
 P4C_TEST_TIMEOUT_S = 300
+#: The program upstream's CMake runs with arguments of its own (``p4c_add_test_with_args``
+#: "bmv2_emit_externs"), and the C++ source of the extern module it loads.
+P4C_EXTERNS = ("p4_16_samples/extern-funcs-bmv2.p4", "extern_modules/extern-funcs-bmv2.cpp")
 #: Failures whose text names a reason that is not the engine's: (pattern, the reason).
 EXPECTED = (
     (r"click-install: not found|click-uninstall: not found",
@@ -331,12 +337,23 @@ def p4c_bmv2(tests: list[str] | None = None, *, say: Callable[[str], None] = lam
             (build / "behavioral-model" / b).symlink_to(bmv2_prefix / "bin" / b)
         (build / "config.h").write_text("#define HAVE_SIMPLE_SWITCH 1\n")
         driver = src / "backends" / "bmv2" / "run-bmv2-test.py"
+        extra = {}
+        if P4C_EXTERNS[0] in names:
+            module = build / "libextern_func_module.so"
+            made = subprocess.run(["g++", "-shared", "-fPIC", "-O1", "-std=c++17", f"-I{bmv2_prefix / 'include'}",
+                                   "-o", str(module), str(src / "testdata" / P4C_EXTERNS[1])],
+                                  capture_output=True, text=True)
+            extra[P4C_EXTERNS[0]] = ["-a=--emit-externs", f"--target-specific-switch-arg=--load-modules {module}"] \
+                if made.returncode == 0 else ["-a=--emit-externs", "--init=false"]  # fails, said below
+            if made.returncode:
+                say(f"p4c: the extern module of {P4C_EXTERNS[0]} did not build: {made.stderr.strip()[-300:]}")
         say(f"p4c: {len(names)} programs of its bmv2 suite against {p4c_prefix} and {bmv2_prefix}")
         done = []
 
         def one(name: str) -> TestResult:
             t = time.monotonic()
-            cmd = _own_network() + [str(python), str(driver), str(src), str(src / "testdata" / name), "-bd", str(build)]
+            cmd = _own_network() + [str(python), str(driver), str(src), str(src / "testdata" / name), "-bd", str(build),
+                                    *extra.get(name, [])]
             r = _p4c_one(name, cmd, build, xfail)
             r.seconds = round(time.monotonic() - t, 2)
             done.append(name)
