@@ -143,14 +143,16 @@ def test_p4cs_suite_and_its_expected_failures_are_read_from_its_cmake_file():
 @needs_p4c_bmv2
 def test_a_representative_part_of_p4cs_suite_passes_on_routerlabs_p4c_and_bmv2():
     """Every 40th program of p4c's bmv2 suite (p4_14 and p4_16 samples, an error program
-    expected not to compile), and two upstream expects to fail: compiled by routerlab's
-    p4c-bm2-ss, their STF tests run on routerlab's simple_switch."""
+    expected not to compile), two upstream expects to fail, and the one with an extern
+    module: compiled by routerlab's p4c-bm2-ss, their STF tests run on routerlab's
+    simple_switch."""
     src = _p4c_source()
     chosen = upstream.p4c_tests(src)[::40] + ["p4_16_bmv_errors/loop-bmv2.p4", "p4_16_samples/issue907-bmv2.p4",
-                                              "p4_14_samples/issue60.p4"]
+                                              "p4_14_samples/issue60.p4", upstream.P4C_EXTERNS[0]]
     run = upstream.p4c_bmv2(chosen)
     assert run.ok, upstream.report([run])
     outcome = {t.name: t.outcome for t in run.results}
     assert outcome["p4_16_samples/issue907-bmv2.p4"] == outcome["p4_14_samples/issue60.p4"] == "expected"
     assert outcome["p4_16_bmv_errors/loop-bmv2.p4"] == "passed"  # the harness expects its compile to fail
+    assert outcome[upstream.P4C_EXTERNS[0]] == "passed"  # with its extern module, as upstream runs it
     assert len(outcome) >= 15
