@@ -12,12 +12,15 @@ configuration that does not parse, connects a push output to a pull input, names
 element class this Click build lacks, or names a device that is not the testbed's is
 reported as Click reports it (file and line), with a hint. Then it runs the router:
 
-- on the testbed (as root): the engine ``click`` runs the configuration in the device
-  under test's namespace, as ``routerlab measure --config`` does, and frames built with
-  scapy are sent from the generator's or the sink's namespace;
+- on the testbed (as root, or without root in namespaces of the check's own for the
+  measure exercise, :mod:`routerlab.userns`): the engine ``click`` runs the configuration
+  in the device under test's namespace, as ``routerlab measure --config`` does, and frames
+  built with scapy are sent from the generator's or the sink's namespace;
 - from memory (no root, no link): FromDevice and ToDevice are replaced by Unix datagram
   sockets that routerlab writes the same frames into and reads them from. Everything but
   the measure exercise's load trial can be checked this way.
+
+:func:`try_router` starts the same router and sends it packets a student describes.
 
 Each exercise's check returns :class:`routerlab.checks.Expectation` s;
 ``routerlab click check <exercise>`` prints them.

@@ -4,8 +4,11 @@ Each exercise (``p4/<name>/``) has a statement (README), a skeleton with numbere
 a solution and ``entries.json``. :func:`check` compiles a program (the solution, the
 skeleton or a student's file), starts simple_switch with the exercise's entries on a
 fresh testbed, sends scapy-built packets from the generator side (port 0) or the sink
-side (port 1) and reports which expectations pass. ``routerlab p4 check <name>`` prints
-them; CI runs them against every solution.
+side (port 1) and reports which expectations pass, each with the TODO step after which
+it holds. ``routerlab p4 check <name>`` prints them; CI runs them against every solution.
+Without root the testbed is made in user and network namespaces of the check's own
+(:mod:`routerlab.userns`). :func:`try_program` starts the same switch and sends it
+packets a student describes.
 """
 
 from __future__ import annotations
