@@ -19,6 +19,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -66,39 +67,24 @@ def run_check(track: str, exercise: str, cache: str | None = None) -> dict:
     cmd = [sys.executable, "-m", "routerlab.cli", track, "check", exercise, "--solution", "--format", "json"]
     env = dict(os.environ, **({"XDG_CACHE_HOME": cache} if cache else {}))
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    out, err = p.communicate()
-    wall = time.monotonic() - t0
-    # wait4's usage is that of the child and the descendants it waited for: ru_maxrss is
-    # the peak of the largest of them (KiB on Linux)
-    peak = _children_peak_kib()
+    with tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        out = p.stdout.read()
+        p.stdout.close()
+        # wait4's usage is the child's own and its waited-for descendants': ru_maxrss is
+        # the peak of the largest of them (KiB on Linux)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - t0
+        err.seek(0)
+        said = err.read()
     try:
         data = json.loads(out[out.index("{"):])
     except ValueError:
-        raise RouterlabError(f"{' '.join(cmd[2:])}: no JSON (exit {p.returncode}): {err.strip()[-300:]}") from None
+        raise RouterlabError(f"{' '.join(cmd[2:])}: no JSON (exit {p.returncode}): {said.strip()[-300:]}") from None
     return {"track": track, "exercise": exercise, "exit": p.returncode, "passed": data["passed"],
             "total": data["total"], "check_seconds": data["seconds"], "wall_seconds": round(wall, 2),
-            "peak_mib": round(peak / 1024, 1)}
-
-
-def _children_peak_kib() -> int:
-    """The largest peak RSS among the children waited for so far (KiB). getrusage keeps
-    the maximum over all of them, so a child that peaks lower than an earlier one reads
-    as the earlier one's: :func:`measure` runs each check in a fresh process."""
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-
-
-def _measure_one(track: str, exercise: str, cache: str) -> dict:
-    """:func:`run_check` in a process of its own, so that its peak memory is its own."""
-    code = ("import json, sys; from routerlab import course; from routerlab.errors import RouterlabError\n"
-            f"try: print(json.dumps(course.run_check({track!r}, {exercise!r}, {cache!r})))\n"
-            "except RouterlabError as e: sys.exit(str(e))")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    if p.returncode:
-        raise RouterlabError(f"{track} check {exercise}: {p.stderr.strip()[-400:]}")
-    return json.loads(p.stdout.strip().splitlines()[-1])
+            "peak_mib": round(usage.ru_maxrss / 1024, 1)}
 
 
 def measure(folder: str | Path, progress=None) -> dict:
@@ -107,7 +93,6 @@ def measure(folder: str | Path, progress=None) -> dict:
     programs built), then again; and measure the disk of the course's software. Write and
     return the facts (``facts.json`` in ``folder``). ``progress(i, n, what)`` is called
     before each check."""
-    import tempfile
 
     from .engines import builds
     from .version import code_version
@@ -120,8 +105,8 @@ def measure(folder: str | Path, progress=None) -> dict:
         for i, (track, exercise) in enumerate(EXERCISES):
             if progress:
                 progress(i, len(EXERCISES), f"{track} check {exercise}")
-            first = _measure_one(track, exercise, cache)
-            again = _measure_one(track, exercise, cache)
+            first = run_check(track, exercise, cache)
+            again = run_check(track, exercise, cache)
             checks.append({**again, "first_wall_seconds": first["wall_seconds"], "first_exit": first["exit"],
                            "peak_mib": max(first["peak_mib"], again["peak_mib"])})
     engines = {}
@@ -190,18 +175,8 @@ def guide(facts: dict, readers: list[dict] | None = None, template: str | None =
 
     Raises :class:`DataFormatError` naming the template's line for a number typed by hand
     or a field the facts do not have."""
-    import jinja2
-
     from . import report
 
     text = _template() if template is None else template
-    typed = report.typed_numbers(text)
-    if typed:
-        line, number = typed[0]
-        raise DataFormatError("course.md.j2", line, f"the number {number!r} is typed by hand: cite it as a field "
-                              "of the course's facts, or put it in `code` if it is not a measurement")
-    try:
-        return report.environment().from_string(text).render(**facts, readers=readers or []).rstrip() + "\n"
-    except jinja2.UndefinedError as e:
-        raise DataFormatError("course.md.j2", report.template_line(e),
-                              f"no such field in the course's facts: {e.message}") from None
+    return report.render_cited(text, {**facts, "readers": readers or []}, "course.md.j2",
+                               "the course's facts").rstrip() + "\n"

@@ -110,23 +110,35 @@ def notes(folder, facts: dict) -> str:
         Naming ``NOTES.md`` and the line: a field the facts do not have, a template error,
         or a number typed outside a field.
     """
-    import jinja2
-
     path = Path(folder) / NOTES
     if not path.is_file():
         return ""
-    text = path.read_text()
+    return render_cited(path.read_text(), facts, path, FACTS).strip() + "\n"
+
+
+def render_cited(text: str, context: dict, source, facts_name: str) -> str:
+    """Template ``text`` (``source`` names it in errors) rendered over ``context``, which
+    ``facts_name`` names for a person, when it cites every measured number as a field.
+
+    Raises
+    ------
+    DataFormatError
+        Naming ``source`` and the line: a number typed outside a field, a field the
+        context does not have, or a template error.
+    """
+    import jinja2
+
     typed = typed_numbers(text)
     if typed:
         line, number = typed[0]
-        raise DataFormatError(path, line, f"the number {number!r} is typed by hand: cite it as a field of "
-                              f"{FACTS} ({{{{ ... }}}}) or put it in `code` if it is not a measurement")
+        raise DataFormatError(source, line, f"the number {number!r} is typed by hand: cite it as a field of "
+                              f"{facts_name} ({{{{ ... }}}}) or put it in `code` if it is not a measurement")
     try:
-        return environment().from_string(text).render(**facts).strip() + "\n"
+        return environment().from_string(text).render(**context)
     except jinja2.UndefinedError as e:
-        raise DataFormatError(path, template_line(e), f"no such field in {FACTS}: {e.message}") from None
+        raise DataFormatError(source, template_line(e), f"no such field in {facts_name}: {e.message}") from None
     except jinja2.TemplateError as e:
-        raise DataFormatError(path, getattr(e, "lineno", None), str(e)) from None
+        raise DataFormatError(source, getattr(e, "lineno", None), str(e)) from None
 
 
 def template_line(e) -> int | None:
