@@ -504,6 +504,25 @@ def hint(sent: bytes, port: int, got: dict[int, list], expected: str, ports: dic
     return f"sent {describe(sent)} into {ports[port]}; got {back}{note}; expected {expected}"
 
 
+def expect(send, hint, name: str, sent: bytes, port: int, leaves: int | None, expected: str,
+           test=lambda p: "") -> tuple[Expectation, object]:
+    """Send one frame into ``port``: ``send(frames, port)`` returns what left on each
+    port (scapy packets), ``hint(sent, port, got, expected)`` says what happened in the
+    track's words. With ``leaves`` a port, pass when exactly one packet leaves, by it
+    only, and ``test`` (packet -> what is wrong, "" if nothing) finds nothing wrong with
+    it; with ``leaves`` None, when nothing leaves. Returns the expectation and the packet
+    that left (None when it failed before looking at one)."""
+    got = send([sent], port)
+    if leaves is None:
+        ok = not got[0] and not got[1]
+        return Expectation(name, ok, "" if ok else hint(sent, port, got, expected)), None
+    if len(got[leaves]) != 1 or got[1 - leaves]:
+        return Expectation(name, False, hint(sent, port, got, expected)), None
+    p = got[leaves][0]
+    wrong = test(p)
+    return Expectation(name, not wrong, f"{wrong}: {hint(sent, port, got, expected)}" if wrong else ""), p
+
+
 def extra_expectations(send, hint, cases: list[ExtraCase], ports: dict[int, str]) -> list[Expectation]:
     """Each case sent on its own: ``send(frames, port)`` returns what left on each port
     (scapy packets), ``hint(sent, port, got, expected)`` says what happened in the track's
@@ -514,11 +533,8 @@ def extra_expectations(send, hint, cases: list[ExtraCase], ports: dict[int, str]
     for c in cases:
         where = f"leaves on {ports[c.leaves]}" if c.leaves is not None else "is dropped"
         name = f"extra: {c.send} into {ports[c.from_port]} {where}" + (f" ({c.why})" if c.why else "")
-        got = send([c.frame], c.from_port)
-        if c.leaves is None:
-            ok = not got[0] and not got[1]
-        else:
-            ok = len(got[c.leaves]) == 1 and not got[1 - c.leaves]
         expected = f"one packet on {ports[c.leaves]}" if c.leaves is not None else "nothing (dropped)"
-        out.append(Expectation(name, ok, "" if ok else hint(c.frame, c.from_port, got, expected), step=None))
+        e, _ = expect(send, hint, name, c.frame, c.from_port, c.leaves, expected)
+        e.step = None
+        out.append(e)
     return out

@@ -42,7 +42,7 @@ from typing import Callable
 
 from . import engines, scenarios, userns
 from .checks import ARP, IPV4, Expectation, NotStarted, arp_request, at_step, checksums_right, describe, \
-    extra_expectations, frame, ip_checksum_right, parse, parse_case, scapy_layers, through, try_session
+    expect, extra_expectations, frame, ip_checksum_right, parse, parse_case, scapy_layers, through, try_session
 from .checks import hint as checks_hint
 from .datasets import project_dir
 from .engines.click import read_handler, wrap_config
@@ -465,20 +465,13 @@ class Run:
 def _one_out(run: Run, name: str, sent: bytes, port: int, out_port: int, want: str,
              test: Callable[[object], str] = lambda p: "") -> tuple[Expectation, object]:
     """Send one frame; pass when exactly one frame leaves, on ``out_port`` only, and
-    ``test`` (packet -> what is wrong, "" if nothing) finds nothing wrong with it."""
-    got = run.send([sent], port)
-    other = 1 - out_port
-    if len(got[out_port]) != 1 or got[other]:
-        return Expectation(name, False, run.hint(sent, port, got, want)), None
-    p = got[out_port][0]
-    wrong = test(p)
-    return Expectation(name, not wrong, f"{wrong}: {run.hint(sent, port, got, want)}" if wrong else ""), p
+    ``test`` finds nothing wrong with it (:func:`routerlab.checks.expect`)."""
+    return expect(run.send, run.hint, name, sent, port, out_port, want, test)
 
 
 def _nothing_out(run: Run, name: str, sent: bytes, port: int) -> Expectation:
-    got = run.send([sent], port)
-    return Expectation(name, not got[0] and not got[1],
-                       "" if not got[0] and not got[1] else run.hint(sent, port, got, "nothing (dropped)"))
+    """Send one frame; pass when nothing leaves."""
+    return expect(run.send, run.hint, name, sent, port, None, "nothing (dropped)")[0]
 
 
 def _across(port: int, sport: int = 1234) -> bytes:

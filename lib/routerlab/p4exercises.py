@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import userns
-from .checks import ARP, IPV4, Expectation, NotStarted, at_step, describe, extra_expectations, frame, hint, \
+from .checks import ARP, IPV4, Expectation, NotStarted, at_step, describe, expect, extra_expectations, frame, hint, \
     ip_checksum_right, scapy_layers, through, try_session
 from .engines import p4
 from .engines.bmv2 import Bmv2
@@ -60,17 +60,8 @@ class Run:
         and ``test`` (packet -> what is wrong, "" if nothing) finds nothing wrong with it;
         or, with ``leaves`` None, when nothing leaves. Returns the expectation and the
         packet that left (or None)."""
-        got = self.send([sent], from_port)
         expected = expected or (f"one packet on {PORTS[leaves]}" if leaves is not None else "nothing (dropped)")
-        if leaves is None:
-            ok = not got[0] and not got[1]
-            return Expectation(name, ok, "" if ok else self.hint(sent, from_port, got, expected)), None
-        if len(got[leaves]) != 1 or got[1 - leaves]:
-            return Expectation(name, False, self.hint(sent, from_port, got, expected)), None
-        p = got[leaves][0]
-        wrong = test(p)
-        return (Expectation(name, not wrong, f"{wrong}: {self.hint(sent, from_port, got, expected)}" if wrong else ""),
-                p)
+        return expect(self.send, self.hint, name, sent, from_port, leaves, expected, test)
 
 
 def _check_router(run: Run) -> list[Expectation]:
