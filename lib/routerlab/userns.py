@@ -23,6 +23,7 @@ of the parent, the kernel ends every process in them and frees the namespaces.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import pickle
@@ -55,9 +56,10 @@ def inside() -> bool:
     return [x.split() for x in lines if x.strip()] != [["0", "0", "4294967295"]]
 
 
+@functools.cache
 def missing() -> str | None:
     """Why a user namespace of one's own cannot be made here, in one line naming what
-    to change; None when it can."""
+    to change; None when it can (asked of the kernel once per process)."""
     for tool in ("unshare", "setpriv"):
         if not shutil.which(tool):
             return f"'{tool}' (util-linux) is not installed"

@@ -202,11 +202,17 @@ def _run_one(engine: str, name: str, cmd: list[str], cwd: Path, env: dict) -> Te
         return TestResult(name, "failed", "", [f"the harness did not end within {HARNESS_TIMEOUT_S} s"])
     finally:
         if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            _end_group(p)
             p.communicate()
+
+
+def _end_group(p: subprocess.Popen):
+    """Kill a harness's process group (with the p4c suite's, its namespaces' processes go with it)."""
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def judge(engine: str, name: str, output: str) -> TestResult:
@@ -377,15 +383,6 @@ def p4c_bmv2(tests: list[str] | None = None, *, say: Callable[[str], None] = lam
 
 #: The p4c harnesses running now (:func:`_p4c_one`), for Ctrl-C to end.
 _RUNNING: set = set()
-
-
-def _end_group(p: subprocess.Popen):
-    """Kill a harness's process group (its namespaces' processes go with it)."""
-    if p.poll() is None:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _p4c_one(name: str, cmd: list[str], cwd: Path, xfail: dict[str, str]) -> TestResult:
