@@ -297,12 +297,15 @@ def run_try(packets: tuple[str, ...], run):
         fail(str(e))
 
 
-def students_file(given, solution: bool, name: str, suffix: str, shipped) -> Path | None:
-    """The file a check or a try runs: ``given``; else, unless the solution is asked for,
-    the exercise's file in the working folder, as ``routerlab click copy`` lays it out
-    (``NAME.SUFFIX`` there, or ``NAME/NAME.SUFFIX``), when it is not the shipped
-    skeleton itself; else None (the skeleton). Says on stderr which file it is
-    (``shipped(given)`` gives the path of the shipped one)."""
+def students_file(given, solution: bool, name: str, suffix: str, shipped, option: str) -> Path | None:
+    """The file a check or a try runs: ``given`` (the track's ``option``, which
+    ``--solution`` excludes); else, unless the solution is asked for, the exercise's file
+    in the working folder, as ``routerlab click copy`` lays it out (``NAME.SUFFIX``
+    there, or ``NAME/NAME.SUFFIX``), when it is not the shipped skeleton itself; else
+    None (the skeleton). Says on stderr which file it is (``shipped(given)`` gives the
+    path of the shipped one)."""
+    if given is not None and solution:
+        fail(f"{option} and --solution: give one of them")
     if given is None and not solution:
         here = Path.cwd()
         for c in (here / f"{name}{suffix}", here / name / f"{name}{suffix}"):

@@ -60,8 +60,6 @@ def p4_try(exercise, packets, program, solution):
     """Start your program on bmv2 with the exercise's entries and send it packets you describe; print what came back on which port."""
     from .. import p4exercises
 
-    if program is not None and solution:
-        fail("--program and --solution: give one of them")
     program = _program(exercise, program, solution)
     _say_namespaces()
     run_try(packets, lambda lines: p4exercises.try_program(exercise, lines, program, solution=solution))
@@ -79,4 +77,5 @@ def _program(exercise: str, program, solution: bool):
 
     if exercise not in p4.PROGRAMS:
         fail(f"unknown exercise {exercise!r}; known: {', '.join(p4.PROGRAMS)}")
-    return students_file(program, solution, exercise, ".p4", lambda given: p4.source(given or exercise, solution))
+    return students_file(program, solution, exercise, ".p4", lambda given: p4.source(given or exercise, solution),
+                         "--program")
