@@ -13,7 +13,6 @@ packets a student describes.
 
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
@@ -173,7 +172,7 @@ def check(exercise: str, program: str | Path | None = None, solution: bool = Tru
     (:mod:`routerlab.userns`) when ``own_namespace`` is True, or None (the default) and
     the caller is not root: no root needed."""
     _known(exercise)
-    if own_namespace or (own_namespace is None and os.geteuid() != 0):
+    if userns.wanted(own_namespace):
         return userns.call("routerlab.p4exercises:check", exercise, str(Path(program).resolve()) if program else None,
                            solution=solution, log=str(Path(log).resolve()) if log else None, extra=extra,
                            own_namespace=False)
@@ -198,7 +197,7 @@ def try_program(exercise: str, lines: list[str] | None = None, program: str | Pa
     not take are said first and left out. Raises :class:`NotStarted` when the program
     does not compile."""
     _known(exercise)
-    if own_namespace or (own_namespace is None and os.geteuid() != 0):
+    if userns.wanted(own_namespace):
         return userns.call("routerlab.p4exercises:try_program", exercise, lines,
                            str(Path(program).resolve()) if program else None, solution=solution, own_namespace=False)
     with _switch(exercise, program, solution) as run:

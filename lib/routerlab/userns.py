@@ -56,6 +56,12 @@ def inside() -> bool:
     return [x.split() for x in lines if x.strip()] != [["0", "0", "4294967295"]]
 
 
+def wanted(asked: bool | None) -> bool:
+    """Whether to run in namespaces of one's own: as ``asked``, or, with None, when this
+    process is not root."""
+    return asked if asked is not None else os.geteuid() != 0
+
+
 @functools.cache
 def missing() -> str | None:
     """Why a user namespace of one's own cannot be made here, in one line naming what
