@@ -274,7 +274,7 @@ def check(c: Campaign, steps) -> None:
         o = s.options
         try:
             if s.name == "measure":
-                measuring.resolve(o["engine"], s.scenario(), s.path("config"),
+                measuring.resolve(o["engine"], s.scenario(), s.path("config"), s.router(),
                                   **{k: o[k] for k in ("rules", "routes", "frame_size") if k in o})
             elif s.name == "bench search":
                 measuring.resolve(o["engine"], s.scenario())
@@ -367,7 +367,7 @@ def _run_measure(step: Step, out: Path, ceiling, announce) -> str | None:
     o = step.options
     loads = {k: ",".join(map(str, o[k])) for k in ("loads", "loads_frac") if k in o}
     res = measuring.measure(o["engine"], step.scenario(), out, ceiling_pps=ceiling, config=step.path("config"),
-                            announce=announce, **loads,
+                            router=step.router(), announce=announce, **loads,
                             **_given(step, "runs", "duration", "search", "pdr", "experiment", "rules", "routes",
                                      "frame_size", "steal_threshold", "max_repeats"))
     return "\n".join(search.format_result(res)) if "search" in o else None

@@ -34,6 +34,7 @@ other is relative to the campaign file's folder.
 from __future__ import annotations
 
 import hashlib
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -92,6 +93,12 @@ def _a_number(v, ctx):
     # the range is measuring.check's, which the step's keys together go through
     if not _number(v):
         raise _Refused("a number")
+    return v
+
+
+def _flag(v, ctx):
+    if not isinstance(v, bool):
+        raise _Refused("true or false")
     return v
 
 
@@ -204,6 +211,14 @@ STEPS: dict[str, dict[str, Key]] = {
         "frame_size": Key(_count(64), "override: frame size on the wire, bytes"),
         "steal_threshold": Key(_a_number, "CPU steal above which a trial is measured again, a ratio"),
         "max_repeats": Key(_count(0), "repeats of a disturbed trial at most"),
+        # engine exec: a router of one's own (routerlab.engines.external.Commands)
+        "start": Key(_text, "engine exec: the shell command that starts the router and stays in the foreground"),
+        "ready": Key(_text, "engine exec: a shell command that exits 0 once the router forwards"),
+        "stop": Key(_text, "engine exec: a shell command run before the router's processes are stopped"),
+        "counters": Key(_text, "engine exec: a shell command printing the router's drop counters, 'name count' per line"),
+        "version_command": Key(_text, "engine exec: a shell command printing the router's version"),
+        "ready_timeout": Key(_seconds, "engine exec: seconds the router has to become ready"),
+        "kernel_forwarding": Key(_flag, "engine exec: the router makes the kernel forward (true or false)"),
     },
     "bench engines": {
         "engines": Key(_engines, "engines searched in one run, the first the reference (nft runs 50 rules)"),
@@ -307,6 +322,14 @@ class Step:
         """The file a path-valued option names (:func:`resolve`), or None if not given."""
         return resolve(self.options[key], self.base) if key in self.options else None
 
+    def router(self):
+        """The exec engine's commands the step gives
+        (:class:`routerlab.engines.external.Commands`), or None if it gives none."""
+        from .engines.external import Commands
+
+        given = {k: self.options[k] for k in Commands.keys() if k in self.options}
+        return Commands(**given) if given else None
+
     def scenario(self) -> str:
         """The step's scenario as :func:`routerlab.scenarios.load` takes it: a preset's
         name, or a scenario file's path (:func:`resolve`)."""
@@ -324,8 +347,10 @@ class Step:
             elif isinstance(v, (list, dict)):
                 for x in (v.values() if isinstance(v, dict) else v):
                     parts += [flag, _plain(x)]
+            elif isinstance(v, bool):
+                parts.append(flag if v else "--no-" + flag[2:])
             else:
-                parts += [flag, _plain(v)]
+                parts += [flag, shlex.quote(_plain(v))]
         if ceiling is not None and self.takes_ceiling:
             parts += ["--ceiling", ceiling]
         return " ".join(parts)
@@ -401,7 +426,7 @@ def _context(base: Path) -> _Context:
     # starts no engine and looks for no binary: whether one is built is checked at run time
     from . import engines, scenarios
 
-    return _Context(base, tuple(engines.ENGINES), tuple(scenarios.presets()))
+    return _Context(base, tuple(engines.names()), tuple(scenarios.presets()))
 
 
 def _step(number: int, item, ctx: _Context, line: int | None, refuse) -> Step:

@@ -56,13 +56,17 @@ def report() -> list[Check]:
     checks.append(Check("kernel", "release", True, os.uname().release))
     checks.append(Check("kernel", "network namespaces", os.path.exists("/proc/self/ns/net"), "/proc/self/ns/net"))
     checks.append(_cpu_latency_check())
-    for name in sorted(engines.ENGINES):
+    from .engines import plugins
+
+    for name in sorted(engines.names()):
         e = engines.get(name)
         try:
             e.check()
             checks.append(Check("engine", name, True, e.version()))
         except RouterlabError as err:
             checks.append(Check("engine", name, False, _missing(err, e.where)))
+    for plugin, error in plugins.load().items():
+        checks.append(Check("plug-in", plugin, False, f"not loaded: {error}"))
     for name, binary in EXTERNAL.items():
         try:
             path = engines.find_binary(name, binary)

@@ -328,7 +328,7 @@ class DropCounter:
     def attribute(self, before: Reading, after: Reading, **trial) -> "Attribution":
         """:func:`attribute` of the counts between two readings, for this testbed's engine."""
         return attribute(delta(before, after), engine=getattr(self.engine, "name", ""), generator=self.tb.generator,
-                         **trial)
+                         kernel_copy_dropped=getattr(self.engine, "kernel_copy_dropped", None), **trial)
 
 
 @contextlib.contextmanager
@@ -436,7 +436,7 @@ class Attribution:
 
 
 def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_share: float = 0.0,
-              generator: str = "rlgen") -> Attribution:
+              generator: str = "rlgen", kernel_copy_dropped: bool | None = None) -> Attribution:
     """Set the counts of one trial (:func:`delta` of two readings) against its loss.
 
     Drops by design are not loss: the sink counts by dropping (:data:`SINK_REASONS`, up to
@@ -467,17 +467,24 @@ def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_s
         The testbed's generator, which says how the sink's counting drop frees what it
         counts (:data:`SINK_REASONS`) and whether the frames stay XDP frames through the
         engine (:data:`XDP_FRAME_ENGINES`).
+    kernel_copy_dropped : bool, optional
+        Whether the DUT drops the kernel's copy of every packet it captured, for an engine
+        that knows it only once configured (the ``exec`` engine:
+        :func:`routerlab.engines.kernel.keep_kernel_out` unless the router forwards
+        through the kernel); None: as :data:`KERNEL_COPY_DROPPED` says for ``engine``.
     """
+    if kernel_copy_dropped is None:
+        kernel_copy_dropped = engine in KERNEL_COPY_DROPPED
     traced = {(p, r): n for (p, src, r), n in d.items() if src == "kfree_skb" and p in PLACES}
     sink_reason = SINK_REASONS[generator]
     frames = generator == "xdp" and engine in XDP_FRAME_ENGINES  # never an sk_buff, sink included
     sink_traced = traced.get(("sink", sink_reason), 0)
     design = {("sink", sink_reason): min(sink_traced, rx)}
-    if engine in KERNEL_COPY_DROPPED:
+    if kernel_copy_dropped:
         design[("dut", "NETFILTER_DROP")] = traced.get(("dut", "NETFILTER_DROP"), 0)
     illegit = max(offered - tx, 0) if drop_share else 0
     firewall = None
-    if illegit and engine in FIREWALL_DROPS and engine not in KERNEL_COPY_DROPPED:
+    if illegit and engine in FIREWALL_DROPS and not kernel_copy_dropped:
         where, bound = FIREWALL_DROPS[engine]
         if frames:
             # XDP frames dropped by an XDP firewall are never sk_buffs: its own counter is

@@ -24,11 +24,13 @@ from .testbed import require_root
 
 
 
-def resolve(engine: str, scenario: str | Scenario, config=None, **overrides) -> tuple[Engine, Scenario]:
+def resolve(engine: str, scenario: str | Scenario, config=None, router=None, **overrides) -> tuple[Engine, Scenario]:
     """The engine by name and the scenario (a preset, a YAML file or a Scenario with
     ``overrides`` such as ``rules=50``), checked against each other: an engine that is
     missing, or lacks a feature the scenario needs, is refused here. ``config`` is a
-    router configuration of one's own for the engine to run (click, fastclick)."""
+    router configuration of one's own for the engine to run (click, fastclick); ``router``
+    the commands of the ``exec`` engine
+    (:class:`routerlab.engines.external.Commands`)."""
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if isinstance(scenario, Scenario):
         if overrides:
@@ -39,6 +41,11 @@ def resolve(engine: str, scenario: str | Scenario, config=None, **overrides) -> 
     eng = engines.get(engine)
     if config is not None:
         eng.use_config(config)
+    if router is not None:
+        if not hasattr(eng, "use_commands"):
+            raise ParameterError("start", f"engine {engine} is started by routerlab; only --engine exec "
+                                          "takes --start and the commands that go with it")
+        eng.use_commands(router)
     eng.check(sc)
     return eng, sc
 
@@ -117,7 +124,7 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
             runs: int = 10, duration: float = 2.0, search: str | None = None, pdr: float = stats.PDR_FRACTION,
             methods=("routerlab",), ceiling_pps: float | None = None, experiment: str = "",
             rules: int | None = None, routes: int | None = None, frame_size: int | None = None,
-            config=None, announce: Callable[[str], None] | None = None, progress: bool = True,
+            config=None, router=None, announce: Callable[[str], None] | None = None, progress: bool = True,
             steal_threshold: float | None = None, max_repeats: int | None = None):
     """Measure ``engine`` in ``scenario`` into the dataset folder ``out``.
 
@@ -142,6 +149,9 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
         A router configuration of one's own for the engine to run instead of routerlab's
         (click, fastclick: e.g. a course exercise's router); it must take the testbed's
         defines, see :meth:`routerlab.engines.click.ClickEngine.use_config`.
+    router : routerlab.engines.external.Commands, optional
+        For ``engine="exec"``: the commands that start, check and stop a router of one's
+        own.
     announce : callable, optional
         Called with one-line messages (the ceiling, the plan and its duration).
     steal_threshold, max_repeats : float, int, optional
@@ -158,7 +168,7 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
     from . import sweep
 
     announce = announce or (lambda msg: None)
-    eng, sc = resolve(engine, scenario, config, rules=rules, routes=routes, frame_size=frame_size)
+    eng, sc = resolve(engine, scenario, config, router, rules=rules, routes=routes, frame_size=frame_size)
     validation = check(loads=loads, loads_frac=loads_frac, runs=runs, duration=duration, search=search, pdr=pdr,
                        methods=methods, steal_threshold=steal_threshold, max_repeats=max_repeats)
     if search is None and loads_frac and ceiling_pps is None:

@@ -14,7 +14,8 @@ from .common import PATH, SEARCH_KIND, err, fail, generator_option, print_assess
 
 
 @app.command()
-@click.option("--engine", required=True, help="Router engine: linux, nft, ebpf (click, fastclick, bmv2 where built).")
+@click.option("--engine", required=True, help="Router engine: linux, nft, ebpf (click, fastclick, bmv2 where built), "
+                                              "exec (a router of your own, started by --start), or a plug-in's.")
 @click.option("--scenario", default="single-flow", help="Scenario preset name or YAML file.")
 @click.option("--loads", help="Offered loads in pps, comma-separated.")
 @click.option("--loads-frac", help="Offered loads as fractions of the generator's measured ceiling.")
@@ -35,17 +36,40 @@ from .common import PATH, SEARCH_KIND, err, fail, generator_option, print_assess
                    "(default: the threshold of the steal_flagged column).")
 @click.option("--max-repeats", type=click.IntRange(min=0), default=defaults.MAX_REPEATS,
               help="Repeats of a disturbed trial at most.")
+@click.option("--start", help="exec: the shell command that starts your router in the router's namespace and stays "
+                                "in the foreground; it finds $IN_DEV, $OUT_DEV, $NEXT_MAC, $RUN_DIR... in its "
+                                "environment (docs/engines.md lists them).")
+@click.option("--ready", help="exec: a shell command that exits 0 once the router forwards "
+                              "(default: a frame from the generator reaches the sink).")
+@click.option("--ready-timeout", type=float, default=30.0, show_default=True,
+              help="exec: seconds the router has to become ready.")
+@click.option("--stop", help="exec: a shell command run before the router's processes are stopped.")
+@click.option("--counters", help="exec: a shell command printing the router's own drop counters, 'name count' per line.")
+@click.option("--version-command", help="exec: a shell command printing the router's version, for the record.")
+@click.option("--kernel-forwarding", is_flag=True,
+              help="exec: the router makes the kernel forward (nft, tc, routes): leave kernel forwarding on.")
 @generator_option
 def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, routes, frame_size, experiment, config,
-            ceiling, search, pdr, steal_threshold, max_repeats):
-    """Measure a router on the namespace testbed: a fixed sweep or a PDR/NDR search."""
+            ceiling, search, pdr, steal_threshold, max_repeats, start, ready, ready_timeout, stop, counters,
+            version_command, kernel_forwarding):
+    """Measure a router on the namespace testbed: a fixed sweep or a PDR/NDR search.
+
+    Any router can be measured with --engine exec: your --start command runs it in the
+    router's namespace (e.g. Open vSwitch: see routers/ovs/)."""
     from .. import measuring, search as search_mod, stats
 
     with resumable("trials"):
+        router = None
+        if any(v is not None for v in (start, ready, stop, counters, version_command)) or kernel_forwarding:
+            from ..engines.external import Commands
+
+            router = Commands(start=start, ready=ready, stop=stop, counters=counters,
+                              version_command=version_command, ready_timeout=ready_timeout,
+                              kernel_forwarding=kernel_forwarding)
         res = measuring.measure(engine, scenario, out, loads=loads, loads_frac=loads_frac, runs=runs,
                                 duration=duration, search=search, pdr=pdr,
                                 ceiling_pps=ceiling, experiment=experiment, rules=rules, routes=routes,
-                                frame_size=frame_size, config=config, announce=err.print,
+                                frame_size=frame_size, config=config, router=router, announce=err.print,
                                 steal_threshold=steal_threshold, max_repeats=max_repeats)
     if search is not None:
         for line in search_mod.format_result(res):

@@ -1,5 +1,7 @@
 """Router engines: one interface for the Linux kernel, nftables, eBPF/XDP, Click,
-FastClick and bmv2, and the builds of the engines routerlab installs itself.
+FastClick, bmv2 and any router started by a command of one's own (``exec``), the builds of
+the engines routerlab installs itself, and engines other packages add (plug-ins: the
+``routerlab.engines`` entry points, :mod:`.plugins`).
 
 An engine turns a :class:`~routerlab.scenarios.Scenario` into its own configuration in
 the testbed's DUT namespace, states which scenario features it supports, reports its
@@ -22,6 +24,7 @@ from . import ebpf  # noqa: F401
 from . import bmv2  # noqa: F401
 from . import click  # noqa: F401
 from . import calibration  # noqa: F401
-from .base import ENGINES, Engine, find_binary, get, register  # noqa: F401
+from . import external  # noqa: F401
+from .base import ENGINES, Engine, find_binary, get, names, register  # noqa: F401
 from .kernel import FILL_NET, guard_count, install_guard, install_routes  # noqa: F401
 from .rules import Rule, firewall, nft_ruleset  # noqa: F401

@@ -30,7 +30,7 @@ from ..scenarios import Scenario
 from ..testbed import DEST_NET, SINK_NET, STATE_DIR, Testbed, link_stats, nsexec
 from . import builds
 from .base import Engine, find_binary, register
-from .kernel import FILL_NET, install_guard
+from .kernel import FILL_NET, keep_kernel_out
 from .rules import click_ipfilter, firewall
 
 ROUTER_FILES = ("services.click", "router-core.click", "iprouter.click", "iprouter-nodev.click", "nat.click",
@@ -185,16 +185,7 @@ class ClickEngine(Engine):
         return [self.binary(), str(folder / self.config), *[f"{k}={v}" for k, v in defines.items()]]
 
     def start(self, tb: Testbed, sc: Scenario) -> dict:
-        # kernel forwarding off; the DUT's ingress drops what Click captured, so the kernel
-        # does not process those packets too (receive livelock otherwise)
-        nsexec(tb.ns_dut, "sysctl", "-qw", "net.ipv4.ip_forward=0")
-        # on the sink side too: a router of one's own may take packets there (a NAT's
-        # replies), and the kernel must not answer them either
-        nsexec(tb.ns_dut, "nft", "-f", "-", input=(
-            "table netdev rlclick {\n"
-            f"  chain in {{ type filter hook ingress device \"{tb.dut_in}\" priority 0; drop; }}\n"
-            f"  chain out {{ type filter hook ingress device \"{tb.dut_out}\" priority 0; drop; }}\n}}\n"))
-        install_guard(tb)
+        keep_kernel_out(tb)
         folder = self.write(STATE_DIR / f"{tb.prefix}-{self.name}", sc)
         self._folder = folder
         self._sock = control = str(folder / "control.sock")

@@ -49,6 +49,21 @@ def guard_count(tb: Testbed) -> int:
     return next(o["counter"]["packets"] for o in out["nftables"] if "counter" in o)
 
 
+def keep_kernel_out(tb: Testbed):
+    """For a router that captures its packets itself (AF_PACKET, as Click and Open vSwitch's
+    userspace datapath do): kernel forwarding off, and both router interfaces' ingress
+    dropping what the capture already took. Without the drop the kernel processes every
+    packet too, on the same CPU (receive livelock); on the sink side as well, since a
+    router may take packets there (a NAT's replies) that the kernel must not answer. The
+    guard table (:func:`install_guard`) counts anything the kernel still forwards."""
+    nsexec(tb.ns_dut, "sysctl", "-qw", "net.ipv4.ip_forward=0")
+    nsexec(tb.ns_dut, "nft", "-f", "-", input=(
+        "table netdev rlcapture {\n"
+        f"  chain in {{ type filter hook ingress device \"{tb.dut_in}\" priority 0; drop; }}\n"
+        f"  chain out {{ type filter hook ingress device \"{tb.dut_out}\" priority 0; drop; }}\n}}\n"))
+    install_guard(tb)
+
+
 def install_guard(tb: Testbed):
     nsexec(tb.ns_dut, "nft", "-f", "-", input=(
         "table inet rlguard {\n  counter guarded { }\n"

@@ -1,0 +1,276 @@
+"""A router routerlab does not build, started by the user's own command: the ``exec``
+engine (``routerlab measure --engine exec --start COMMAND``).
+
+The commands run with ``sh -c`` in the router's namespace, the start command pinned to
+the router's CPU, each with the testbed's names in its environment (:data:`VARIABLES`).
+The start command is the router: it stays in the foreground while the router runs (a
+script may start daemons in the background and ``wait``). The router is ready when the
+ready command exits 0, or, without one, when a frame sent from the generator reaches the
+sink. At the end the stop command runs, the start command's process group is stopped,
+and the namespace's removal ends whatever is left in it.
+
+By default the router captures its own packets (AF_PACKET, XDP, DPDK's af_packet): the
+kernel's forwarding is off and guarded as for Click (:func:`kernel.keep_kernel_out`).
+A router that configures the kernel to forward (FRR, a script of nft or tc rules) says so
+with ``kernel_forwarding``: the kernel then forwards, with the scenario's route installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from ..datasets import project_dir
+from ..errors import ParameterError, RouterlabError
+from ..scenarios import Scenario
+from ..testbed import DEST_NET, SINK_NET, STATE_DIR, TG_NET, Testbed, link_stats, nsexec
+from .base import Engine, register
+from .kernel import install_routes, keep_kernel_out, sysctl
+
+#: The variables each command finds in its environment: name -> what it holds.
+VARIABLES = {
+    "IN_DEV": "the router's interface towards the generator",
+    "OUT_DEV": "the router's interface towards the sink",
+    "IN_MAC": "IN_DEV's MAC address",
+    "OUT_MAC": "OUT_DEV's MAC address",
+    "PREV_MAC": "the generator's MAC address (the previous hop)",
+    "NEXT_MAC": "the sink's MAC address (the next hop)",
+    "IN_ADDR": "IN_DEV's IPv4 address with its prefix length",
+    "OUT_ADDR": "OUT_DEV's IPv4 address with its prefix length",
+    "PREV_ADDR": "the generator's IPv4 address",
+    "NEXT_ADDR": "the sink's IPv4 address, the next hop",
+    "DEST_NET": "the prefix the traffic goes to, routed via NEXT_ADDR",
+    "MTU": "the links' MTU, bytes",
+    "CPU": "the router's CPU (the start command is pinned to it)",
+    "RUN_DIR": "an empty folder for the router's files (sockets, databases, logs), removed afterwards",
+    "ROUTERS": "routerlab's routers/ folder (its example start scripts, e.g. routers/ovs/)",
+}
+
+#: Seconds a ready or stop command may take before it counts as failed.
+COMMAND_TIMEOUT_S = 10.0
+#: Lines of the router's output quoted when it fails to start.
+TAIL_LINES = 5
+
+
+@dataclass(frozen=True)
+class Commands:
+    """How to run a router of one's own: each field a shell command (``sh -c``).
+
+    Attributes
+    ----------
+    start : str
+        Starts the router and stays in the foreground while it runs.
+    ready : str, optional
+        Exits 0 once the router forwards; default: a frame sent through it reaches the sink.
+    stop : str, optional
+        Run before the start command's processes are stopped (SIGTERM, then SIGKILL).
+    counters : str, optional
+        Prints the router's own drop counters, one ``name value`` per line (whole
+        packets since the start), read before and after each trial.
+    version_command : str, optional
+        Prints the router's version (its first line goes into the environment record).
+    ready_timeout : float
+        Seconds the router has to become ready.
+    kernel_forwarding : bool
+        The router makes the kernel forward (routes, nft, tc, XDP): kernel forwarding
+        stays on, with the scenario's route, and nothing is guarded.
+    """
+
+    start: str
+    ready: str | None = None
+    stop: str | None = None
+    counters: str | None = None
+    version_command: str | None = None
+    ready_timeout: float = 30.0
+    kernel_forwarding: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.start, str) or not self.start.strip():
+            raise ParameterError("start", "the exec engine needs a start command (--start COMMAND)")
+        for f in ("ready", "stop", "counters", "version_command"):
+            v = getattr(self, f)
+            if v is not None and (not isinstance(v, str) or not v.strip()):
+                raise ParameterError(f, "must be a shell command, not empty")
+        if not (isinstance(self.ready_timeout, (int, float)) and self.ready_timeout > 0):
+            raise ParameterError("ready_timeout", f"must be > 0 seconds, got {self.ready_timeout!r}")
+
+    @classmethod
+    def keys(cls) -> tuple[str, ...]:
+        """The names of its fields, as options (``ready_timeout``) and campaign keys."""
+        return tuple(f.name for f in fields(cls))
+
+
+def note(command: str) -> str:
+    """A command as a JSON string whose ``;`` are escaped (``\\u003b``): lossless, and safe
+    in the environment record's notes, which ``; `` separates."""
+    return json.dumps(command).replace(";", "\\u003b")
+
+
+def tail(path: Path, n: int = TAIL_LINES) -> str:
+    """The last ``n`` non-empty lines of a log, joined with `` | `` for one line of error."""
+    try:
+        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return " | ".join(lines[-n:]) if lines else "(no output)"
+
+
+@register
+class ExecEngine(Engine):
+    name = "exec"
+    features: set[str] = set()
+    where = "a router of your own, started by your command: --engine exec --start COMMAND"
+    commands: Commands | None = None
+
+    def use_commands(self, commands: Commands):
+        """Run the router ``commands`` describe. A router that forwards through the kernel
+        takes the scenario's routes too; any other is given one route's worth of traffic
+        and configured by its own commands, so scenarios with firewalls, tunnels or
+        route tables are refused."""
+        self.commands = commands
+        self.features = {"routes"} if commands.kernel_forwarding else set()
+        # what routerlab.drops counts as design: the kernel's copy of a captured packet
+        self.kernel_copy_dropped = not commands.kernel_forwarding
+
+    def check(self, sc: Scenario | None = None):
+        if sc is not None and self.commands is None:
+            raise ParameterError("start", "the exec engine needs a start command (--start COMMAND)")
+        super().check(sc)
+
+    def version(self) -> str:
+        if self.commands is None:
+            return "a router of your own (--engine exec --start COMMAND)"
+        if self.commands.version_command is None:
+            return "not given (--version-command)"
+        p = subprocess.run(["sh", "-c", self.commands.version_command], capture_output=True, text=True,
+                           timeout=COMMAND_TIMEOUT_S)
+        first = (p.stdout or p.stderr).strip().splitlines()
+        if p.returncode != 0 or not first:
+            raise RouterlabError(f"exec: the version command exited {p.returncode}: {self.commands.version_command}")
+        return first[0]
+
+    def environment(self, tb: Testbed) -> dict[str, str]:
+        """The values of :data:`VARIABLES` on the testbed ``tb``."""
+        return {
+            "IN_DEV": tb.dut_in, "OUT_DEV": tb.dut_out,
+            "IN_MAC": Testbed.mac(tb.ns_dut, tb.dut_in), "OUT_MAC": Testbed.mac(tb.ns_dut, tb.dut_out),
+            "PREV_MAC": Testbed.mac(tb.ns_tg, tb.tg_if), "NEXT_MAC": Testbed.mac(tb.ns_sink, tb.sink_if),
+            "IN_ADDR": f"{TG_NET}.1/24", "OUT_ADDR": f"{SINK_NET}.1/24",
+            "PREV_ADDR": f"{TG_NET}.2", "NEXT_ADDR": f"{SINK_NET}.2", "DEST_NET": f"{DEST_NET}.0/24",
+            "MTU": str(tb.mtu), "CPU": str(tb.router_cpu), "RUN_DIR": str(self._folder),
+            "ROUTERS": str(project_dir("routers")),
+        }
+
+    def _run(self, tb: Testbed, what: str, timeout: float = COMMAND_TIMEOUT_S) -> subprocess.CompletedProcess:
+        cmd = getattr(self.commands, what)
+        try:
+            return subprocess.run(["ip", "netns", "exec", tb.ns_dut, "sh", "-c", cmd], env=self._env,
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RouterlabError(f"exec: the {what} command did not finish within {timeout:g} s: {cmd}") from None
+
+    def start(self, tb: Testbed, sc: Scenario) -> dict:
+        c = self.commands
+        if c.kernel_forwarding:
+            sysctl(tb.ns_dut, net__ipv4__ip_forward=1, net__ipv4__conf__all__rp_filter=0,
+                   net__ipv4__conf__default__rp_filter=0, net__ipv4__conf__all__send_redirects=0)
+            install_routes(tb, sc)
+        else:
+            keep_kernel_out(tb)
+        self._folder = STATE_DIR / f"{tb.prefix}-exec"
+        shutil.rmtree(self._folder, ignore_errors=True)
+        self._folder.mkdir(parents=True)
+        self._env = {**os.environ, **self.environment(tb)}
+        self._log_path = self._folder / "router.log"
+        self._log = open(self._log_path, "w")
+        self._proc = tb.spawn(tb.ns_dut, "sh", "-c", c.start, cpu=tb.router_cpu, env=self._env,
+                              stdout=self._log, stderr=subprocess.STDOUT)
+        t0 = time.monotonic()
+        probe = None if c.ready else _Probe(tb)
+        while True:
+            rc = self._proc.poll()
+            if rc is not None:
+                raise RouterlabError(f"exec: the start command exited with status {rc} before the router was "
+                                     f"ready; its last output: {tail(self._log_path)}")
+            if (self._run(tb, "ready").returncode == 0) if c.ready else probe.through():
+                break
+            if time.monotonic() - t0 > c.ready_timeout:
+                how = f"the ready command ({c.ready}) never exited 0" if c.ready else \
+                    "no frame sent from the generator reached the sink"
+                raise RouterlabError(f"exec: the router was not ready after {c.ready_timeout:g} s: {how}; "
+                                     f"its last output: {tail(self._log_path)}")
+            time.sleep(0.2)
+        facts = {"exec_start": note(c.start), "ready_s": round(time.monotonic() - t0, 2),
+                 "kernel_forwarding": "on" if c.kernel_forwarding else "off"}
+        if c.counters:
+            self.drop_counters(tb)  # a broken counters command is refused before any trial
+        return facts
+
+    def drop_counters(self, tb: Testbed) -> dict[str, int]:
+        """The counters the counters command prints (``name value`` per line), {} without one."""
+        if self.commands is None or self.commands.counters is None:
+            return {}
+        p = self._run(tb, "counters")
+        if p.returncode != 0:
+            raise RouterlabError(f"exec: the counters command exited {p.returncode}: "
+                                 f"{(p.stderr or p.stdout).strip()[-300:]}")
+        out = {}
+        for i, line in enumerate(p.stdout.splitlines(), 1):
+            if not line.strip():
+                continue
+            m = re.fullmatch(r"\s*(\S+)\s+(\d+)\s*", line)
+            if not m:
+                raise RouterlabError(f"exec: the counters command's line {i} is not 'name count': {line!r}")
+            out[m.group(1)] = int(m.group(2))
+        return out
+
+    def forwarded(self, tb: Testbed) -> int:
+        """What left the router towards the sink, by the kernel's count of OUT_DEV."""
+        return link_stats(tb.ns_dut, tb.dut_out)["tx_packets"]
+
+    def stop(self, tb: Testbed):
+        try:
+            if self.commands and self.commands.stop and getattr(self, "_env", None):
+                self._run(tb, "stop")
+        finally:
+            p = getattr(self, "_proc", None)
+            if p is not None and p.poll() is None:
+                from ..testbed import _kill_group
+
+                _kill_group(p.pid)
+                p.wait()
+            self.stop_process()
+            if getattr(self, "_folder", None):
+                shutil.rmtree(self._folder, ignore_errors=True)
+
+
+class _Probe:
+    """Whether the router forwards yet: one frame from the generator to DEST_NET per call,
+    seen by the sink's counter."""
+
+    def __init__(self, tb: Testbed):
+        from ..traffic import udp_frame
+
+        self.tb = tb
+        frame = udp_frame(Testbed.mac(tb.ns_tg, tb.tg_if), Testbed.mac(tb.ns_dut, tb.dut_in),
+                          f"{TG_NET}.2", f"{DEST_NET}.1")
+        self.send = ["ip", "netns", "exec", tb.ns_tg, sys.executable, "-c",
+                     "import socket,sys; s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW); "
+                     "s.bind((sys.argv[1],0)); s.send(bytes.fromhex(sys.argv[2]))", tb.tg_if, frame.hex()]
+
+    def through(self) -> bool:
+        before = self.tb.sink_count()
+        subprocess.run(self.send, check=True, capture_output=True, timeout=COMMAND_TIMEOUT_S)
+        deadline = time.monotonic() + 0.2
+        while time.monotonic() < deadline:
+            if self.tb.sink_count() > before:
+                return True
+            time.sleep(0.02)
+        return False

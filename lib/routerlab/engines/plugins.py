@@ -1,0 +1,48 @@
+"""Engines other Python packages add, without editing routerlab: each names its engine in
+the ``routerlab.engines`` entry-point group, as pytest plug-ins do::
+
+    # the plug-in package's pyproject.toml
+    [project.entry-points."routerlab.engines"]
+    vpp = "routerlab_vpp:VppEngine"
+
+The object an entry point names is an :class:`~routerlab.engines.base.Engine` subclass
+(registered under its ``name``) or a module whose import registers its engines with
+:func:`~routerlab.engines.base.register`. Plug-ins are loaded once, the first time an
+engine name is not one of routerlab's own or the list of engines is asked for, so that a
+command that needs no plug-in does not pay for finding them. A plug-in that fails to load
+is kept with its error (``routerlab doctor`` names it); the other engines are unaffected.
+"""
+
+from __future__ import annotations
+
+#: The entry-point group plug-ins name their engines in.
+GROUP = "routerlab.engines"
+
+_failed: dict[str, str] | None = None
+
+
+def load() -> dict[str, str]:
+    """Load every plug-in (once); return those that failed: entry point -> what went wrong."""
+    global _failed
+    if _failed is not None:
+        return _failed
+    from importlib.metadata import entry_points
+
+    from .base import ENGINES, Engine, register
+
+    _failed = {}
+    for ep in entry_points(group=GROUP):
+        label = f"{ep.name} ({ep.value}{', from ' + ep.dist.name if ep.dist else ''})"
+        try:
+            obj = ep.load()
+        except Exception as e:  # noqa: BLE001  a plug-in's bug must not take the others down
+            _failed[label] = f"{type(e).__name__}: {e}"
+            continue
+        if isinstance(obj, type):
+            if not (issubclass(obj, Engine) and obj.name):
+                _failed[label] = "not an Engine subclass with a name"
+            elif obj.name in ENGINES and ENGINES[obj.name] is not obj:
+                _failed[label] = f"engine name {obj.name!r} is taken"
+            else:
+                register(obj)
+    return _failed
