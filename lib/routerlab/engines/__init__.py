@@ -25,6 +25,7 @@ from . import bmv2  # noqa: F401
 from . import click  # noqa: F401
 from . import calibration  # noqa: F401
 from . import external  # noqa: F401
-from .base import ENGINES, Engine, find_binary, get, names, register  # noqa: F401
+from .base import ENGINES, Engine, find_binary, register  # noqa: F401
+from .plugins import get, names  # noqa: F401
 from .kernel import FILL_NET, guard_count, install_guard, install_routes  # noqa: F401
 from .rules import Rule, firewall, nft_ruleset  # noqa: F401

@@ -109,19 +109,9 @@ def register(cls: type[Engine]) -> type[Engine]:
     return cls
 
 
-def names() -> list[str]:
-    """Every engine's name: routerlab's own, then those of plug-ins (:mod:`.plugins`)."""
-    from . import plugins
-
-    plugins.load()
-    return list(ENGINES)
-
-
 def get(name: str) -> Engine:
-    """An engine by name (a plug-in's too); unknown names are refused with the list of
-    known ones."""
-    if name not in ENGINES:
-        names()
+    """An engine by name among those registered; unknown names are refused with the list
+    of known ones. (The package's ``get`` looks among plug-ins' too: :mod:`.plugins`.)"""
     if name not in ENGINES:
         raise ParameterError("engine", f"unknown engine {name!r}; known: {', '.join(ENGINES)}")
     return ENGINES[name]()

@@ -15,6 +15,8 @@ is kept with its error (``routerlab doctor`` names it); the other engines are un
 
 from __future__ import annotations
 
+from . import base
+
 #: The entry-point group plug-ins name their engines in.
 GROUP = "routerlab.engines"
 
@@ -46,3 +48,16 @@ def load() -> dict[str, str]:
             else:
                 register(obj)
     return _failed
+
+
+def names() -> list[str]:
+    """Every engine's name: routerlab's own, then those of plug-ins."""
+    load()
+    return list(base.ENGINES)
+
+
+def get(name: str) -> base.Engine:
+    """An engine by name, a plug-in's too (:func:`routerlab.engines.base.get`)."""
+    if name not in base.ENGINES:
+        load()
+    return base.get(name)
