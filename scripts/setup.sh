@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian/Ubuntu machine for routerlab: system packages, then a virtual
-# environment in .venv with routerlab installed (editable), its test tools and JupyterLab.
+# environment in .venv with routerlab installed (editable), its test tools, JupyterLab and
+# MkDocs (the documentation site, which the tests build).
 #   ./scripts/setup.sh            (as root, or with sudo available)
 #   ROUTERLAB_SKIP_APT=1 ./scripts/setup.sh   to skip the system packages
 set -euo pipefail
@@ -26,5 +27,5 @@ if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
 fi
 [ -x .venv/bin/python ] || "$py" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[test,lab]'
+.venv/bin/python -m pip install -q -e '.[test,lab,docs]'
 echo "setup: done. Run the tests with: .venv/bin/python -m pytest"
