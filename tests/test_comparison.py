@@ -9,10 +9,32 @@ import pytest
 from routerlab import comparison, datasets, plots, scenarios, stats
 
 
-@pytest.mark.parametrize("loss, colour", [(0.0, "green"), (-0.1, "green"), (0.01, "yellow"), (4.99, "yellow"), (5.0, "red"),
-                                          (80.0, "red"), (np.nan, "grey")])
-def test_colours_follow_the_source(loss, colour):
-    assert comparison.colour(loss) == colour
+@pytest.mark.parametrize("loss, colour", [(0.0, "green"), (-0.1, "green"), (0.01, "yellow"), (0.1, "yellow"),
+                                          (2.7, "yellow"), (2.71, "red"), (7.2, "red"), (80.0, "red"), (np.nan, "grey")])
+def test_published_colours_follow_the_source(loss, colour):
+    """The source: green 0.0%, yellow 0.1-2.7%, red larger; a loss it never prints (above 0,
+    below 0.1) is yellow, one above 2.7 red."""
+    assert comparison.SOURCE_COLOURS.colour(loss) == colour
+
+
+@pytest.mark.parametrize("loss, colour", [(0.0, "green"), (-0.1, "green"), (0.01, "yellow"), (2.71, "yellow"),
+                                          (4.99, "yellow"), (5.0, "red"), (np.nan, "grey")])
+def test_our_colours_keep_their_own_rule(loss, colour):
+    assert comparison.OUR_COLOURS.colour(loss) == colour
+
+
+def test_each_rule_says_itself():
+    assert "yellow up to 2.7%, red above 2.7%" in comparison.SOURCE_COLOURS.legend()
+    assert "yellow below 5%, red from 5%" in comparison.OUR_COLOURS.legend()
+    assert "not the source" in comparison.OUR_COLOURS.legend() or "source's yellow" in comparison.OUR_COLOURS.legend()
+
+
+def test_published_table_colours_match_the_seed_notes():
+    """Every value the source prints falls in the colour the seed notes give it."""
+    pub = comparison.published().dropna(subset=["loss_pct"])
+    want = np.where(pub["loss_pct"] == 0, "green", np.where(pub["loss_pct"] <= 2.7, "yellow", "red"))
+    assert (pub["colour"] == want).all()
+    assert set(pub.loc[pub["colour"] == "yellow", "loss_pct"]) >= {0.1, 2.7}
 
 
 def test_published_tables_render_with_the_right_colours():
@@ -20,7 +42,8 @@ def test_published_tables_render_with_the_right_colours():
     assert set(pub["scenario"]) == set(comparison.scenarios())
     not_tested = pub[pub["loss_pct"].isna()]
     assert len(not_tested) and (not_tested["colour"] == "grey").all()
-    fig = plots.loss_tables(pub, x_label="Mpps")
+    fig = plots.loss_tables(pub, x_label="Mpps", legend=comparison.SOURCE_COLOURS.legend())
+    assert fig.get_supxlabel() == comparison.SOURCE_COLOURS.legend()
     # every table cell is coloured as its number says
     for ax in fig.axes:
         for tbl in ax.tables:
@@ -28,7 +51,8 @@ def test_published_tables_render_with_the_right_colours():
                 if row == 0 or col < 0:
                     continue
                 text = cell.get_text().get_text()
-                want = plots.COLOURS[comparison.colour(np.nan if text == "not tested" else float(text.rstrip("%")))]
+                loss = np.nan if text == "not tested" else float(text.rstrip("%"))
+                want = plots.COLOURS[comparison.SOURCE_COLOURS.colour(loss)]
                 assert np.allclose(cell.get_facecolor()[:3], plt.matplotlib.colors.to_rgb(want))
     plt.close(fig)
 
@@ -235,3 +259,44 @@ def test_a_measured_folder_names_its_scenarios_by_its_own_campaign_file(tmp_path
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     assert "my_name" in set(comparison.ours(tmp_path / "c")["scenario"])
     assert "my_name" not in set(comparison.ours(d / "comparison")["scenario"])
+
+
+def _modules(root, release, **files):
+    base = root / "lib" / "modules" / release
+    base.mkdir(parents=True)
+    for name, text in files.items():
+        (base / name.replace("_", ".")).write_text(text)
+
+
+def test_the_kernel_module_check_reads_this_machine(tmp_path, monkeypatch):
+    """What the notebook says of GRE is what the machine running it finds: loaded, built in,
+    loadable, absent, or unknown (no module lists, as in a container)."""
+    import os
+
+    from routerlab import doctor
+
+    release = os.uname().release
+    assert doctor.kernel_module("ip_gre", tmp_path) == "unknown"
+    _modules(tmp_path, release, modules_dep="kernel/net/ipv4/ip_tunnel.ko.zst:\n")
+    assert doctor.kernel_module("ip_gre", tmp_path) == "absent"
+    (tmp_path / "lib" / "modules" / release / "modules.dep").write_text(
+        "kernel/net/ipv4/ip_gre.ko.zst: kernel/net/ipv4/gre.ko.zst\nkernel/net/ipv4/gre.ko.zst:\n")
+    assert doctor.kernel_module("ip_gre", tmp_path) == "loadable"
+    (tmp_path / "lib" / "modules" / release / "modules.builtin").write_text("kernel/net/ipv4/ip_gre.ko\n")
+    assert doctor.kernel_module("ip_gre", tmp_path) == "built in"
+    (tmp_path / "sys" / "module" / "ip_gre").mkdir(parents=True)
+    assert doctor.kernel_module("ip_gre", tmp_path) == "loaded"
+    # gre.ko is not ip_gre.ko
+    assert doctor.kernel_module("gre", tmp_path) == "loadable"
+
+
+@pytest.mark.parametrize("state, says", [("absent", "has no GRE module"), ("loaded", "has its GRE module (ip_gre) loaded"),
+                                         ("unknown", "no module list")])
+def test_the_gre_sentence_is_this_machines(monkeypatch, state, says):
+    from routerlab import doctor, engines
+
+    monkeypatch.setattr(doctor, "kernel_module", lambda name, root=None: state)
+    text = comparison.gre_here()
+    assert says in text
+    gre = [n for n, cls in engines.ENGINES.items() if "gre" in cls.features]
+    assert gre and all(n in text for n in gre) and "nft" in text

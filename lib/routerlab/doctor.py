@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import engines
 from .engines import builds
@@ -56,6 +57,10 @@ def report() -> list[Check]:
     checks.append(Check("kernel", "release", True, os.uname().release))
     checks.append(Check("kernel", "network namespaces", os.path.exists("/proc/self/ns/net"), "/proc/self/ns/net"))
     checks.append(_cpu_latency_check())
+    gre = kernel_module("ip_gre")
+    # optional: routerlab's engines build GRE themselves; the kernel's is for comparison only
+    checks.append(Check("kernel", "GRE module (ip_gre)", gre in ("loaded", "built in", "loadable"), gre,
+                        optional=True))
     from .engines import plugins
 
     for name in sorted(engines.names()):
@@ -98,6 +103,31 @@ def report() -> list[Check]:
                             else f"missing (optional, for comparison): Debian package {pkg}",
                             optional=tool != "iperf3"))
     return checks
+
+
+def kernel_module(name: str, root: Path = Path("/")) -> str:
+    """Whether this machine's running kernel has module ``name`` (``ip_gre``): "loaded",
+    "built in", "loadable" (a module file for this kernel release is installed), "absent"
+    (this release's module lists do not name it), or "unknown" (not loaded, and no
+    ``/lib/modules/<release>`` to ask, as in many containers). ``root``: the file system
+    to look in (tests)."""
+    if (root / "sys" / "module" / name).exists():
+        return "loaded"
+    base = root / "lib" / "modules" / os.uname().release
+
+    def listed(file: str) -> bool:
+        try:
+            lines = (base / file).read_text().splitlines()
+        except OSError:
+            return False
+        # entries are paths such as kernel/net/ipv4/ip_gre.ko (.ko.xz, .ko.zst when compressed)
+        return any(Path(line.split(":", 1)[0].strip()).name.split(".ko")[0] == name for line in lines)
+
+    if listed("modules.builtin"):
+        return "built in"
+    if listed("modules.dep"):
+        return "loadable"
+    return "absent" if (base / "modules.dep").is_file() else "unknown"
 
 
 def _cpu_latency_check() -> Check:

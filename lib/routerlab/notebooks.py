@@ -1,4 +1,5 @@
-"""Running the project's notebooks with papermill (the ``routerlab figures`` job).
+"""Running the project's notebooks with papermill (the ``routerlab figures`` job), and
+what their first cells say (the Colab install, the badge, the citations).
 
 Every notebook in ``notebooks/`` has a cell tagged ``parameters`` with typed defaults,
 among them ``mode`` ("replay" or "measure") and ``out_dir`` (where figures are saved).
@@ -76,6 +77,61 @@ def colab_url(name: str) -> str:
 def colab_badge(name: str) -> str:
     """The "Open in Colab" link that heads a notebook's first markdown cell."""
     return (f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(name)})")
+
+
+#: Around the citations in a notebook's first markdown cell (invisible once rendered): what
+#: lies between them is generated (:func:`sources_block`), and replaced when regenerated.
+SOURCES_BEGIN = "<!-- sources: generated from lib/routerlab/data/sources.yaml, do not edit -->"
+SOURCES_END = "<!-- /sources -->"
+
+
+def sources_block(name: str) -> str:
+    """The citations of notebook ``name`` (a stem) as its first markdown cell carries them,
+    between :data:`SOURCES_BEGIN` and :data:`SOURCES_END`: from ``data/sources.yaml``
+    (:func:`routerlab.citations.figure_set`)."""
+    from . import citations
+
+    return f"{SOURCES_BEGIN}\n{citations.figure_set(name).markdown()}\n{SOURCES_END}"
+
+
+def with_sources(markdown: str, name: str) -> str:
+    """A notebook's first markdown cell ``markdown`` with its citations current: the block
+    it has replaced, else one put after the title (the first ``# `` line)."""
+    block = sources_block(name)
+    start = markdown.find(SOURCES_BEGIN)
+    if start >= 0:
+        end = markdown.find(SOURCES_END, start)
+        if end < 0:
+            raise RouterlabError(f"{name}: the first markdown cell opens the sources block but never closes it")
+        return markdown[:start] + block + markdown[end + len(SOURCES_END):]
+    lines = markdown.split("\n")
+    title = next((i for i, line in enumerate(lines) if line.startswith("# ")), None)
+    if title is None:
+        raise RouterlabError(f"{name}: the first markdown cell has no title (a '# ' line) to put the sources under")
+    return "\n".join(lines[:title + 1] + ["", block] + lines[title + 1:])
+
+
+def first_markdown(path: Path) -> str:
+    """The text of notebook ``path``'s first markdown cell (its badge, title and sources)."""
+    cells = json.loads(Path(path).read_text())["cells"]
+    return "".join(next(c for c in cells if c["cell_type"] == "markdown")["source"])
+
+
+def refresh_sources(path: Path) -> bool:
+    """Rewrite notebook ``path``'s first markdown cell with its current citations
+    (:func:`with_sources`); True if it changed. The notebook is written back as it was read
+    otherwise (same JSON layout), so that the change is the only difference."""
+    path = Path(path)
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "markdown")
+    old = "".join(cell["source"])
+    new = with_sources(old, path.stem)
+    if new == old:
+        return False
+    lines = new.split("\n")
+    cell["source"] = [line + "\n" for line in lines[:-1]] + [lines[-1]]
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    return True
 
 
 def notebooks_dir() -> Path:

@@ -40,8 +40,8 @@ PANELS_PER_WORKER = 20
 PANEL_MARGINS = {"left": 0.1213, "right": 0.8819, "bottom": 0.0731}
 PANEL_TOP = {True: {"top": 0.9369, "hspace": 0.0708}, False: {"top": 0.9731, "hspace": 0.0678}}
 
-#: The comparison tables' cell colours (the source's: green 0.0, yellow below 5%, red 5% or
-#: more, grey not tested; :func:`routerlab.comparison.colour` chooses).
+#: The comparison tables' cell colours (green no loss, yellow small, red large, grey not
+#: tested; the rules of :mod:`routerlab.comparison` choose: ``SOURCE_COLOURS``, ``OUR_COLOURS``).
 COLOURS = {"green": "#5cb85c", "yellow": "#f0c419", "red": "#d9534f", "grey": "#c8c8c8"}
 
 
@@ -593,8 +593,8 @@ def _cell_text(cell: pd.Series, show_ci: bool) -> str:
     v = cell["loss_pct"]
     if np.isnan(v):
         return grey_label(cell.get("reason", "")) if "reason" in cell else "not tested"
-    # below 0.1% two decimals, so that a yellow cell never reads 0.0%
-    text = f"{v:.2f}%" if 0 < v < 0.1 else f"{v:.1f}%"
+    # below 0.1% two decimals, so that a yellow cell never reads 0.0% (nor 0.00%)
+    text = "<0.01%" if 0 < v < 0.005 else f"{v:.2f}%" if 0 < v < 0.1 else f"{v:.1f}%"
     runs = cell.get("runs", np.nan)
     if runs == 1:
         text += "\nn=1"
@@ -631,13 +631,15 @@ def _caption(d: pd.DataFrame, rows: list[str]) -> list[str]:
     return lines + (["; ".join(marks)] if marks else [])
 
 
-def loss_tables(df: pd.DataFrame, *, x_label: str, title: str | None = None, show_ci: bool = True):
+def loss_tables(df: pd.DataFrame, *, x_label: str, title: str | None = None, show_ci: bool = True,
+                legend: str | None = None):
     """The 100GE source's tables: one per scenario, rows = routers, columns = offered load,
-    cells = loss in percent coloured green (0.0), yellow (below 5), red (5 or more), grey
-    (not tested, with why in the cell).
+    cells = loss in percent coloured green, yellow, red, or grey (not tested, with why in
+    the cell), as ``df``'s ``colour`` says; ``legend``, the rule that chose them (e.g.
+    ``routerlab.comparison.SOURCE_COLOURS.legend()``), is written under the tables.
 
     ``df`` is long: scenario, router, offered, loss_pct (NaN = grey), colour
-    (:func:`routerlab.comparison.colour`); and where it has them (our tables,
+    (a rule of :mod:`routerlab.comparison`); and where it has them (our tables,
     :func:`routerlab.comparison.ours`): ``ci95_pct`` (written under the loss when
     ``show_ci``), ``runs`` (one run: "n=1", no interval), ``more_received``,
     ``uncertain`` with ``colour_low``/``colour_high`` (a cell whose interval crosses a
@@ -704,6 +706,8 @@ def loss_tables(df: pd.DataFrame, *, x_label: str, title: str | None = None, sho
                     cell.set_hatch("////")
                     cell.set_hatchcolor(COLOURS[other])
     fig.suptitle(title or "Forwarding loss", fontsize=11)
+    if legend:
+        fig.supxlabel(legend, fontsize=8)
     return fig
 
 
@@ -724,6 +728,8 @@ def loss_heatmap(df: pd.DataFrame, *, floor: float = 0.01):
     sns.heatmap(g.clip(lower=floor), norm=LogNorm(vmin=floor, vmax=100), cmap="RdYlGn_r", ax=ax,
                 cbar_kws={"label": "loss (%)"}, annot=g.round(1), fmt="g", annot_kws={"fontsize": 7})
     ax.set(xlabel="offered load (fraction of the generator's ceiling)", ylabel="")
+    # not the tables' three colours: say so, so that no one reads yellow here as theirs
+    ax.set_title("colour: loss on a log scale (not the tables' green/yellow/red rule)", fontsize=9)
     # seaborn turns long row names upright when they seem to overlap; they read across
     ax.tick_params(axis="y", rotation=0, labelsize=8)
     fig.tight_layout()
