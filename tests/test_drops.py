@@ -110,6 +110,22 @@ def test_more_drops_than_loss_is_negative_unexplained():
     assert a.lost_unexplained == -50
 
 
+def test_an_exec_routers_socket_drops_are_loss_and_its_own_counters_context():
+    # Open vSwitch at 600k pps here: its AF_PACKET socket dropped 485,883 (ss's d), which
+    # the tracepoint never saw; its own port counter held the generator link's refusals
+    d = {**kfree(dut={"NETFILTER_DROP": 600_000}, sink={"NOT_SPECIFIED": 114_117}),
+         ("dut", "engine", "af_packet.in"): 485_883, ("dut", "engine", "in_rx_dropped"): 12}
+    a = drops.attribute(d, engine="exec", tx=600_000, rx=114_117, offered=600_000, generator="xdp",
+                        kernel_copy_dropped=True, untraced=("af_packet.",))
+    assert (a.lost, a.lost_attributed, a.lost_unexplained) == (485_883, 485_883, 0)
+    assert ("dut", "engine", "in_rx_dropped", 12, "context") in a.rows
+    assert ("dut", "kfree_skb", "NETFILTER_DROP", 600_000, "design") in a.rows
+    # a router that forwards through the kernel: the DUT's netfilter drops are loss
+    k = drops.attribute(kfree(dut={"NETFILTER_DROP": 50}, sink={"NOT_SPECIFIED": 950}), engine="exec",
+                        tx=1_000, rx=950, offered=1_000, generator="xdp", kernel_copy_dropped=False)
+    assert (k.lost_attributed, k.lost_unexplained) == (50, 0)
+
+
 def test_user_space_engines_drop_the_kernels_copy_by_design():
     d = kfree(dut={"NETFILTER_DROP": 10_000, "SOCKET_RCVBUFF": 400}, sink={"NETFILTER_DROP": 9_600})
     click = drops.attribute(d, engine="click", tx=10_000, rx=9_600, offered=10_000)

@@ -221,6 +221,9 @@ def test_a_counters_line_that_is_not_name_count_is_refused_before_any_trial(tmp_
     assert r.exit_code == 2
     assert "exec: the counters command's line 1 is not 'name count': 'drops: many'" in r.output
     assert pd.read_csv(tmp_path / "d" / "trials.csv").empty
+    r = run("measure", "--engine", "exec", "--kernel-forwarding", "--start", "exec sleep 600",
+            "--counters", "echo af_packet.in 5", "--loads", "1000", "--ceiling", "100000", "--out", tmp_path / "e")
+    assert r.exit_code == 2 and "names af_packet.in: names starting af_packet. are routerlab's own" in r.output
 
 
 @needs_root

@@ -328,7 +328,8 @@ class DropCounter:
     def attribute(self, before: Reading, after: Reading, **trial) -> "Attribution":
         """:func:`attribute` of the counts between two readings, for this testbed's engine."""
         return attribute(delta(before, after), engine=getattr(self.engine, "name", ""), generator=self.tb.generator,
-                         kernel_copy_dropped=getattr(self.engine, "kernel_copy_dropped", None), **trial)
+                         kernel_copy_dropped=getattr(self.engine, "kernel_copy_dropped", None),
+                         untraced=getattr(self.engine, "untraced_counters", ()), **trial)
 
 
 @contextlib.contextmanager
@@ -436,7 +437,8 @@ class Attribution:
 
 
 def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_share: float = 0.0,
-              generator: str = "rlgen", kernel_copy_dropped: bool | None = None) -> Attribution:
+              generator: str = "rlgen", kernel_copy_dropped: bool | None = None,
+              untraced: tuple[str, ...] = ()) -> Attribution:
     """Set the counts of one trial (:func:`delta` of two readings) against its loss.
 
     Drops by design are not loss: the sink counts by dropping (:data:`SINK_REASONS`, up to
@@ -472,6 +474,10 @@ def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_s
         that knows it only once configured (the ``exec`` engine:
         :func:`routerlab.engines.kernel.keep_kernel_out` unless the router forwards
         through the kernel); None: as :data:`KERNEL_COPY_DROPPED` says for ``engine``.
+    untraced : tuple of str
+        Prefixes of the engine's own counters that count drops the tracepoint cannot see,
+        for an engine whose other counters are context (the ``exec`` engine's count of its
+        router's AF_PACKET sockets' drops).
     """
     if kernel_copy_dropped is None:
         kernel_copy_dropped = engine in KERNEL_COPY_DROPPED
@@ -503,7 +509,7 @@ def attribute(d: Reading, *, engine: str, tx: int, rx: int, offered: int, drop_s
                 rows.append((place, source, reason, n - mine, "loss"))
                 loss[f"{place}:{reason}"] = n - mine
         elif (source == "veth" and reason.split(".", 1)[1] in UNTRACED_COUNTERS) or \
-                (source == "engine" and engine in UNTRACED_ENGINE_COUNTERS):
+                (source == "engine" and (engine in UNTRACED_ENGINE_COUNTERS or reason.startswith(untraced))):
             rows.append((place, source, reason, n, "loss"))
             loss[f"{place}:{reason}"] = n
         else:
