@@ -232,7 +232,6 @@ class ExecEngine(Engine):
         if p.returncode != 0:
             raise RouterlabError(f"exec: the counters command exited {p.returncode}: "
                                  f"{(p.stderr or p.stdout).strip()[-300:]}")
-        out = {}
         for i, line in enumerate(p.stdout.splitlines(), 1):
             if not line.strip():
                 continue
