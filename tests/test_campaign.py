@@ -19,7 +19,7 @@ from routerlab.errors import DataFormatError, ParameterError, RouterlabError
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
 
 #: The testbed datasets measured by their campaign files (``routerlab campaign run``).
-CAMPAIGNED = ("click-course", "comparison", "testbed-bmv2", "testbed-click", "testbed-veth")
+CAMPAIGNED = ("click-course", "comparison", "testbed-bmv2", "testbed-click", "testbed-ovs", "testbed-veth")
 
 
 @pytest.mark.parametrize("name", CAMPAIGNED)
@@ -137,8 +137,13 @@ def test_an_error_names_the_line_of_its_step(tmp_path):
 
 
 def test_the_measure_keys_are_the_parameters_of_measure():
+    """...or the exec engine's commands, which measure takes as one parameter, ``router``."""
+    from routerlab.engines.external import Commands
+
     params = inspect.signature(measuring.measure).parameters
-    assert set(campaignfile.STEPS["measure"]) <= set(params)
+    assert "router" in params
+    assert set(campaignfile.STEPS["measure"]) <= set(params) | set(Commands.keys())
+    assert set(Commands.keys()) <= set(campaignfile.STEPS["measure"])
 
 
 def test_the_estimate_is_the_trials_plus_the_time_around_them(tmp_path):
@@ -262,10 +267,10 @@ def test_the_steps_call_the_library_as_their_commands_did(tmp_path, monkeypatch)
     c = campaign.load(DATASETS / "testbed-veth" / "campaign.yaml")
     campaign.run(c, tmp_path)
     fractions = ",".join(f"{x:g}" for x in c.steps[0].options["loads_frac"])
-    assert seen[0] == ("linux", "single-flow", {"ceiling_pps": 359250.0, "config": None, "loads_frac": fractions,
+    assert seen[0] == ("linux", "single-flow", {"ceiling_pps": 359250.0, "config": None, "router": None, "loads_frac": fractions,
                                                 "runs": 10, "duration": 1})
     assert seen[6][2]["loads"].startswith("5000,10000,") and seen[6][2]["ceiling_pps"] == 359250.0
-    assert seen[7] == ("linux", "single-flow", {"ceiling_pps": 359250.0, "config": None, "search": "both",
+    assert seen[7] == ("linux", "single-flow", {"ceiling_pps": 359250.0, "config": None, "router": None, "search": "both",
                                                 "duration": 1})
     assert seen[13] == ("linux", "single-flow", {"search": "both", "methods": ("routerlab", "mlrsearch"),
                                                  "experiment": "bench-search-linux-single-flow", "duration": 1})

@@ -1,4 +1,4 @@
-"""The figures and the notebooks: ``figures`` (the main job), ``notebooks copy``."""
+"""The figures and the notebooks: ``figures`` (the main job), ``gallery``, ``notebooks copy``."""
 
 from __future__ import annotations
 
@@ -62,6 +62,37 @@ def figures(out, only, param, jobs):
                   "that floor", highlight=False)
     if n["failed"]:
         raise Exit(1)
+
+
+@app.command()
+@click.option("--check", is_flag=True,
+              help="Draw nothing: say whether every figure set was drawn from the data now committed.")
+@click.option("--only", multiple=True, help="Draw only this figure set (notebook name); repeatable.")
+@click.option("--pastrami-dir", type=PATH,
+              help="A local copy of the PASTRAMI raw files (default: $ROUTERLAB_PASTRAMI_DIR, else the download cache).")
+def gallery(check, only, pastrami_dir):
+    """Draw every figure set into docs/gallery/ (with docs/gallery.md and the README's table), each
+    from only the data it names; or --check that they are current."""
+    from .. import gallery as gal
+
+    try:
+        if check:
+            problems = gal.check()
+            for line in problems:
+                click.echo(line)
+            if problems:
+                err.print("the gallery is not current: run routerlab gallery", highlight=False)
+                raise Exit(1)
+            click.echo(f"gallery current: {len(gal.figure_sets())} figure sets")
+            return
+        t0 = time.perf_counter()
+        sets = gal.build(str(pastrami_dir) if pastrami_dir else None, list(only) or None,
+                         progress=lambda name: err.print(f"drawing {name}...", highlight=False))
+    except RouterlabError as e:
+        fail(str(e), 1)
+    n = sum(len(s.images) for s in sets)
+    click.echo(f"{len(sets)} figure sets, {n} figures in {gal.FOLDER}; {gal.PAGE} and README.md's table "
+               f"written ({time.perf_counter() - t0:.0f} s)")
 
 
 @notebooks_app.command("copy")
