@@ -41,6 +41,14 @@ INPUTS: dict[str, tuple[str, ...]] = {
     "router-comparison": ("comparison", "reference"),
     "testbed-sweeps": ("testbed-veth", "testbed-bmv2", "testbed-click"),
 }
+#: The figure the README's table shows for a set, where it is not the set's first by name.
+LEAD = {
+    "fastpath-consolidation": "consolidation_reduction.png",
+    "moonroute-batch": "moonroute_ratios.png",
+    "pastrami-methodology": "fig4_realistic.png",
+    "router-comparison": "published_tables.png",
+    "testbed-sweeps": "engines_plr.png",
+}
 #: The data tables of a dataset folder: what a figure can be drawn from (its README,
 #: NOTES, facts and figures are drawn from them too).
 TABLE_SUFFIXES = (".csv", ".parquet")
@@ -167,6 +175,9 @@ def build(pastrami_dir: str | None = None, only: list[str] | None = None, progre
             dest.mkdir(parents=True)
             for png in pngs:
                 shutil.copyfile(png, dest / png.name)
+            if name in LEAD and LEAD[name] not in [p.name for p in pngs]:
+                raise RouterlabError(f"figure set {name}: its lead figure {LEAD[name]} (routerlab.gallery.LEAD) "
+                                     f"was not drawn; it drew {', '.join(p.name for p in pngs)}")
             manifest[name] = {"images": [png.name for png in pngs], "inputs": inputs(name)}
     manifest = {n: manifest[n] for n in names if n in manifest}
     (base / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
@@ -267,11 +278,21 @@ def table(sets: list[FigureSet]) -> str:
     from . import notebooks
 
     raw = notebooks.repository_url() + "/raw/main/docs/"
-    rows = ["| figure set | first figure | open |", "|---|---|---|"]
+    rows = ["| figure set | figure | open |", "|---|---|---|"]
     for s in sets:
-        rows.append(f"| [{s.title}](docs/gallery.md) | <img src=\"{raw}{s.images[0]}\" width=\"260\" alt=\"{s.name}\"> "
-                    f"| {notebooks.colab_badge(s.name)} |")
+        lead = next((i for i in s.images if Path(i).name == LEAD.get(s.name)), s.images[0])
+        rows.append(f"| [{s.title}](docs/gallery.md#{anchor(s.title)}) | <img src=\"{raw}{lead}\" width=\"260\" "
+                    f"alt=\"{s.name}\"> | {notebooks.colab_badge(s.name)} |")
     return "\n".join(rows)
+
+
+def anchor(heading: str) -> str:
+    """The anchor of a heading, as MkDocs (Python-Markdown's toc) and GitHub both make it
+    for the headings the gallery writes: punctuation dropped, lower case, spaces as
+    hyphens."""
+    import re
+
+    return re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", heading).strip().lower())
 
 
 def with_table(readme: str, sets: list[FigureSet]) -> str:
