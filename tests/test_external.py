@@ -50,6 +50,9 @@ def test_commands_are_checked_naming_the_parameter():
         Commands(start="true", ready_timeout=0)
     with pytest.raises(ParameterError, match="^stop: must be a shell command"):
         Commands(start="true", stop="")
+    # the kernel forwards before the router's own set-up is there: only its command can tell
+    with pytest.raises(ParameterError, match="^ready: a router that makes the kernel forward needs a ready command"):
+        Commands(start="true", kernel_forwarding=True)
 
 
 def test_a_command_in_the_record_is_lossless_and_has_no_separator():
@@ -82,6 +85,17 @@ def test_a_campaign_step_measures_an_exec_router_and_writes_its_command_quoted(t
     assert step.router() == Commands(start=f"{OVS} start", counters=f"{OVS} counters", ready_timeout=5)
     assert f"--start '{OVS} start'" in step.command() and "--no-kernel-forwarding" in step.command()
     campaign.check(c, c.steps)  # the engine and scenario resolve with the commands
+    # the command the step stands for is one the command line takes
+    import shlex
+
+    args = shlex.split(step.command())[1:]
+    assert app.main(args + ["--help"], standalone_mode=False) == 0
+
+    f.write_text(yaml.safe_dump({"description": "x", "steps": [
+        {"measure": {"engine": "exec", "scenario": "single-flow", "loads": [1000], "ready": "true"}}]}))
+    c = campaignfile.load(f)
+    with pytest.raises(Exception, match=r"campaign.yaml: step 1 \(measure\): start: the exec engine needs"):
+        campaign.check(c, c.steps)
 
     f.write_text(yaml.safe_dump({"description": "x", "steps": [
         {"measure": {"engine": "exec", "scenario": "single-flow", "loads": [1000]}}]}))
@@ -108,7 +122,15 @@ def _plugin_tree(tmp_path: Path) -> Path:
         "class Plugged(Linux):\n"
         "    name = 'plugged'\n"
         "    where = 'the rlplug package'\n")
-    for dist, eps in (("rlplug", "plugged = rlplug:Plugged"), ("rlbroken", "broken = rlbroken_missing:Engine")):
+    # a module that registers an engine under a name routerlab's own engine has
+    (site / "rlsteal.py").write_text(
+        "from routerlab.engines.base import register\n"
+        "from routerlab.engines.kernel import Linux\n\n"
+        "@register\n"
+        "class Stolen(Linux):\n"
+        "    name = 'linux'\n")
+    for dist, eps in (("rlplug", "plugged = rlplug:Plugged"), ("rlbroken", "broken = rlbroken_missing:Engine"),
+                      ("rlsteal", "steal = rlsteal")):
         info = site / f"{dist}-0.1.dist-info"
         info.mkdir()
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
@@ -121,18 +143,20 @@ def test_a_plugin_adds_an_engine_and_a_broken_one_is_named_by_doctor(tmp_path):
     env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     code = ("from routerlab import engines, measuring\n"
             "e, sc = measuring.resolve('plugged', 'single-flow')\n"
-            "print(type(e).__name__, e.where, 'plugged' in engines.names())\n")
+            "print(type(e).__name__, e.where, 'plugged' in engines.names(), type(engines.get('linux')).__name__)\n")
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == "Plugged the rlplug package True"
+    assert p.stdout.strip() == "Plugged the rlplug package True Linux"
 
     p = subprocess.run([sys.executable, "-m", "routerlab.cli", "doctor"], env={**env, "COLUMNS": "250"},
                        capture_output=True, text=True)
     lines = p.stdout.splitlines()
     broken = [ln for ln in lines if "plug-in" in ln]
-    assert len(broken) == 1, p.stdout
+    assert len(broken) == 2, p.stdout
     assert "broken (rlbroken_missing:Engine, from rlbroken)" in broken[0]
     assert "not loaded: ModuleNotFoundError" in broken[0]
+    assert "steal (rlsteal, from rlsteal)" in broken[1]
+    assert "not loaded: engine name(s) linux taken; kept routerlab's" in broken[1]
     # the others are unaffected: routerlab's own engines and the working plug-in
     assert any(ln.split()[:3] == ["engine", "plugged", "ok"] for ln in lines), p.stdout
     assert any(ln.split()[:3] == ["engine", "linux", "ok"] for ln in lines), p.stdout
@@ -192,7 +216,8 @@ def test_the_commands_see_the_testbed_and_a_kernel_router_forwards(tmp_path):
     start = f'env > {env_file}; ls -d "$RUN_DIR" >> {env_file}; exec sleep 600'
     # a counter that counts its own readings: one more per reading
     counters = f'n=$(cat {reads} 2>/dev/null || echo 0); echo $((n + 1)) > {reads}; echo readings $((n + 1))'
-    r = run("measure", "--engine", "exec", "--kernel-forwarding", "--start", start, "--counters", counters, "--loads", "2000", "--runs", "2", "--duration", "0.3",
+    r = run("measure", "--engine", "exec", "--kernel-forwarding", "--ready", f"test -s {env_file}",
+            "--start", start, "--counters", counters, "--loads", "2000", "--runs", "2", "--duration", "0.3",
             "--ceiling", "100000", "--out", tmp_path / "d", "--experiment", "kernel-by-exec")
     assert r.exit_code == 0, r.output
     env = dict(line.split("=", 1) for line in env_file.read_text().splitlines() if "=" in line)
@@ -207,7 +232,7 @@ def test_the_commands_see_the_testbed_and_a_kernel_router_forwards(tmp_path):
     t = pd.read_csv(tmp_path / "d" / "trials.csv")
     assert len(t) == 2 and (t["rx"] == t["tx"]).all()
     rec = pd.read_csv(tmp_path / "d" / "experiments.csv").iloc[0]
-    assert rec["engine"] == "exec" and "kernel_forwarding=on" in rec["notes"]
+    assert rec["engine"] == "exec" and "kernel_forwarding=on" in rec["notes"] and "ready=command" in rec["notes"]
     assert f"exec_start={note(start)}" in rec["notes"]
     drops = pd.read_csv(tmp_path / "d" / "drops.csv")
     mine = drops[(drops["source"] == "engine") & (drops["reason"] == "readings")]
@@ -216,14 +241,27 @@ def test_the_commands_see_the_testbed_and_a_kernel_router_forwards(tmp_path):
 
 @needs_root
 def test_a_counters_line_that_is_not_name_count_is_refused_before_any_trial(tmp_path):
-    r = run("measure", "--engine", "exec", "--kernel-forwarding", "--start", "exec sleep 600",
+    r = run("measure", "--engine", "exec", "--kernel-forwarding", "--ready", "true", "--start", "exec sleep 600",
             "--counters", "echo 'drops: many'", "--loads", "1000", "--ceiling", "100000", "--out", tmp_path / "d")
     assert r.exit_code == 2
     assert "exec: the counters command's line 1 is not 'name count': 'drops: many'" in r.output
     assert pd.read_csv(tmp_path / "d" / "trials.csv").empty
-    r = run("measure", "--engine", "exec", "--kernel-forwarding", "--start", "exec sleep 600",
+    r = run("measure", "--engine", "exec", "--kernel-forwarding", "--ready", "true", "--start", "exec sleep 600",
             "--counters", "echo af_packet.in 5", "--loads", "1000", "--ceiling", "100000", "--out", tmp_path / "e")
     assert r.exit_code == 2 and "names af_packet.in: names starting af_packet. are routerlab's own" in r.output
+
+
+@needs_root
+def test_a_router_that_dies_during_the_measurement_stops_it(tmp_path):
+    """Its trials would measure nothing: the sweep stops with the router's last words, the
+    trials before are kept."""
+    r = run("measure", "--engine", "exec", "--kernel-forwarding", "--ready", "true",
+            "--start", "echo serving; sleep 2; echo crashed; exit 7", "--loads", "1000", "--runs", "20",
+            "--duration", "0.5", "--ceiling", "100000", "--out", tmp_path / "d")
+    assert r.exit_code == 2
+    assert ("exec: the start command exited with status 7 during the measurement; its last output: "
+            "serving | crashed") in r.output
+    assert 0 < len(pd.read_csv(tmp_path / "d" / "trials.csv")) < 20
 
 
 @needs_root

@@ -328,7 +328,8 @@ class Step:
         from .engines.external import Commands
 
         given = {k: self.options[k] for k in Commands.keys() if k in self.options}
-        return Commands(**given) if given else None
+        # a step with other commands and no start is refused by Commands, naming start
+        return Commands(**{"start": None, **given}) if given else None
 
     def scenario(self) -> str:
         """The step's scenario as :func:`routerlab.scenarios.load` takes it: a preset's

@@ -34,3 +34,7 @@ SEARCH_LOW_FRACTION = 0.001
 #: The traffic generators a testbed can drive (``--generator``), the default first: live XDP
 #: frames (routerlab.xdpgen), or rlgen on an AF_PACKET socket (routerlab.traffic).
 GENERATORS = ("xdp", "rlgen")
+
+#: Seconds a router of one's own (the exec engine) has to become ready after its start
+#: command runs.
+EXEC_READY_TIMEOUT_S = 30.0

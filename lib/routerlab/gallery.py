@@ -18,8 +18,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,16 +27,16 @@ from .errors import RouterlabError
 from .version import repo_root
 
 #: What each figure set (notebook stem) is drawn from besides its notebook: folders of
-#: ``datasets/``, or ``pastrami`` for the published PASTRAMI raw files (pinned by
-#: ``data/pastrami-registry.txt``).
+#: ``datasets/``, single files of it (``reference/x.csv``), or ``pastrami`` for the
+#: published PASTRAMI raw files (pinned by ``data/pastrami-registry.txt``).
 INPUTS: dict[str, tuple[str, ...]] = {
     "click-measure": ("click-course",),
     "fast-reroute": ("fast-reroute",),
-    "fastpath-consolidation": ("microbench", "reference"),
-    "moonroute-batch": ("microbench", "reference", "testbed-click"),
+    "fastpath-consolidation": ("microbench", "reference/fastpath-consolidation.csv"),
+    "moonroute-batch": ("microbench", "reference/moonroute-comparison.csv", "testbed-click"),
     "pastrami-experiments": ("pastrami",),
     "pastrami-methodology": (),
-    "router-comparison": ("comparison", "reference"),
+    "router-comparison": ("comparison", "reference/linux-danos-vyos-100ge.csv"),
     "testbed-sweeps": ("testbed-veth", "testbed-bmv2", "testbed-click"),
 }
 #: The figure the README's table shows for a set, where it is not the set's first by name.
@@ -97,8 +95,11 @@ def inputs(name: str) -> dict[str, str]:
         if source == "pastrami":
             files.append(Path(__file__).parent / "data" / "pastrami-registry.txt")
             continue
-        folder = project_dir("datasets") / source
-        files += sorted(p for p in folder.rglob("*") if p.suffix in TABLE_SUFFIXES and "figures" not in p.parts)
+        path = project_dir("datasets") / source
+        if path.is_file():
+            files.append(path)
+            continue
+        files += sorted(p for p in path.rglob("*") if p.suffix in TABLE_SUFFIXES and "figures" not in p.parts)
     return {str(f.resolve().relative_to(base)): _sha256(f) for f in files}
 
 
@@ -115,44 +116,58 @@ def title(notebook: Path) -> str:
 
 
 def _restricted_datasets(names: tuple[str, ...], into: Path) -> Path:
-    """A folder holding only the datasets ``names`` (links to the committed ones)."""
+    """A folder holding only the datasets and files ``names`` (links to the committed ones)."""
     into.mkdir(parents=True)
     for n in names:
-        if n != "pastrami":
-            (into / n).symlink_to(project_dir("datasets") / n, target_is_directory=True)
+        if n == "pastrami":
+            continue
+        target = project_dir("datasets") / n
+        (into / n).parent.mkdir(parents=True, exist_ok=True)
+        (into / n).symlink_to(target, target_is_directory=target.is_dir())
     return into
 
 
 def draw(name: str, out: Path, pastrami_dir: str | None = None) -> list[Path]:
-    """Run figure set ``name`` alone in replay mode (``routerlab figures --only``) with
-    only its :data:`INPUTS` at hand; return the PNG files it saved, sorted.
+    """Run figure set ``name`` alone in replay mode, as ``routerlab figures`` does, with
+    only its :data:`INPUTS` among the datasets (``$ROUTERLAB_DATASETS``, which the
+    notebook's kernel inherits); return the PNG files it saved, sorted.
 
     Raises
     ------
     RouterlabError
         The notebook failed or was skipped (its data not at hand), with its message.
     """
+    from . import notebooks
+
     with tempfile.TemporaryDirectory(prefix="rl-gallery-") as tmp:
-        env = {**os.environ, "ROUTERLAB_DATASETS": str(_restricted_datasets(INPUTS[name], Path(tmp) / "datasets"))}
+        saved = {k: os.environ.get(k) for k in ("ROUTERLAB_DATASETS", "ROUTERLAB_PASTRAMI_DIR")}
+        os.environ["ROUTERLAB_DATASETS"] = str(_restricted_datasets(INPUTS[name], Path(tmp) / "datasets"))
         if pastrami_dir:
-            env["ROUTERLAB_PASTRAMI_DIR"] = pastrami_dir
-        p = subprocess.run([sys.executable, "-m", "routerlab.cli", "figures", "--only", name, "--out", str(out),
-                            "--jobs", "1"], env=env, capture_output=True, text=True)
-    if p.returncode != 0 or "1 ok" not in p.stderr:
-        last = [ln for ln in p.stderr.splitlines() if name in ln] or p.stderr.splitlines()[-1:]
+            os.environ["ROUTERLAB_PASTRAMI_DIR"] = pastrami_dir
+        try:
+            r = notebooks.run(notebooks.notebooks_dir() / f"{name}.ipynb", out, {"mode": "replay"})
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    if r.status != "ok":
         raise RouterlabError(f"figure set {name}: not drawn from its inputs ({', '.join(INPUTS[name]) or 'none'}): "
-                             + (last[0].strip() if last else f"exit {p.returncode}"))
+                             f"{r.status}: {r.message}")
     return sorted((out / name).glob("*.png"))
 
 
 def build(pastrami_dir: str | None = None, only: list[str] | None = None, progress=None) -> list[FigureSet]:
     """Draw every figure set (or those of ``only``) again into ``docs/gallery/``, write
     its inputs' hashes to ``docs/gallery/inputs.json``, and the page and the README's
-    table from them. A set not drawn keeps nothing stale: its old images are replaced
-    only once it is drawn, and the command fails naming it.
+    table from them. Every set is drawn and checked before anything is written, so a set
+    that cannot be drawn leaves the gallery as it was, and the command fails naming it.
 
     ``pastrami_dir`` is a local copy of the PASTRAMI raw files (else
-    ``$ROUTERLAB_PASTRAMI_DIR``, else the download cache)."""
+    ``$ROUTERLAB_PASTRAMI_DIR``, else the download cache). The datasets are the only
+    inputs held back from a notebook: the PASTRAMI files and the packaged data of
+    routerlab itself (citations, colour rules) are at hand to every set."""
     from . import notebooks
 
     base = root()
@@ -160,7 +175,12 @@ def build(pastrami_dir: str | None = None, only: list[str] | None = None, progre
     unknown = sorted(set(names) - set(INPUTS))
     if unknown:
         raise RouterlabError(f"notebooks {', '.join(unknown)} are not in routerlab.gallery.INPUTS")
+    if only:
+        bad = sorted(set(only) - set(names))
+        if bad:
+            raise RouterlabError(f"--only: no figure set {', '.join(bad)}; there are {', '.join(names)}")
     manifest = _read_manifest(base)
+    drawn = {}
     with tempfile.TemporaryDirectory(prefix="rl-gallery-out-") as tmp:
         for name in names:
             if only and name not in only:
@@ -170,14 +190,16 @@ def build(pastrami_dir: str | None = None, only: list[str] | None = None, progre
             pngs = draw(name, Path(tmp), pastrami_dir)
             if not pngs:
                 raise RouterlabError(f"figure set {name}: its notebook saved no PNG figure")
+            if name in LEAD and LEAD[name] not in [p.name for p in pngs]:
+                raise RouterlabError(f"figure set {name}: its lead figure {LEAD[name]} (routerlab.gallery.LEAD) "
+                                     f"was not drawn; it drew {', '.join(p.name for p in pngs)}")
+            drawn[name] = pngs
+        for name, pngs in drawn.items():
             dest = base / FOLDER / name
             shutil.rmtree(dest, ignore_errors=True)
             dest.mkdir(parents=True)
             for png in pngs:
                 shutil.copyfile(png, dest / png.name)
-            if name in LEAD and LEAD[name] not in [p.name for p in pngs]:
-                raise RouterlabError(f"figure set {name}: its lead figure {LEAD[name]} (routerlab.gallery.LEAD) "
-                                     f"was not drawn; it drew {', '.join(p.name for p in pngs)}")
             manifest[name] = {"images": [png.name for png in pngs], "inputs": inputs(name)}
     manifest = {n: manifest[n] for n in names if n in manifest}
     (base / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
@@ -207,7 +229,8 @@ def figure_sets(base: Path | None = None) -> list[FigureSet]:
 def check(base: Path | None = None) -> list[str]:
     """What is not current in the committed gallery, one line each (empty: all current):
     a figure set missing, an image missing, an input changed, added or gone, or the page
-    or the README's table not what the manifest gives."""
+    or the README's table not what the manifest gives. ``base`` is where the gallery's
+    own files are read (default: the clone); its inputs are always the clone's."""
     from . import notebooks
 
     base = base or root()

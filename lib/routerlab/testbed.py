@@ -710,6 +710,26 @@ def _u64(value) -> int:
     return int.from_bytes(bytes(int(b, 16) for b in value), "little")
 
 
+def stop_group(pid: int, grace_s: float = 5.0):
+    """Stop the process group ``pid`` leads: SIGTERM, then SIGKILL if any of it is still
+    there after ``grace_s`` seconds (a router given time to exit cleanly)."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def _kill_group(pid: int):
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:

@@ -29,16 +29,23 @@ start)
     # stops them
     ovsdb-server "$RUN_DIR/conf.db" --remote="punix:$RUN_DIR/db.sock" \
         --unixctl="$RUN_DIR/ovsdb-server.ctl" --log-file="$RUN_DIR/ovsdb-server.log" &
+    db=$!
     for _ in $(seq 100); do [ -S "$RUN_DIR/db.sock" ] && break; sleep 0.05; done
+    [ -S "$RUN_DIR/db.sock" ] || { echo "ovs-router: ovsdb-server made no socket in 5 s" >&2; exit 1; }
     vsctl --no-wait init
     ovs-vswitchd "$DB" --unixctl="$RUN_DIR/ovs-vswitchd.ctl" --log-file="$RUN_DIR/ovs-vswitchd.log" &
+    vs=$!
     vsctl add-br br0 -- set bridge br0 datapath_type=netdev fail_mode=secure \
         -- add-port br0 "$IN_DEV" -- add-port br0 "$OUT_DEV"
     ofctl del-flows br0
     ofctl add-flow br0 "priority=100,in_port=$IN_DEV,ip,nw_dst=$DEST_NET,actions=mod_dl_src:$OUT_MAC,mod_dl_dst:$NEXT_MAC,dec_ttl,output:$OUT_DEV"
     ofctl add-flow br0 "priority=0,actions=drop"
     echo "ovs-router: br0 routes $DEST_NET from $IN_DEV to $NEXT_MAC on $OUT_DEV"
-    wait
+    # the router is down when either daemon is: end, so that routerlab stops measuring
+    while kill -0 "$db" 2>/dev/null && kill -0 "$vs" 2>/dev/null; do sleep 0.5; done
+    echo "ovs-router: a daemon exited; the last lines of its log:" >&2
+    tail -n 3 "$RUN_DIR/ovs-vswitchd.log" "$RUN_DIR/ovsdb-server.log" >&2
+    exit 1
     ;;
 stop)
     ovs-appctl -t "$RUN_DIR/ovs-vswitchd.ctl" exit || true
@@ -47,12 +54,15 @@ stop)
 counters)
     # each port's drops by Open vSwitch's count (in, out and the bridge's own port, local),
     # and the packets no routing rule took
-    ofctl --names dump-ports br0 | awk -v in_dev="$IN_DEV" -v out_dev="$OUT_DEV" '
+    # read first, so that a failure of ovs-ofctl fails this command (sh has no pipefail)
+    ports=$(ofctl --names dump-ports br0)
+    flows=$(ofctl dump-flows br0)
+    printf '%s\n' "$ports" | awk -v in_dev="$IN_DEV" -v out_dev="$OUT_DEV" '
         /port/ { p = $2; sub(/:$/, "", p); gsub(/"/, "", p)
                  p = (p == in_dev) ? "in" : (p == out_dev) ? "out" : (p == "LOCAL") ? "local" : p }
         /pkts=/ { dir = ($1 == "tx") ? "tx" : "rx"
-                  for (i = 1; i <= NF; i++) if ($i ~ /^drop=/) { split($i, a, "="); sub(/,$/, "", a[2]); print p "_" dir "_dropped", a[2] } }'
-    ofctl dump-flows br0 | sed -n 's/.* n_packets=\([0-9]*\),.* priority=0 actions=drop$/unrouted \1/p'
+                  for (i = 1; i <= NF; i++) if ($i ~ /^drop=[0-9]/) { split($i, a, "="); sub(/,$/, "", a[2]); print p "_" dir "_dropped", a[2] } }'
+    printf '%s\n' "$flows" | sed -n 's/.* n_packets=\([0-9]*\),.* priority=0 actions=drop$/unrouted \1/p'
     ;;
 *)
     echo "usage: $0 start|stop|counters (with routerlab's variables set)" >&2

@@ -41,13 +41,14 @@ from .common import PATH, SEARCH_KIND, err, fail, generator_option, print_assess
                                 "environment (docs/engines.md lists them).")
 @click.option("--ready", help="exec: a shell command that exits 0 once the router forwards "
                               "(default: a frame from the generator reaches the sink).")
-@click.option("--ready-timeout", type=float, default=30.0, show_default=True,
-              help="exec: seconds the router has to become ready.")
+@click.option("--ready-timeout", type=click.FloatRange(min=0, min_open=True),
+              help=f"exec: seconds the router has to become ready [default: {defaults.EXEC_READY_TIMEOUT_S:g}].")
 @click.option("--stop", help="exec: a shell command run before the router's processes are stopped.")
 @click.option("--counters", help="exec: a shell command printing the router's own drop counters, 'name count' per line.")
 @click.option("--version-command", help="exec: a shell command printing the router's version, for the record.")
-@click.option("--kernel-forwarding", is_flag=True,
-              help="exec: the router makes the kernel forward (nft, tc, routes): leave kernel forwarding on.")
+@click.option("--kernel-forwarding/--no-kernel-forwarding", default=False,
+              help="exec: the router makes the kernel forward (nft, tc, routes): leave kernel forwarding on "
+                   "(needs --ready).")
 @generator_option
 def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, routes, frame_size, experiment, config,
             ceiling, search, pdr, steal_threshold, max_repeats, start, ready, ready_timeout, stop, counters,
@@ -60,11 +61,13 @@ def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, rou
 
     with resumable("trials"):
         router = None
-        if any(v is not None for v in (start, ready, stop, counters, version_command)) or kernel_forwarding:
+        if any(v is not None for v in (start, ready, stop, counters, version_command, ready_timeout)) \
+                or kernel_forwarding:
             from ..engines.external import Commands
 
             router = Commands(start=start, ready=ready, stop=stop, counters=counters,
-                              version_command=version_command, ready_timeout=ready_timeout,
+                              version_command=version_command,
+                              ready_timeout=ready_timeout or defaults.EXEC_READY_TIMEOUT_S,
                               kernel_forwarding=kernel_forwarding)
         res = measuring.measure(engine, scenario, out, loads=loads, loads_frac=loads_frac, runs=runs,
                                 duration=duration, search=search, pdr=pdr,

@@ -99,6 +99,16 @@ class Engine:
             log.close()
 
 
+def router_names(tb: Testbed) -> dict[str, str]:
+    """The router's interfaces and its neighbours' MAC addresses on ``tb``, and the links'
+    MTU, by the names Click configurations take as defines and the ``exec`` engine's
+    commands as variables: IN_DEV, OUT_DEV, IN_MAC, OUT_MAC, PREV_MAC, NEXT_MAC, MTU."""
+    return {"IN_DEV": tb.dut_in, "OUT_DEV": tb.dut_out,
+            "IN_MAC": Testbed.mac(tb.ns_dut, tb.dut_in), "OUT_MAC": Testbed.mac(tb.ns_dut, tb.dut_out),
+            "PREV_MAC": Testbed.mac(tb.ns_tg, tb.tg_if), "NEXT_MAC": Testbed.mac(tb.ns_sink, tb.sink_if),
+            "MTU": str(tb.mtu)}
+
+
 #: Every engine by name; each engine's module adds its classes with :func:`register`.
 ENGINES: dict[str, type[Engine]] = {}
 

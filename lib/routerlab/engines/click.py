@@ -29,7 +29,7 @@ from ..errors import EngineNotFound, ParameterError, RouterlabError
 from ..scenarios import Scenario
 from ..testbed import DEST_NET, SINK_NET, STATE_DIR, Testbed, link_stats, nsexec
 from . import builds
-from .base import Engine, find_binary, register
+from .base import Engine, find_binary, register, router_names
 from .kernel import FILL_NET, keep_kernel_out
 from .rules import click_ipfilter, firewall
 
@@ -202,10 +202,7 @@ class ClickEngine(Engine):
             shown = self.own_config.relative_to(root) if self.own_config.is_relative_to(root) else self.own_config
             facts = {"click_config": str(shown),
                      "click_config_sha256": hashlib.sha256(self.own_config.read_bytes()).hexdigest()[:12]}
-        defines = {"IN_DEV": tb.dut_in, "OUT_DEV": tb.dut_out,
-                   "IN_MAC": Testbed.mac(tb.ns_dut, tb.dut_in), "OUT_MAC": Testbed.mac(tb.ns_dut, tb.dut_out),
-                   "PREV_MAC": Testbed.mac(tb.ns_tg, tb.tg_if), "NEXT_MAC": Testbed.mac(tb.ns_sink, tb.sink_if),
-                   "MTU": str(tb.mtu), "CONTROL": control}
+        defines = {**router_names(tb), "CONTROL": control}
         if self.own_config:
             defines.update(self.own_defines)
         self._log = open(folder / "click.log", "w")

@@ -28,11 +28,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from ..datasets import project_dir
+from ..defaults import EXEC_READY_TIMEOUT_S
 from ..errors import ParameterError, RouterlabError
 from ..scenarios import Scenario
-from ..testbed import DEST_NET, SINK_NET, STATE_DIR, TG_NET, Testbed, link_stats, nsexec
-from .base import Engine, register
-from .kernel import install_routes, keep_kernel_out, sysctl
+from ..testbed import DEST_NET, SINK_NET, STATE_DIR, TG_NET, Testbed, nsexec, stop_group
+from .base import Engine, register, router_names
+from .kernel import kernel_forwards, keep_kernel_out, sent_out
 
 #: The variables each command finds in its environment: name -> what it holds.
 VARIABLES = {
@@ -59,10 +60,14 @@ COMMAND_TIMEOUT_S = 10.0
 TAIL_LINES = 5
 #: The name of the drops of the router's AF_PACKET sockets among its counters, by
 #: interface (``af_packet.in``, ``af_packet.out``, ``af_packet.any`` for one bound to
-#: all): a full socket drops a packet by releasing its reference to a shared sk_buff,
-#: which the kernel's drop tracepoint never sees, so these are loss the router's own
-#: counters may not hold (Open vSwitch's do not).
+#: all). A full socket drops a packet by releasing its reference to a shared sk_buff,
+#: which the kernel's drop tracepoint never sees, and a router's own counters may not
+#: hold them (Open vSwitch's do not). Only a socket's ``sk_drops`` is read (``ss``'s
+#: ``skmem`` ``d``): a socket with a ring (libpcap, DPDK's af_packet driver) counts a
+#: full ring in its ``tp_drops`` only, which no tool outside it reads.
 SOCKET_DROPS = "af_packet."
+#: Seconds the start command's processes have between SIGTERM and SIGKILL.
+STOP_GRACE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,7 @@ class Commands:
     stop: str | None = None
     counters: str | None = None
     version_command: str | None = None
-    ready_timeout: float = 30.0
+    ready_timeout: float = EXEC_READY_TIMEOUT_S
     kernel_forwarding: bool = False
 
     def __post_init__(self):
@@ -106,6 +111,11 @@ class Commands:
                 raise ParameterError(f, "must be a shell command, not empty")
         if not (isinstance(self.ready_timeout, (int, float)) and self.ready_timeout > 0):
             raise ParameterError("ready_timeout", f"must be > 0 seconds, got {self.ready_timeout!r}")
+        if self.kernel_forwarding and self.ready is None:
+            # the kernel forwards as soon as routerlab turns it on, before the router's own
+            # set-up (nft, tc, XDP) is there: a frame getting through proves nothing
+            raise ParameterError("ready", "a router that makes the kernel forward needs a ready command "
+                                          "(--ready COMMAND, exiting 0 once its set-up is in place)")
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:
@@ -144,6 +154,13 @@ class ExecEngine(Engine):
         self.features = {"routes"} if commands.kernel_forwarding else set()
         # what routerlab.drops counts as design: the kernel's copy of a captured packet
         self.kernel_copy_dropped = not commands.kernel_forwarding
+        # loss: what the input socket of a capturing router dropped. A socket on the
+        # output side or on every interface only sees copies of what the router sent (the
+        # sink sends nothing back), and with kernel forwarding a socket is a tap: context
+        self.untraced_counters = () if commands.kernel_forwarding else (SOCKET_DROPS + "in",)
+
+    #: Counters whose drops routerlab.drops counts as loss (the rest are context).
+    untraced_counters: tuple[str, ...] = ()
 
     def check(self, sc: Scenario | None = None):
         if sc is not None and self.commands is None:
@@ -155,8 +172,7 @@ class ExecEngine(Engine):
             return "a router of your own (--engine exec --start COMMAND)"
         if self.commands.version_command is None:
             return "not given (--version-command)"
-        p = subprocess.run(["sh", "-c", self.commands.version_command], capture_output=True, text=True,
-                           timeout=COMMAND_TIMEOUT_S)
+        p = self._run(None, "version_command")
         first = (p.stdout or p.stderr).strip().splitlines()
         if p.returncode != 0 or not first:
             raise RouterlabError(f"exec: the version command exited {p.returncode}: {self.commands.version_command}")
@@ -165,34 +181,42 @@ class ExecEngine(Engine):
     def environment(self, tb: Testbed) -> dict[str, str]:
         """The values of :data:`VARIABLES` on the testbed ``tb``."""
         return {
-            "IN_DEV": tb.dut_in, "OUT_DEV": tb.dut_out,
-            "IN_MAC": Testbed.mac(tb.ns_dut, tb.dut_in), "OUT_MAC": Testbed.mac(tb.ns_dut, tb.dut_out),
-            "PREV_MAC": Testbed.mac(tb.ns_tg, tb.tg_if), "NEXT_MAC": Testbed.mac(tb.ns_sink, tb.sink_if),
+            **router_names(tb),
             "IN_ADDR": f"{TG_NET}.1/24", "OUT_ADDR": f"{SINK_NET}.1/24",
             "PREV_ADDR": f"{TG_NET}.2", "NEXT_ADDR": f"{SINK_NET}.2", "DEST_NET": f"{DEST_NET}.0/24",
-            "MTU": str(tb.mtu), "CPU": str(tb.router_cpu), "RUN_DIR": str(self._folder),
-            "ROUTERS": str(project_dir("routers")),
+            "CPU": str(tb.router_cpu), "RUN_DIR": str(self._folder), "ROUTERS": str(project_dir("routers")),
         }
 
-    def _run(self, tb: Testbed, what: str, timeout: float = COMMAND_TIMEOUT_S) -> subprocess.CompletedProcess:
+    def _run(self, tb: Testbed | None, what: str, timeout: float = COMMAND_TIMEOUT_S) -> subprocess.CompletedProcess:
+        """Run the command ``what`` (a field of :class:`Commands`) with ``sh -c``: in the
+        router's namespace with the testbed's variables once the router is started, else
+        (the version command asked for before) where routerlab runs, with ``ROUTERS``."""
         cmd = getattr(self.commands, what)
+        env = getattr(self, "_env", None)
+        where = ["ip", "netns", "exec", self._ns] if env is not None else []
+        env = env if env is not None else {**os.environ, "ROUTERS": str(project_dir("routers"))}
         try:
-            return subprocess.run(["ip", "netns", "exec", tb.ns_dut, "sh", "-c", cmd], env=self._env,
-                                  capture_output=True, text=True, timeout=timeout)
+            return subprocess.run([*where, "sh", "-c", cmd], env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise RouterlabError(f"exec: the {what} command did not finish within {timeout:g} s: {cmd}") from None
+            name = what.replace("_command", "")
+            raise RouterlabError(f"exec: the {name} command did not finish within {timeout:g} s: {cmd}") from None
 
     def start(self, tb: Testbed, sc: Scenario) -> dict:
+        try:
+            return self._start(tb, sc)
+        except BaseException:
+            self.stop(tb)  # its stop command, its processes and its folder, whatever failed
+            raise
+
+    def _start(self, tb: Testbed, sc: Scenario) -> dict:
         c = self.commands
-        if c.kernel_forwarding:
-            sysctl(tb.ns_dut, net__ipv4__ip_forward=1, net__ipv4__conf__all__rp_filter=0,
-                   net__ipv4__conf__default__rp_filter=0, net__ipv4__conf__all__send_redirects=0)
-            install_routes(tb, sc)
-        else:
+        facts = kernel_forwards(tb, sc) if c.kernel_forwarding else {}
+        if not c.kernel_forwarding:
             keep_kernel_out(tb)
         self._folder = STATE_DIR / f"{tb.prefix}-exec"
         shutil.rmtree(self._folder, ignore_errors=True)
         self._folder.mkdir(parents=True)
+        self._ns = tb.ns_dut
         self._env = {**os.environ, **self.environment(tb)}
         self._log_path = self._folder / "router.log"
         self._log = open(self._log_path, "w")
@@ -205,7 +229,8 @@ class ExecEngine(Engine):
             if rc is not None:
                 raise RouterlabError(f"exec: the start command exited with status {rc} before the router was "
                                      f"ready; its last output: {tail(self._log_path)}")
-            if (self._run(tb, "ready").returncode == 0) if c.ready else probe.through():
+            left = c.ready_timeout - (time.monotonic() - t0)
+            if self._ready(tb, probe, max(left, 0.1)):
                 break
             if time.monotonic() - t0 > c.ready_timeout:
                 how = f"the ready command ({c.ready}) never exited 0" if c.ready else \
@@ -213,18 +238,35 @@ class ExecEngine(Engine):
                 raise RouterlabError(f"exec: the router was not ready after {c.ready_timeout:g} s: {how}; "
                                      f"its last output: {tail(self._log_path)}")
             time.sleep(0.2)
-        facts = {"exec_start": note(c.start), "ready_s": round(time.monotonic() - t0, 2),
-                 "kernel_forwarding": "on" if c.kernel_forwarding else "off"}
+        facts.update({"exec_start": note(c.start), "ready": "command" if c.ready else "probe",
+                      "ready_s": round(time.monotonic() - t0, 2),
+                      "kernel_forwarding": "on" if c.kernel_forwarding else "off"})
         if c.counters:
             self.drop_counters(tb)  # a broken counters command is refused before any trial
         return facts
 
-    #: Counters whose drops routerlab.drops counts as loss (the rest are context).
-    untraced_counters = (SOCKET_DROPS,)
+    def _ready(self, tb: Testbed, probe: "_Probe | None", left: float) -> bool:
+        """Whether the router forwards now: its ready command exits 0 (a command that
+        takes longer than the time left counts as not yet), or the probe gets through."""
+        if probe is not None:
+            return probe.through()
+        try:
+            return self._run(tb, "ready", timeout=min(COMMAND_TIMEOUT_S, left)).returncode == 0
+        except RouterlabError:
+            return False
+
+    def _alive(self):
+        """Refuse to go on measuring a router whose start command has ended: its trials
+        would measure nothing at all."""
+        p = getattr(self, "_proc", None)
+        if p is not None and p.poll() is not None:
+            raise RouterlabError(f"exec: the start command exited with status {p.returncode} during the "
+                                 f"measurement; its last output: {tail(self._log_path)}")
 
     def drop_counters(self, tb: Testbed) -> dict[str, int]:
         """The drops of the router's AF_PACKET sockets (:data:`SOCKET_DROPS`) and the
         counters the counters command prints (``name value`` per line)."""
+        self._alive()
         out = socket_drops(tb)
         if self.commands is None or self.commands.counters is None:
             return out
@@ -246,22 +288,29 @@ class ExecEngine(Engine):
 
     def forwarded(self, tb: Testbed) -> int:
         """What left the router towards the sink, by the kernel's count of OUT_DEV."""
-        return link_stats(tb.ns_dut, tb.dut_out)["tx_packets"]
+        self._alive()
+        return sent_out(tb)
 
     def stop(self, tb: Testbed):
-        try:
-            if self.commands and self.commands.stop and getattr(self, "_env", None):
-                self._run(tb, "stop")
-        finally:
-            p = getattr(self, "_proc", None)
-            if p is not None and p.poll() is None:
-                from ..testbed import _kill_group
-
-                _kill_group(p.pid)
-                p.wait()
-            self.stop_process()
-            if getattr(self, "_folder", None):
-                shutil.rmtree(self._folder, ignore_errors=True)
+        """Run the stop command (a failure or a timeout of it is written to the router's
+        log: stopping goes on), stop the start command's processes (SIGTERM, then SIGKILL
+        after :data:`STOP_GRACE_S`), close the log and remove the router's folder."""
+        p = getattr(self, "_proc", None)
+        if self.commands and self.commands.stop and p is not None and p.poll() is None:
+            try:
+                r = self._run(tb, "stop")
+                failed = f"exited {r.returncode}: {(r.stderr or r.stdout).strip()[-300:]}" if r.returncode else ""
+            except RouterlabError as e:
+                failed = str(e)
+            log = getattr(self, "_log", None)
+            if failed and log is not None and not log.closed:
+                self._log.write(f"routerlab: the stop command {failed}\n")
+        if p is not None and p.poll() is None:
+            stop_group(p.pid, STOP_GRACE_S)
+            p.wait()
+        self.stop_process()
+        if getattr(self, "_folder", None):
+            shutil.rmtree(self._folder, ignore_errors=True)
 
 
 def socket_drops(tb: Testbed) -> dict[str, int]:
@@ -271,7 +320,7 @@ def socket_drops(tb: Testbed) -> dict[str, int]:
     names = {tb.dut_in: "in", tb.dut_out: "out", "*": "any"}
     out: dict[str, int] = {}
     for line in nsexec(tb.ns_dut, "ss", "-0", "-a", "-m", "-n").splitlines()[1:]:
-        m = re.match(r"p_\w+\s+\S+\s+\d+\s+\d+\s+(\S+)\s.*skmem:\(.*\bd(\d+)\)", line)
+        m = re.match(r"p_\w+\s+\S+\s+\d+\s+\d+\s+(\S+)\s.*skmem:\(.*[(,]d(\d+)[,)]", line)
         if m:
             dev = m.group(1).rsplit(":", 1)[-1]
             key = SOCKET_DROPS + names.get(dev, dev)

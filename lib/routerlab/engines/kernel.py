@@ -64,6 +64,21 @@ def keep_kernel_out(tb: Testbed):
     install_guard(tb)
 
 
+def kernel_forwards(tb: Testbed, sc: Scenario) -> dict:
+    """The DUT's kernel as the router: forwarding on, no reverse-path filter or redirects,
+    the scenario's routes; returns the facts for the record (``routes_load_s``)."""
+    sysctl(tb.ns_dut, net__ipv4__ip_forward=1, net__ipv4__conf__all__rp_filter=0,
+           net__ipv4__conf__default__rp_filter=0, net__ipv4__conf__all__send_redirects=0)
+    return {"routes_load_s": round(install_routes(tb, sc), 2)}
+
+
+def sent_out(tb: Testbed) -> int:
+    """Packets the DUT sent towards the sink, by the kernel's count of its output link."""
+    from ..testbed import link_stats
+
+    return link_stats(tb.ns_dut, tb.dut_out)["tx_packets"]
+
+
 def install_guard(tb: Testbed):
     nsexec(tb.ns_dut, "nft", "-f", "-", input=(
         "table inet rlguard {\n  counter guarded { }\n"
@@ -78,15 +93,10 @@ class Linux(Engine):
     where = "the Linux kernel (always present)"
 
     def start(self, tb, sc):
-        sysctl(tb.ns_dut, net__ipv4__ip_forward=1, net__ipv4__conf__all__rp_filter=0,
-               net__ipv4__conf__default__rp_filter=0, net__ipv4__conf__all__send_redirects=0)
-        t = install_routes(tb, sc)
-        return {"routes_load_s": round(t, 2)}
+        return kernel_forwards(tb, sc)
 
     def forwarded(self, tb):
-        from ..testbed import link_stats
-
-        return link_stats(tb.ns_dut, tb.dut_out)["tx_packets"]
+        return sent_out(tb)
 
 
 @register

@@ -35,10 +35,19 @@ def load() -> dict[str, str]:
     _failed = {}
     for ep in entry_points(group=GROUP):
         label = f"{ep.name} ({ep.value}{', from ' + ep.dist.name if ep.dist else ''})"
+        before = dict(ENGINES)
         try:
             obj = ep.load()
         except Exception as e:  # noqa: BLE001  a plug-in's bug must not take the others down
+            ENGINES.clear()
+            ENGINES.update(before)
             _failed[label] = f"{type(e).__name__}: {e}"
+            continue
+        # a module that registers on import may not take a name that is already taken
+        replaced = sorted(n for n in before if ENGINES.get(n) is not before[n])
+        if replaced:
+            ENGINES.update({n: before[n] for n in replaced})
+            _failed[label] = f"engine name(s) {', '.join(replaced)} taken; kept routerlab's"
             continue
         if isinstance(obj, type):
             if not (issubclass(obj, Engine) and obj.name):
