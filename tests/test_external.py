@@ -22,6 +22,7 @@ from conftest import ROOT, engine_absent
 from routerlab.cli import app
 from routerlab.engines.external import Commands, note
 from routerlab.errors import ParameterError
+from routerlab.testbed import STATE_DIR
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and veth")
 OVS = 'sh "$ROUTERS/ovs/ovs-router.sh"'
@@ -183,6 +184,7 @@ def test_a_start_command_that_exits_is_one_line_with_its_status_and_output(tmp_p
             "its last output: starting | no such interface") in r.output
     assert namespaces() == before
     assert pd.read_csv(tmp_path / "d" / "trials.csv").empty  # its header only: no trial ran
+    assert not list(STATE_DIR.glob("rl*-exec"))  # its RUN_DIR is gone too
 
 
 @needs_root
