@@ -344,10 +344,11 @@ def test_two_installs_at_once_build_once(tiny, tmp_path):
 
 
 def test_remove_and_list(tiny):
-    assert builds.listing()[0]["installed"] is False
+    assert builds.listing()[0]["installed"] == "not installed"
     prefix = builds.build("click", say=quiet)
     row = builds.listing()[0]
-    assert row["installed"] and row["prefix"] == str(prefix) and row["commit"] == f"example/tiny@{COMMIT[:12]}"
+    assert row["installed"] == "installed" and row["prefix"] == str(prefix)
+    assert row["commit"] == f"example/tiny@{COMMIT[:12]}" and row["from"] == "source build"
     assert builds.remove(["click"], say=quiet) == [prefix]
     assert builds.installed("click") is None and not prefix.exists()
 

@@ -1,4 +1,4 @@
-"""The engines routerlab builds: ``engines install``, ``list``, ``remove``, ``test``."""
+"""The engines routerlab builds: ``engines install``, ``pack``, ``list``, ``remove``, ``test``."""
 
 from __future__ import annotations
 
@@ -21,20 +21,38 @@ def _engine_names(names: list[str] | None) -> list[str]:
 
 
 @engines_app.command("install")
-@argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c; default all five.")
+@argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c; default all five (with --from: "
+                                   "all the bundle holds).")
 @click.option("--jobs", type=int, help="Cores per build (default: all).")
 @click.option("--parallel", type=int, default=2,
               help="Builds at a time; both keep the cores busy while the other configures.")
 @click.option("--force", is_flag=True, help="Build again even if installed.")
-def engines_install(engine, jobs, parallel, force):
-    """Build and install engines from their pinned sources (GitHub, or $ROUTERLAB_ENGINE_SOURCES)."""
+@click.option("--from", "bundle", metavar="FILE|URL",
+              help="Install from a bundle `routerlab engines pack` made, instead of building.")
+@click.option("--sha256", help="The bundle's SHA-256, as its publisher gives it: any other is refused.")
+def engines_install(engine, jobs, parallel, force, bundle, sha256):
+    """Build and install engines from their pinned sources (GitHub, or $ROUTERLAB_ENGINE_SOURCES),
+    or install them from a bundle (--from) in seconds."""
     import time
 
     from ..engines import builds
 
-    names = _engine_names(engine)
     t0 = time.monotonic()
     say = lambda line: click.echo(f"[{time.monotonic() - t0:6.0f} s] {line}")  # noqa: E731
+    if sha256 and not bundle:
+        fail("--sha256 goes with --from (the bundle it checks)")
+    if bundle:
+        from ..engines import bundles
+
+        try:
+            bundles.install(bundle, sha256=sha256, names=list(engine) or None, say=say)
+        except KeyboardInterrupt:
+            err.print("interrupted: nothing half-installed")
+            raise Exit(130)
+        except RouterlabError as e:
+            fail(str(e), 1)
+        return
+    names = _engine_names(engine)
     try:
         results = builds.install(names, say=say, jobs=jobs, parallel=parallel, force=force)
     except KeyboardInterrupt:
@@ -47,6 +65,26 @@ def engines_install(engine, jobs, parallel, force):
         fail(f"not installed: {', '.join(failed)}", 1)
 
 
+@engines_app.command("pack")
+@argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c; default every one installed.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=__import__("pathlib").Path), required=True,
+              help="The bundle file to write (a .tar.gz).")
+def engines_pack(engine, out):
+    """Pack installed engines into one bundle that `engines install --from` installs anywhere
+    (same Debian release and architecture) in seconds; print its SHA-256 and size."""
+    from ..engines import builds, bundles
+
+    names = _engine_names(engine) if engine else [n for n in builds.recipes() if builds.installed(n)]
+    if not names:
+        fail("no engine is installed to pack; run: routerlab engines install", 1)
+    try:
+        digest, size = bundles.pack(names, out, say=lambda line: err.print(line, highlight=False))
+    except RouterlabError as e:
+        fail(str(e), 1)
+    click.echo(f"{out}: {size / 1e6:.1f} MB, sha256 {digest}")
+    click.echo(f"install it with: routerlab engines install --from {out.name} --sha256 {digest}")
+
+
 @engines_app.command("list")
 def engines_list():
     """Each engine: installed or not, its pinned commit, its prefix, and what overrides it."""
@@ -55,7 +93,6 @@ def engines_list():
     from ..engines import builds
 
     rows = pd.DataFrame(builds.listing())
-    rows["installed"] = rows["installed"].map({True: "installed", False: "not installed"})
     click.echo(rows.rename(columns={"installed": "status"}).to_string(index=False))
 
 

@@ -227,7 +227,8 @@ def describe(engine: str, path: str | Path) -> str:
     path = Path(path).resolve()
     prefix = installed(engine) if engine in recipes() else None
     if prefix and path.is_relative_to(prefix.resolve()):
-        return recipe(engine).source.short
+        origin = _origin(prefix)
+        return recipe(engine).source.short + (f" (from {origin})" if origin.startswith("bundle") else "")
     var = next((v for b, v in OVERRIDES.get(engine, {}).items() if os.environ.get(v)
                 and Path(os.environ[v]).resolve() == path), None)
     return f"own build {path} (${var})" if var else f"own build {path} (found on PATH)"
@@ -641,14 +642,37 @@ def remove(names: list[str] | None = None, *, say: Callable[[str], None] = print
 
 
 def listing() -> list[dict]:
-    """One row per engine: installed or not, its pinned commit, its prefix, what overrides it."""
+    """One row per engine: installed or not, its pinned commit, its prefix, where it came
+    from (a source build, a bundle), what overrides it; then a row per install of another
+    pin (a bundle's), which is never taken for the pinned engine."""
     rows = []
     for name, r in recipes().items():
         prefix = installed(name)
         over = [f"${v}={os.environ[v]}" for v in OVERRIDES.get(name, {}).values() if os.environ.get(v)]
-        rows.append({"engine": name, "installed": bool(prefix), "commit": r.source.short,
-                     "prefix": str(prefix or r.prefix), "overridden by": ", ".join(over)})
+        rows.append({"engine": name, "installed": "installed" if prefix else "not installed",
+                     "commit": r.source.short, "prefix": str(prefix or r.prefix),
+                     "from": _origin(prefix) if prefix else "", "overridden by": ", ".join(over)})
+    base = engines_dir()
+    current = {r.key for r in recipes().values()}
+    for marker in sorted(base.glob(f"*/{MARKER}")) if base.is_dir() else []:
+        try:
+            rec = json.loads(marker.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if rec.get("bundle") and marker.parent.name not in current:
+            rows.append({"engine": rec.get("engine", "?"), "installed": "another pin",
+                         "commit": f"{rec.get('repository')}@{str(rec.get('commit'))[:12]}",
+                         "prefix": str(marker.parent), "from": _origin(marker.parent), "overridden by": ""})
     return rows
+
+
+def _origin(prefix: Path) -> str:
+    """Where an installed engine came from: ``source build`` or ``bundle <sha256, 12>``."""
+    try:
+        b = json.loads((prefix / MARKER).read_text()).get("bundle")
+    except (OSError, json.JSONDecodeError):
+        return "?"
+    return f"bundle {b['sha256'][:12]}" if b else "source build"
 
 
 if __name__ == "__main__":  # pragma: no cover

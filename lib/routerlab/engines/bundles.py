@@ -1,0 +1,364 @@
+"""Engine bundles: the engines ``routerlab engines install`` built, packed once into one
+file (``routerlab engines pack``) and installed from it anywhere in seconds
+(``routerlab engines install --from FILE|URL``).
+
+A bundle is a gzip'd tar: ``routerlab-bundle.json`` first (the manifest), then each
+engine's prefix under its key. The manifest names, per engine, its pin (repository,
+commit) and recipe key, the prefix it was built in, the Debian packages its binaries'
+shared libraries come from, and every file with its SHA-256 and mode (symbolic links with
+their target); and once, the platform it was built on (Debian release, architecture,
+glibc). Binaries and shared libraries are stripped; build folders and the compiler cache
+are not in it.
+
+Installing checks the bundle's hash (``--sha256``), its platform, and every file against
+the manifest while unpacking into a staging folder, and moves each engine into place only
+then, under its own key, as a source build does: an interrupted install leaves nothing
+that counts as installed. It is relocated on the way: absolute library search paths
+become relative to each binary (``$ORIGIN``, with patchelf) and text files that name the
+build's prefix (scripts, ``click-buildtool``, ``simple_switch_CLI``, libtool files) name the
+new one. p4c finds its include files relative to its binary (``<prefix>/p4include``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+import zlib
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+from ..errors import RouterlabError
+from . import builds
+
+#: The manifest's name in a bundle, and the version of its format.
+MANIFEST = "routerlab-bundle.json"
+FORMAT = 1
+#: Where ``install --from URL`` keeps what it downloaded.
+DOWNLOADS = ".bundles"
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What a build runs on: the Debian (or Ubuntu) release, the architecture, glibc."""
+
+    os: str
+    release: str
+    arch: str
+    glibc: str
+
+    @classmethod
+    def here(cls) -> "Platform":
+        fields = {}
+        for line in Path("/etc/os-release").read_text().splitlines():
+            k, _, v = line.partition("=")
+            fields[k] = v.strip().strip('"')
+        arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True).stdout.strip() \
+            if shutil.which("dpkg") else os.uname().machine
+        return cls(fields.get("ID", "?"), fields.get("VERSION_ID", "?"), arch,
+                   os.confstr("CS_GNU_LIBC_VERSION").split()[-1])
+
+    def __str__(self) -> str:
+        return f"{self.os} {self.release} {self.arch} (glibc {self.glibc})"
+
+
+def _is_elf(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(4) == b"\x7fELF"
+
+
+def _elf_kind(path: Path) -> str:
+    """``exec`` or ``dyn`` (executables and shared libraries, which strip and patchelf
+    take), or ``other`` (objects, archives' members are not ELF files)."""
+    with open(path, "rb") as f:
+        head = f.read(18)
+    return {2: "exec", 3: "dyn"}.get(int.from_bytes(head[16:18], "little"), "other")
+
+
+def _packages(elfs: list[Path], prefixes: tuple[Path, ...]) -> list[str]:
+    """The Debian packages the shared libraries of ``elfs`` come from (``ldd``, then
+    ``dpkg -S``), leaving out the engine's own libraries (inside any of ``prefixes``)."""
+    libs = set()
+    own = [p.resolve() for p in prefixes]
+    for f in elfs:
+        out = subprocess.run(["ldd", str(f)], capture_output=True, text=True).stdout
+        for m in re.finditer(r"=>\s+(/\S+)", out):
+            lib = Path(m.group(1))
+            if not any(lib.resolve().is_relative_to(o) for o in own):
+                libs.add(str(lib))
+    if not libs or not shutil.which("dpkg"):
+        return []
+    pkgs, unowned = set(), []
+    for lib in sorted(libs):
+        # a merged /usr: dpkg may know the library under the other of its two paths
+        alt = lib[4:] if lib.startswith("/usr/") else "/usr" + lib
+        for path in (lib, alt, str(Path(lib).resolve())):
+            p = subprocess.run(["dpkg", "-S", path], capture_output=True, text=True)
+            if p.returncode == 0:
+                pkgs.add(p.stdout.split(":")[0].split(",")[0].strip())
+                break
+        else:
+            unowned.append(lib)
+    if unowned:
+        raise RouterlabError(f"no Debian package owns {', '.join(unowned)}: a bundle could not say how to get them")
+    return sorted(pkgs)
+
+
+def _files(tree: Path) -> dict[str, dict]:
+    """Every file and link of ``tree`` (the marker left out): relative path -> sha256 and
+    mode, or link target."""
+    out = {}
+    for p in sorted(tree.rglob("*")):
+        rel = str(p.relative_to(tree))
+        if rel == builds.MARKER:
+            continue
+        if p.is_symlink():
+            out[rel] = {"link": os.readlink(p)}
+        elif p.is_file():
+            out[rel] = {"sha256": builds.sha256(p), "mode": p.stat().st_mode & 0o7777}
+    return out
+
+
+def pack(names: list[str], out: Path, say: Callable[[str], None] = print) -> tuple[str, int]:
+    """Write one bundle of the installed engines ``names`` to ``out``; return its SHA-256
+    and size in bytes. An engine not installed from its current pin is refused."""
+    out = Path(out)
+    plat = Platform.here()
+    manifest = {"format": FORMAT, "platform": asdict(plat), "engines": {},
+                "packed": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    with tempfile.TemporaryDirectory(prefix="rl-pack-", dir=out.parent if out.parent.is_dir() else None) as tmp:
+        stage = Path(tmp)
+        for n in names:
+            prefix = builds.installed(n)
+            if prefix is None:
+                raise RouterlabError(f"{n}: not installed from its pin; run: routerlab engines install {n}")
+            record = json.loads((prefix / builds.MARKER).read_text())
+            copy = stage / prefix.name
+            shutil.copytree(prefix, copy, symlinks=True)
+            elfs = [p for p in copy.rglob("*") if p.is_file() and not p.is_symlink() and _is_elf(p)]
+            for p in elfs:
+                if _elf_kind(p) in ("exec", "dyn"):
+                    subprocess.run(["strip", "--strip-unneeded", str(p)], capture_output=True)
+            say(f"{n}: {prefix.name}, {len(elfs)} binaries and libraries stripped")
+            manifest["engines"][n] = {
+                "key": prefix.name, "repository": record["repository"], "commit": record["commit"],
+                "source_sha256": record["sha256"], "built": record["built"], "prefix": str(prefix),
+                "packages": _packages([p for p in elfs if _elf_kind(p) in ("exec", "dyn")], (copy, prefix)),
+                "files": _files(copy),
+            }
+        part = out.with_name(out.name + ".part")
+        with tarfile.open(part, "w:gz", compresslevel=6) as tar:
+            blob = json.dumps(manifest, indent=1).encode()
+            info = tarfile.TarInfo(MANIFEST)
+            info.size, info.mtime = len(blob), int(time.time())
+            tar.addfile(info, io.BytesIO(blob))
+            for n, m in manifest["engines"].items():
+                tar.add(stage / m["key"], arcname=m["key"], filter=_without_marker)
+        os.replace(part, out)
+    return builds.sha256(out), out.stat().st_size
+
+
+def _without_marker(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return None if info.name.endswith("/" + builds.MARKER) else info
+
+
+def _fetch(source: str, say: Callable[[str], None]) -> tuple[Path, str]:
+    """The bundle as a local file: ``source`` itself, or downloaded from a URL."""
+    if re.match(r"^[a-z]+://", source):
+        name = re.sub(r"[^\w.-]", "_", source.rstrip("/").rsplit("/", 1)[-1]) or "bundle.tar.gz"
+        path = builds.engines_dir() / DOWNLOADS / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        say(f"downloading {source}")
+        part = path.with_name(path.name + ".part")
+        try:
+            builds._download(source, part, "check the address, or download it yourself and give the file")
+        except RouterlabError as e:
+            raise RouterlabError(str(e).replace("could not download", "cannot reach")) from None
+        os.replace(part, path)
+        return path, source
+    path = Path(source).expanduser()
+    if not path.is_file():
+        raise RouterlabError(f"--from {source}: no such file")
+    return path, str(path.resolve())
+
+
+def read_manifest(tar: tarfile.TarFile, path: Path) -> dict:
+    """The manifest of an open bundle, checked for its format."""
+    try:
+        member = tar.getmember(MANIFEST)
+        manifest = json.loads(tar.extractfile(member).read())
+    except (KeyError, json.JSONDecodeError, tarfile.TarError, OSError, EOFError) as e:
+        raise RouterlabError(f"{path}: not a routerlab engine bundle (no readable {MANIFEST}: {e})") from None
+    if manifest.get("format") != FORMAT or not isinstance(manifest.get("engines"), dict):
+        raise RouterlabError(f"{path}: a bundle of format {manifest.get('format')!r}; this routerlab reads {FORMAT}")
+    return manifest
+
+
+def install(source: str, *, sha256: str | None = None, names: list[str] | None = None,
+            say: Callable[[str], None] = print) -> dict[str, Path]:
+    """Install the engines of the bundle at ``source`` (a file or a URL), or those of
+    ``names`` among them; return each one's prefix.
+
+    Raises
+    ------
+    RouterlabError
+        A hash other than ``sha256``; a bundle of another platform; a corrupted or
+        truncated bundle, a file the manifest lists missing from it or with another hash
+        (naming it; nothing is installed); runtime packages missing where they cannot be
+        installed (with the ``apt-get install`` line).
+    """
+    t0 = time.monotonic()
+    path, origin = _fetch(source, say)
+    got = builds.sha256(path)
+    if sha256 and got != sha256.lower():
+        raise RouterlabError(f"{path}: its SHA-256 is {got}, not {sha256} (--sha256): refused")
+    try:
+        tar = tarfile.open(path, "r:gz")
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise RouterlabError(f"{path}: not a readable bundle ({e})") from None
+    with tar:
+        manifest = read_manifest(tar, path)
+        theirs, here = Platform(**manifest["platform"]), Platform.here()
+        if (theirs.os, theirs.release, theirs.arch) != (here.os, here.release, here.arch):
+            raise RouterlabError(f"{path}: built for {theirs}, and this machine is {here}: build the engines "
+                                 "from source instead (routerlab engines install)")
+        engines = manifest["engines"]
+        unknown = sorted(set(names or ()) - set(engines))
+        if unknown:
+            raise RouterlabError(f"{path}: holds {', '.join(engines)}, not {', '.join(unknown)}")
+        chosen = {n: m for n, m in engines.items() if not names or n in names}
+        builds.install_debian(sorted({p for m in chosen.values() for p in m["packages"]}), say,
+                              what="runtime packages of the bundle's engines")
+        base = builds.engines_dir()
+        staging = base / ".build"
+        staging.mkdir(parents=True, exist_ok=True)
+        staged: dict[str, Path] = {}
+        try:
+            for n, m in chosen.items():
+                stage = staging / f"{m['key']}-bundle"
+                shutil.rmtree(stage, ignore_errors=True)
+                _unpack(tar, path, m, stage)
+                staged[n] = stage
+            done = {}
+            for n, m in chosen.items():
+                dest = base / m["key"]
+                with builds._Lock(n, say):
+                    _relocate(staged[n], Path(m["prefix"]), dest)
+                    pinned = m["key"] == builds.recipe(n).key if n in builds.recipes() else False
+                    (staged[n] / builds.MARKER).write_text(json.dumps({
+                        "engine": n, "repository": m["repository"], "commit": m["commit"],
+                        "sha256": m["source_sha256"], "key": m["key"], "built": m["built"],
+                        "bundle": {"sha256": got, "from": origin, "packed": manifest.get("packed"),
+                                   "built_in": m["prefix"], "platform": str(theirs),
+                                   "installed": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+                    }, indent=1) + "\n")
+                    if dest.exists():
+                        builds._discard(dest)
+                    os.rename(staged[n], dest)
+                done[n] = dest
+                say(f"{n}: installed {m['repository']}@{m['commit'][:12]} from the bundle in {dest}"
+                    + ("" if pinned else " (another pin than this routerlab's recipe: kept under its own key, "
+                                         "not used for the pinned engine)"))
+        finally:
+            for stage in staged.values():
+                shutil.rmtree(stage, ignore_errors=True)
+    say(f"installed {len(done)} engine(s) from {path.name} in {time.monotonic() - t0:.1f} s")
+    return done
+
+
+def _unpack(tar: tarfile.TarFile, path: Path, m: dict, stage: Path) -> None:
+    """Unpack engine ``m``'s files into ``stage``, each checked against the manifest."""
+    key, files = m["key"], m["files"]
+    seen = set()
+    stage.mkdir(parents=True)
+    try:
+        for member in tar:
+            if not (member.name == key or member.name.startswith(key + "/")):
+                continue
+            rel = member.name[len(key) + 1:]
+            if not rel or member.isdir():
+                continue
+            if rel not in files:
+                raise RouterlabError(f"{path}: {member.name} is not in the bundle's manifest: refused")
+            target = stage / rel
+            if ".." in Path(rel).parts:
+                raise RouterlabError(f"{path}: {member.name} points outside its engine: refused")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            want = files[rel]
+            if "link" in want:
+                if not member.issym() or member.linkname != want["link"]:
+                    raise RouterlabError(f"{path}: {member.name} is not the link the manifest lists: refused")
+                os.symlink(member.linkname, target)
+            else:
+                f = tar.extractfile(member)
+                if f is None:
+                    raise RouterlabError(f"{path}: {member.name} is not a file: refused")
+                h = hashlib.sha256()
+                with open(target, "wb") as out:
+                    for block in iter(lambda: f.read(1 << 20), b""):
+                        h.update(block)
+                        out.write(block)
+                if h.hexdigest() != want["sha256"]:
+                    raise RouterlabError(f"{path}: {member.name} has SHA-256 {h.hexdigest()}, the manifest says "
+                                         f"{want['sha256']}: refused")
+                os.chmod(target, want["mode"])
+            seen.add(rel)
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        raise RouterlabError(f"{path}: truncated or corrupted ({type(e).__name__}: {e}): nothing installed") from None
+    missing = sorted(set(files) - seen)
+    if missing:
+        raise RouterlabError(f"{path}: {key}/{missing[0]} is in the manifest but not in the bundle"
+                             + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "") + ": refused")
+
+
+def _relocate(tree: Path, old: Path, new: Path) -> None:
+    """Make the engine unpacked in ``tree`` (built in ``old``) work from ``new``: ELF
+    search paths inside ``old`` relative to each binary (``$ORIGIN``), ``old`` replaced by
+    ``new`` in text files, and p4c's include folders beside its ``bin/``."""
+    old_b, new_b = str(old).encode(), str(new).encode()
+    for p in sorted(tree.rglob("*")):
+        if p.is_symlink() or not p.is_file():
+            continue
+        if _is_elf(p):
+            if _elf_kind(p) not in ("exec", "dyn"):
+                continue
+            r = subprocess.run(["patchelf", "--print-rpath", str(p)], capture_output=True, text=True)
+            rpath = r.stdout.strip()
+            if r.returncode != 0 or str(old) not in rpath:
+                continue
+            rel_dir = os.path.relpath(old, old / p.parent.relative_to(tree))
+            parts = [("$ORIGIN/" + os.path.normpath(os.path.join(rel_dir, os.path.relpath(e, old))))
+                     if Path(e).is_relative_to(old) else e for e in rpath.split(":") if e]
+            r = subprocess.run(["patchelf", "--set-rpath", ":".join(parts), str(p)], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RouterlabError(f"patchelf could not relocate {p.relative_to(tree)}: {r.stderr.strip()}")
+            continue
+        data = p.read_bytes()
+        if old_b in data and b"\0" not in data[:8192]:
+            mode = p.stat().st_mode
+            p.write_bytes(data.replace(old_b, new_b))
+            os.chmod(p, mode)
+    # p4c looks for its include files beside its binary's folder before the built-in path
+    for name in ("p4include", "p4_14include"):
+        if (tree / "share" / "p4c" / name).is_dir() and not (tree / name).exists():
+            (tree / name).symlink_to(Path("share") / "p4c" / name)
+
+
+def bundle_of(prefix: Path) -> dict | None:
+    """What the marker of an installed engine says of the bundle it came from (None: a
+    source build)."""
+    try:
+        return json.loads((prefix / builds.MARKER).read_text()).get("bundle")
+    except (OSError, json.JSONDecodeError):
+        return None

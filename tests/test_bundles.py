@@ -1,0 +1,236 @@
+"""Engine bundles (`routerlab engines pack`, `engines install --from`), on a tiny engine
+built here from C: a program linked to a library of its own through an absolute search
+path, and a script naming its prefix. Packed, installed into another engines folder and
+run there with the original gone; every bad bundle refused with nothing installed.
+
+The real engines are packed and installed, and their tests run on that install, by
+test_a_bundle_of_the_installed_engines_passes_their_tests (root, the engines built)."""
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import ROOT, engine_absent
+from routerlab.cli import app
+from routerlab.engines import builds, bundles
+from routerlab.errors import RouterlabError
+
+COMMIT = "fedcba9876543210fedcba9876543210fedcba98"
+
+C_LIB = b'const char *tiny_name(void) { return "tiny router"; }\n'
+C_MAIN = b'#include <stdio.h>\nconst char *tiny_name(void);\nint main(void) { puts(tiny_name()); return 0; }\n'
+
+
+def _source(folder: Path, commit=COMMIT) -> builds.Source:
+    path = folder / f"tinyc-{commit}.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in (("lib.c", C_LIB), ("main.c", C_MAIN)):
+            info = tarfile.TarInfo(f"tinyc-{commit}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return builds.Source("example/tinyc", commit, hashlib.sha256(path.read_bytes()).hexdigest())
+
+
+def _recipe(src: builds.Source) -> builds.Recipe:
+    return builds.Recipe(engine="click", source=src, extra={}, debian=(), binaries={"click": "bin/click"}, steps=(
+        ("configure", "true"),
+        ("build", "gcc -shared -fPIC -o libtiny.so lib.c && gcc -o click main.c -L. -ltiny -Wl,-rpath,{prefix}/lib"),
+        ("install", "install -D -m 755 click {dest}{prefix}/bin/click && "
+                    "install -D -m 644 libtiny.so {dest}{prefix}/lib/libtiny.so && "
+                    "mkdir -p {dest}{prefix}/share && printf 'prefix=%s\\n' {prefix} > {dest}{prefix}/share/where.txt && "
+                    "ln -s ../lib/libtiny.so {dest}{prefix}/bin/libtiny-link.so")))
+
+
+@pytest.fixture
+def tinyc(tmp_path, monkeypatch):
+    """The tiny engine built and installed in tmp/engines; returns its recipe."""
+    if shutil.which("gcc") is None or shutil.which("patchelf") is None:
+        engine_absent("gcc and patchelf (Debian packages gcc, patchelf) are needed to build and relocate")
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    recipe = _recipe(_source(sources))
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "engines"))
+    monkeypatch.setenv(builds.SOURCES_VAR, str(sources))
+    monkeypatch.delenv("ROUTERLAB_CLICK", raising=False)
+    monkeypatch.setattr(builds, "recipes", lambda: {"click": recipe})
+    builds.build("click", say=lambda line: None)
+    return recipe
+
+
+def _pack(tmp_path) -> tuple[Path, str]:
+    out = tmp_path / "tiny.tar.gz"
+    digest, size = bundles.pack(["click"], out, say=lambda line: None)
+    assert size == out.stat().st_size and digest == builds.sha256(out)
+    return out, digest
+
+
+def test_packed_installed_elsewhere_and_run_with_the_original_gone(tinyc, tmp_path, monkeypatch):
+    old = builds.installed("click")
+    out, digest = _pack(tmp_path)
+    with tarfile.open(out) as tar:
+        m = bundles.read_manifest(tar, out)
+    e = m["engines"]["click"]
+    assert e["key"] == tinyc.key and e["prefix"] == str(old) and e["commit"] == COMMIT
+    assert "libc6" in e["packages"]
+    assert set(e["files"]) == {"bin/click", "bin/libtiny-link.so", "lib/libtiny.so", "share/where.txt"}
+    assert e["files"]["bin/libtiny-link.so"] == {"link": "../lib/libtiny.so"}
+    assert m["platform"] == json.loads(json.dumps(bundles.Platform.here().__dict__))
+
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "elsewhere" / "with a longer name"))
+    lines = []
+    done = bundles.install(str(out), sha256=digest, say=lines.append)
+    new = done["click"]
+    assert new == builds.installed("click") and new.parent == tmp_path / "elsewhere" / "with a longer name"
+    shutil.rmtree(old)  # nothing of the original may be needed
+    assert subprocess.run([str(new / "bin" / "click")], capture_output=True, text=True).stdout == "tiny router\n"
+    rpath = subprocess.run(["patchelf", "--print-rpath", str(new / "bin" / "click")], capture_output=True,
+                           text=True).stdout.strip()
+    assert rpath == "$ORIGIN/../lib"
+    assert (new / "share" / "where.txt").read_text() == f"prefix={new}\n"
+    assert builds.record("click")["bundle"]["sha256"] == digest
+    assert builds.listing()[0]["from"] == f"bundle {digest[:12]}"
+    assert builds.describe("click", new / "bin" / "click").endswith(f"(from bundle {digest[:12]})")
+    assert not list((new.parent / ".build").glob("*")), "the staging folder is left behind"
+
+
+def _rewrite(out: Path, change) -> Path:
+    """A copy of bundle ``out`` with ``change(name, data) -> data or None`` applied to
+    each member's bytes (None drops the member)."""
+    bad = out.with_name("bad.tar.gz")
+    with tarfile.open(out) as src, tarfile.open(bad, "w:gz") as dst:
+        for member in src:
+            data = src.extractfile(member).read() if member.isfile() else None
+            if data is not None:
+                data = change(member.name, data)
+                if data is None:
+                    continue
+                member.size = len(data)
+                dst.addfile(member, io.BytesIO(data))
+            else:
+                dst.addfile(member)
+    return bad
+
+
+def _nothing_installed(tmp_path, monkeypatch):
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "target"))
+    return lambda: builds.installed("click") is None and not [
+        p for p in (tmp_path / "target").glob("*") if p.name not in (".build", ".locks")]
+
+
+def test_a_tampered_truncated_or_foreign_bundle_is_refused_naming_why(tinyc, tmp_path, monkeypatch):
+    out, digest = _pack(tmp_path)
+    clean = _nothing_installed(tmp_path, monkeypatch)
+    key = tinyc.key
+
+    with pytest.raises(RouterlabError, match=f"its SHA-256 is {digest}, not {'0' * 64} \\(--sha256\\): refused"):
+        bundles.install(str(out), sha256="0" * 64, say=lambda line: None)
+    assert clean()
+
+    tampered = _rewrite(out, lambda n, d: d.replace(b"prefix=", b"prefiX=") if n.endswith("where.txt") else d)
+    with pytest.raises(RouterlabError, match=f"{key}/share/where.txt has SHA-256 .* the manifest says .*: refused"):
+        bundles.install(str(tampered), say=lambda line: None)
+    assert clean()
+
+    short = _rewrite(out, lambda n, d: None if n.endswith("lib/libtiny.so") else d)
+    with pytest.raises(RouterlabError, match=f"{key}/lib/libtiny.so is in the manifest but not in the bundle"):
+        bundles.install(str(short), say=lambda line: None)
+    assert clean()
+
+    truncated = tmp_path / "truncated.tar.gz"
+    truncated.write_bytes(out.read_bytes()[: out.stat().st_size // 2])
+    with pytest.raises(RouterlabError, match="truncated or corrupted .*nothing installed|not a routerlab engine"):
+        bundles.install(str(truncated), say=lambda line: None)
+    assert clean()
+
+    def elsewhere(n, d):
+        if n != bundles.MANIFEST:
+            return d
+        m = json.loads(d)
+        m["platform"].update(release="11", arch="arm64")
+        return json.dumps(m).encode()
+
+    foreign = _rewrite(out, elsewhere)
+    with pytest.raises(RouterlabError, match=r"built for \w+ 11 arm64 .*build the engines from source instead"):
+        bundles.install(str(foreign), say=lambda line: None)
+    assert clean()
+
+    r = CliRunner().invoke(app, ["engines", "install", "--from", "http://127.0.0.1:9/engines.tar.gz"])
+    assert r.exit_code == 1 and "cannot reach http://127.0.0.1:9/engines.tar.gz" in r.output
+    errors = [ln for ln in r.output.splitlines() if "error" in ln]
+    assert len(errors) == 1 and errors[0] == r.output.strip().splitlines()[-1]  # one line, the last
+
+
+def test_a_bundle_of_another_pin_is_kept_under_its_own_key(tinyc, tmp_path, monkeypatch):
+    out, _ = _pack(tmp_path)
+    other = _recipe(_source(tmp_path / "sources", commit="1" * 40))
+    monkeypatch.setattr(builds, "recipes", lambda: {"click": other})  # this routerlab pins another commit
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "target"))
+    lines = []
+    done = bundles.install(str(out), say=lines.append)
+    assert done["click"].name == tinyc.key != other.key
+    assert builds.installed("click") is None  # never taken for the pinned engine
+    assert any("another pin than this routerlab's recipe" in ln for ln in lines)
+    rows = builds.listing()
+    assert [r["installed"] for r in rows] == ["not installed", "another pin"]
+    assert rows[1]["commit"] == f"example/tinyc@{COMMIT[:12]}"
+
+
+def test_pack_and_install_from_the_command_line(tinyc, tmp_path, monkeypatch):
+    r = CliRunner().invoke(app, ["engines", "pack", "--out", str(tmp_path / "b.tar.gz")])
+    assert r.exit_code == 0, r.output
+    digest = builds.sha256(tmp_path / "b.tar.gz")
+    assert f"sha256 {digest}" in r.output
+    assert f"routerlab engines install --from b.tar.gz --sha256 {digest}" in r.output
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "cli"))
+    r = CliRunner().invoke(app, ["engines", "install", "--from", str(tmp_path / "b.tar.gz"), "--sha256", digest])
+    assert r.exit_code == 0, r.output
+    assert "installed 1 engine(s)" in r.output
+    r = CliRunner().invoke(app, ["engines", "list"])
+    assert f"bundle {digest[:12]}" in r.output
+
+
+# -- the real engines ---------------------------------------------------------------------
+
+#: The tests each engine's bundle install is checked with.
+ENGINE_TESTS = ["tests/test_click.py", "tests/test_p4.py"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the engines' tests use network namespaces")
+def test_a_bundle_of_the_installed_engines_passes_their_tests(tmp_path):
+    """Pack the installed engines, install the bundle into another folder, hide the
+    original engines folder (a tmpfs over it, in a mount namespace of the test's own), and
+    run the engines' tests there."""
+    names = list(builds.recipes())
+    missing = [n for n in names if builds.installed(n) is None]
+    if missing:
+        engine_absent(f"not installed: {', '.join(missing)} (routerlab engines install)")
+    out = tmp_path / "engines.tar.gz"
+    digest, size = bundles.pack(names, out, say=lambda line: None)
+    target = tmp_path / "relocated engines"
+    env = {**os.environ, builds.DIR_VAR: str(target), "ROUTERLAB_REQUIRE_ENGINES": "1"}
+    p = subprocess.run([sys.executable, "-m", "routerlab.cli", "engines", "install", "--from", str(out),
+                        "--sha256", digest], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+    original = builds.engines_dir()
+    hide = f"mount -t tmpfs routerlab-hidden {shlex_quote(str(original))}"
+    run = f"{hide} && exec {shlex_quote(sys.executable)} -m pytest -q -x -p no:cacheprovider " + " ".join(ENGINE_TESTS)
+    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", run], cwd=ROOT, env=env,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    assert " passed" in p.stdout and "skipped" not in p.stdout.splitlines()[-1]
+
+
+def shlex_quote(s: str) -> str:
+    import shlex
+
+    return shlex.quote(s)
