@@ -27,7 +27,8 @@ from routerlab.errors import RouterlabError
 COMMIT = "fedcba9876543210fedcba9876543210fedcba98"
 
 C_LIB = b'const char *tiny_name(void) { return "tiny router"; }\n'
-C_MAIN = b'#include <stdio.h>\nconst char *tiny_name(void);\nint main(void) { puts(tiny_name()); return 0; }\n'
+C_MAIN = (b'#include <stdio.h>\n#include <stdlib.h>\nconst char *tiny_name(void);\n'
+          b'int main(void) { const char *h = getenv("TINY_HOME"); printf("%s %s\\n", tiny_name(), h ? h : "-"); }\n')
 
 
 def _source(folder: Path, commit=COMMIT) -> builds.Source:
@@ -41,7 +42,8 @@ def _source(folder: Path, commit=COMMIT) -> builds.Source:
 
 
 def _recipe(src: builds.Source) -> builds.Recipe:
-    return builds.Recipe(engine="click", source=src, extra={}, debian=(), binaries={"click": "bin/click"}, steps=(
+    return builds.Recipe(engine="click", source=src, extra={}, debian=(), binaries={"click": "bin/click"},
+                         relocate_env={"TINY_HOME": "{prefix}"}, runtime=("coreutils",), steps=(
         ("configure", "true"),
         ("build", "gcc -shared -fPIC -o libtiny.so lib.c && gcc -o click main.c -L. -ltiny -Wl,-rpath,{prefix}/lib"),
         ("install", "install -D -m 755 click {dest}{prefix}/bin/click && "
@@ -80,21 +82,26 @@ def test_packed_installed_elsewhere_and_run_with_the_original_gone(tinyc, tmp_pa
         m = bundles.read_manifest(tar, out)
     e = m["engines"]["click"]
     assert e["key"] == tinyc.key and e["prefix"] == str(old) and e["commit"] == COMMIT
-    assert "libc6" in e["packages"]
+    assert {"libc6", "coreutils"} <= set(e["packages"])  # from ldd, and from the recipe
     assert set(e["files"]) == {"bin/click", "bin/libtiny-link.so", "lib/libtiny.so", "share/where.txt"}
     assert e["files"]["bin/libtiny-link.so"] == {"link": "../lib/libtiny.so"}
     assert m["platform"] == json.loads(json.dumps(bundles.Platform.here().__dict__))
 
-    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "elsewhere" / "with a longer name"))
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "elsewhere" / "under-a-longer-name"))
     lines = []
     done = bundles.install(str(out), sha256=digest, say=lines.append)
     new = done["click"]
-    assert new == builds.installed("click") and new.parent == tmp_path / "elsewhere" / "with a longer name"
+    assert new == builds.installed("click") and new.parent == tmp_path / "elsewhere" / "under-a-longer-name"
     shutil.rmtree(old)  # nothing of the original may be needed
-    assert subprocess.run([str(new / "bin" / "click")], capture_output=True, text=True).stdout == "tiny router\n"
-    rpath = subprocess.run(["patchelf", "--print-rpath", str(new / "bin" / "click")], capture_output=True,
-                           text=True).stdout.strip()
-    assert rpath == "$ORIGIN/../lib"
+    # the program names its build's folder: it runs through a wrapper telling it the new one
+    run = subprocess.run([str(new / "bin" / "click")], capture_output=True, text=True)
+    assert run.stdout == f"tiny router {new}\n", run.stderr
+    real = new / bundles.WRAPPED / "click"
+    rpath = subprocess.run(["patchelf", "--print-rpath", str(real)], capture_output=True, text=True).stdout.strip()
+    assert rpath == "$ORIGIN/../../lib"
+    mine = subprocess.run([str(new / "bin" / "click")], capture_output=True, text=True,
+                          env={**os.environ, "TINY_HOME": "/mine"})
+    assert mine.stdout == "tiny router /mine\n"  # a value the user set is kept
     assert (new / "share" / "where.txt").read_text() == f"prefix={new}\n"
     assert builds.record("click")["bundle"]["sha256"] == digest
     assert builds.listing()[0]["from"] == f"bundle {digest[:12]}"
@@ -169,6 +176,26 @@ def test_a_tampered_truncated_or_foreign_bundle_is_refused_naming_why(tinyc, tmp
     assert len(errors) == 1 and errors[0] == r.output.strip().splitlines()[-1]  # one line, the last
 
 
+def test_missing_runtime_packages_without_root_give_the_apt_line(tinyc, tmp_path, monkeypatch):
+    out, _ = _pack(tmp_path)
+    clean = _nothing_installed(tmp_path, monkeypatch)
+    monkeypatch.setattr(builds, "missing_debian", lambda want: ["libtiny-runtime1"] if want else [])
+    monkeypatch.setattr(builds.os, "geteuid", lambda: 1000)
+    with pytest.raises(RouterlabError, match="runtime packages of the bundle's engines missing: libtiny-runtime1; "
+                                             "install them with: sudo apt-get install -y --no-install-recommends "
+                                             "libtiny-runtime1"):
+        bundles.install(str(out), say=lambda line: None)
+    assert clean()
+
+
+def test_an_engines_folder_with_a_space_is_refused_before_anything(tinyc, tmp_path, monkeypatch):
+    out, _ = _pack(tmp_path)
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "my engines"))
+    with pytest.raises(RouterlabError, match="has white space in its path, where Click's scripts and p4c break"):
+        bundles.install(str(out), say=lambda line: None)
+    assert not (tmp_path / "my engines").exists()
+
+
 def test_a_bundle_of_another_pin_is_kept_under_its_own_key(tinyc, tmp_path, monkeypatch):
     out, _ = _pack(tmp_path)
     other = _recipe(_source(tmp_path / "sources", commit="1" * 40))
@@ -201,7 +228,7 @@ def test_pack_and_install_from_the_command_line(tinyc, tmp_path, monkeypatch):
 # -- the real engines ---------------------------------------------------------------------
 
 #: The tests each engine's bundle install is checked with.
-ENGINE_TESTS = ["tests/test_click.py", "tests/test_p4.py"]
+ENGINE_TESTS = ["tests/test_click.py", "tests/test_microbench.py", "tests/test_p4.py"]
 
 
 @pytest.mark.slow
@@ -216,7 +243,7 @@ def test_a_bundle_of_the_installed_engines_passes_their_tests(tmp_path):
         engine_absent(f"not installed: {', '.join(missing)} (routerlab engines install)")
     out = tmp_path / "engines.tar.gz"
     digest, size = bundles.pack(names, out, say=lambda line: None)
-    target = tmp_path / "relocated engines"
+    target = tmp_path / "home" / "a-student" / ".local" / "share" / "routerlab" / "engines"
     env = {**os.environ, builds.DIR_VAR: str(target), "ROUTERLAB_REQUIRE_ENGINES": "1"}
     p = subprocess.run([sys.executable, "-m", "routerlab.cli", "engines", "install", "--from", str(out),
                         "--sha256", digest], env=env, capture_output=True, text=True)

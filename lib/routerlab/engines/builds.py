@@ -103,6 +103,11 @@ class Recipe:
     steps: tuple[tuple[str, str], ...]
     binaries: dict[str, str] = field(hash=False)
     patches: tuple[str, ...] = ()
+    #: Variables an install from a bundle in another folder sets for its programs
+    #: (``{prefix}``: the new prefix); not part of the key, since the build is the same.
+    relocate_env: dict[str, str] = field(default_factory=dict, hash=False)
+    #: Debian packages it needs to run that its shared libraries do not name.
+    runtime: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -148,7 +153,8 @@ def recipes() -> dict[str, Recipe]:
                 engine=name, source=Source(**r["source"]),
                 extra={k: Source(**v) for k, v in (r.get("extra") or {}).items()},
                 debian=tuple(r["debian"]), steps=tuple((s, " ".join(c.split())) for s, c in r["steps"]),
-                binaries=dict(r["binaries"]), patches=tuple(r.get("patches") or ()))
+                binaries=dict(r["binaries"]), patches=tuple(r.get("patches") or ()),
+                relocate_env=dict(r.get("relocate_env") or {}), runtime=tuple(r.get("runtime") or ()))
         except (KeyError, TypeError, ValueError) as e:
             raise DataFormatError(str(path), None, f"engine {name}: missing or malformed {e}") from None
         missing = [p for p in out[name].patches if not patch_file(p).is_file()]
@@ -185,6 +191,16 @@ def engines_dir() -> Path:
     return base / "routerlab" / "engines"
 
 
+def usable_engines_dir() -> Path:
+    """:func:`engines_dir`, refused when its path has white space: Click's scripts
+    (``click-compile``, ``click-buildtool``) and p4c's preprocessor call split it there."""
+    base = engines_dir()
+    if re.search(r"\s", str(base)):
+        raise RouterlabError(f"the engines folder {base} has white space in its path, where Click's scripts and "
+                             f"p4c break: set ${DIR_VAR} to a folder without")
+    return base
+
+
 def _sudo_user_dir() -> Path | None:
     """Under sudo, the invoking user's engines folder: engines a user installed are found
     when the testbed then runs with sudo (whose HOME is root's)."""
@@ -217,6 +233,19 @@ def installed_binary(engine: str, binary: str) -> Path | None:
     if prefix and rel and (prefix / rel).is_file():
         return prefix / rel
     return None
+
+
+#: Where an install from a bundle keeps a program it starts through a wrapper (the
+#: wrapper tells it where its files are now: routerlab.engines.bundles), under the prefix.
+WRAPPED = Path("libexec") / "routerlab-relocated"
+
+
+def real_program(path: str | Path) -> Path:
+    """The program file behind ``path``: itself, or, for a program an install from a
+    bundle wrapped, the binary the wrapper runs (read it, not the script)."""
+    path = Path(path)
+    wrapped = path.parent.parent / WRAPPED / path.name
+    return wrapped if wrapped.is_file() else path
 
 
 def describe(engine: str, path: str | Path) -> str:
@@ -498,6 +527,7 @@ def build(engine: str, *, say: Callable[[str], None] = print, jobs: int | None =
     log file under ``<engines dir>/.logs``. Raises :class:`BuildFailed` with the log's
     last lines and its path when a step fails."""
     r = recipe(engine)
+    usable_engines_dir()
     jobs = jobs or len(os.sched_getaffinity(0)) or 1
     with _Lock(engine, say):
         if installed(engine) and not force:

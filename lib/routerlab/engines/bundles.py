@@ -152,7 +152,9 @@ def pack(names: list[str], out: Path, say: Callable[[str], None] = print) -> tup
             manifest["engines"][n] = {
                 "key": prefix.name, "repository": record["repository"], "commit": record["commit"],
                 "source_sha256": record["sha256"], "built": record["built"], "prefix": str(prefix),
-                "packages": _packages([p for p in elfs if _elf_kind(p) in ("exec", "dyn")], (copy, prefix)),
+                "packages": sorted(set(_packages([p for p in elfs if _elf_kind(p) in ("exec", "dyn")], (copy, prefix)))
+                                   | set(builds.recipe(n).runtime)),
+                "relocate_env": builds.recipe(n).relocate_env,
                 "files": _files(copy),
             }
         part = out.with_name(out.name + ".part")
@@ -219,6 +221,7 @@ def install(source: str, *, sha256: str | None = None, names: list[str] | None =
         installed (with the ``apt-get install`` line).
     """
     t0 = time.monotonic()
+    builds.usable_engines_dir()
     path, origin = _fetch(source, say)
     got = builds.sha256(path)
     if sha256 and got != sha256.lower():
@@ -254,7 +257,7 @@ def install(source: str, *, sha256: str | None = None, names: list[str] | None =
             for n, m in chosen.items():
                 dest = base / m["key"]
                 with builds._Lock(n, say):
-                    _relocate(staged[n], Path(m["prefix"]), dest)
+                    _relocate(staged[n], Path(m["prefix"]), dest, m.get("relocate_env") or {})
                     pinned = m["key"] == builds.recipe(n).key if n in builds.recipes() else False
                     (staged[n] / builds.MARKER).write_text(json.dumps({
                         "engine": n, "repository": m["repository"], "commit": m["commit"],
@@ -322,10 +325,17 @@ def _unpack(tar: tarfile.TarFile, path: Path, m: dict, stage: Path) -> None:
                              + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "") + ": refused")
 
 
-def _relocate(tree: Path, old: Path, new: Path) -> None:
+#: Where a wrapped program's binary goes, under the prefix (its name is kept: a process
+#: is still called what it was).
+WRAPPED = builds.WRAPPED
+
+
+def _relocate(tree: Path, old: Path, new: Path, env: dict[str, str] | None = None) -> None:
     """Make the engine unpacked in ``tree`` (built in ``old``) work from ``new``: ELF
     search paths inside ``old`` relative to each binary (``$ORIGIN``), ``old`` replaced by
-    ``new`` in text files, and p4c's include folders beside its ``bin/``."""
+    ``new`` in text files, p4c's include folders beside its ``bin/``, and each program of
+    ``bin/`` that names ``old`` started through a wrapper setting ``env`` (the recipe's
+    ``relocate_env``, ``{prefix}`` the new prefix) unless the caller set them."""
     old_b, new_b = str(old).encode(), str(new).encode()
     for p in sorted(tree.rglob("*")):
         if p.is_symlink() or not p.is_file():
@@ -333,6 +343,8 @@ def _relocate(tree: Path, old: Path, new: Path) -> None:
         if _is_elf(p):
             if _elf_kind(p) not in ("exec", "dyn"):
                 continue
+            if env and p.parent == tree / "bin" and old_b in p.read_bytes():
+                p = _wrap(tree, p, new, env)
             r = subprocess.run(["patchelf", "--print-rpath", str(p)], capture_output=True, text=True)
             rpath = r.stdout.strip()
             if r.returncode != 0 or str(old) not in rpath:
@@ -353,6 +365,22 @@ def _relocate(tree: Path, old: Path, new: Path) -> None:
     for name in ("p4include", "p4_14include"):
         if (tree / "share" / "p4c" / name).is_dir() and not (tree / name).exists():
             (tree / name).symlink_to(Path("share") / "p4c" / name)
+
+
+def _wrap(tree: Path, program: Path, new: Path, env: dict[str, str]) -> Path:
+    """Move ``program`` to :data:`WRAPPED` and put a script in its place that sets ``env``
+    (where not set already) and runs it; return where the program is now."""
+    import shlex
+
+    real = tree / WRAPPED / program.name
+    real.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(program, real)
+    sets = "".join(f'{k}="${{{k}:-{v.replace("{prefix}", str(new))}}}"; export {k}\n' for k, v in sorted(env.items()))
+    program.write_text("#!/bin/sh\n# Installed from a routerlab bundle away from the folder it was built in "
+                       "(routerlab.engines.bundles):\n# these tell the program where its files are now.\n"
+                       f"{sets}exec {shlex.quote(str(new / WRAPPED / program.name))} \"$@\"\n")
+    os.chmod(program, 0o755)
+    return real
 
 
 def bundle_of(prefix: Path) -> dict | None:

@@ -254,7 +254,8 @@ def _binary_facts(path: str, mtime: float) -> tuple[str, bool]:
 
 
 def fastclick_facts(binary: str) -> tuple[str, bool]:
-    return _binary_facts(binary, os.stat(binary).st_mtime)
+    real = builds.real_program(binary)
+    return _binary_facts(str(real), os.stat(real).st_mtime)
 
 
 #: Packets per batch of the FastClick engines (the configurations' $BATCH).
