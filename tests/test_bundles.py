@@ -188,6 +188,19 @@ def test_missing_runtime_packages_without_root_give_the_apt_line(tinyc, tmp_path
     assert clean()
 
 
+def test_an_install_interrupted_leaves_nothing_installed(tinyc, tmp_path, monkeypatch):
+    out, _ = _pack(tmp_path)
+    clean = _nothing_installed(tmp_path, monkeypatch)
+
+    def ctrl_c(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(bundles, "_relocate", ctrl_c)  # after unpacking, before the move
+    with pytest.raises(KeyboardInterrupt):
+        bundles.install(str(out), say=lambda line: None)
+    assert clean() and not list((tmp_path / "target" / ".build").glob("*"))
+
+
 def test_an_engines_folder_with_a_space_is_refused_before_anything(tinyc, tmp_path, monkeypatch):
     out, _ = _pack(tmp_path)
     monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "my engines"))
