@@ -28,7 +28,8 @@ COMMIT = "fedcba9876543210fedcba9876543210fedcba98"
 
 C_LIB = b'const char *tiny_name(void) { return "tiny router"; }\n'
 C_MAIN = (b'#include <stdio.h>\n#include <stdlib.h>\nconst char *tiny_name(void);\n'
-          b'int main(void) { const char *h = getenv("TINY_HOME"); printf("%s %s\\n", tiny_name(), h ? h : "-"); }\n')
+          b'int main(void) { const char *h = getenv("TINY_HOME");\n'
+          b'  printf("%s %s\\n", tiny_name(), h ? h : TINY_BUILT_IN); return 0; }\n')
 
 
 def _source(folder: Path, commit=COMMIT) -> builds.Source:
@@ -45,7 +46,9 @@ def _recipe(src: builds.Source) -> builds.Recipe:
     return builds.Recipe(engine="click", source=src, extra={}, debian=(), binaries={"click": "bin/click"},
                          relocate_env={"TINY_HOME": "{prefix}"}, runtime=("coreutils",), steps=(
         ("configure", "true"),
-        ("build", "gcc -shared -fPIC -o libtiny.so lib.c && gcc -o click main.c -L. -ltiny -Wl,-rpath,{prefix}/lib"),
+        # it names its prefix in its code (its data files, as Click's tools do) and its search path
+        ("build", "gcc -shared -fPIC -o libtiny.so lib.c && "
+                  "gcc -o click main.c -L. -ltiny -Wl,-rpath,{prefix}/lib \"-DTINY_BUILT_IN=\\\"\"{prefix}\"\\\"\""),
         ("install", "install -D -m 755 click {dest}{prefix}/bin/click && "
                     "install -D -m 644 libtiny.so {dest}{prefix}/lib/libtiny.so && "
                     "mkdir -p {dest}{prefix}/share && printf 'prefix=%s\\n' {prefix} > {dest}{prefix}/share/where.txt && "
@@ -128,9 +131,11 @@ def _rewrite(out: Path, change) -> Path:
 
 
 def _nothing_installed(tmp_path, monkeypatch):
+    """The check that nothing was installed into tmp/target, nor left in its staging."""
     monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "target"))
     return lambda: builds.installed("click") is None and not [
-        p for p in (tmp_path / "target").glob("*") if p.name not in (".build", ".locks")]
+        p for p in (tmp_path / "target").glob("*") if p.name not in (".build", ".locks")] and not list(
+        (tmp_path / "target" / ".build").glob("*"))
 
 
 def test_a_tampered_truncated_or_foreign_bundle_is_refused_naming_why(tinyc, tmp_path, monkeypatch):
@@ -154,7 +159,7 @@ def test_a_tampered_truncated_or_foreign_bundle_is_refused_naming_why(tinyc, tmp
 
     truncated = tmp_path / "truncated.tar.gz"
     truncated.write_bytes(out.read_bytes()[: out.stat().st_size // 2])
-    with pytest.raises(RouterlabError, match="truncated or corrupted .*nothing installed|not a routerlab engine"):
+    with pytest.raises(RouterlabError, match="truncated or corrupted .*nothing installed"):
         bundles.install(str(truncated), say=lambda line: None)
     assert clean()
 
@@ -171,6 +176,9 @@ def test_a_tampered_truncated_or_foreign_bundle_is_refused_naming_why(tinyc, tmp
     assert clean()
 
     r = CliRunner().invoke(app, ["engines", "install", "--from", "http://127.0.0.1:9/engines.tar.gz"])
+    assert r.exit_code == 1 and "a bundle from the network needs its SHA-256 (--sha256)" in r.output
+    r = CliRunner().invoke(app, ["engines", "install", "--from", "http://127.0.0.1:9/engines.tar.gz",
+                                 "--sha256", digest])
     assert r.exit_code == 1 and "cannot reach http://127.0.0.1:9/engines.tar.gz" in r.output
     errors = [ln for ln in r.output.splitlines() if "error" in ln]
     assert len(errors) == 1 and errors[0] == r.output.strip().splitlines()[-1]  # one line, the last
@@ -207,6 +215,42 @@ def test_an_engines_folder_with_a_space_is_refused_before_anything(tinyc, tmp_pa
     with pytest.raises(RouterlabError, match="has white space in its path, where Click's scripts and p4c break"):
         bundles.install(str(out), say=lambda line: None)
     assert not (tmp_path / "my engines").exists()
+
+
+def test_a_bundle_that_would_write_outside_its_engine_is_refused(tinyc, tmp_path, monkeypatch):
+    out, _ = _pack(tmp_path)
+    clean = _nothing_installed(tmp_path, monkeypatch)
+    key = tinyc.key
+
+    def manifest(change):
+        def edit(n, d):
+            if n != bundles.MANIFEST:
+                return d
+            m = json.loads(d)
+            change(m["engines"]["click"])
+            return json.dumps(m).encode()
+        return _rewrite(out, edit)
+
+    for change, why in (
+            (lambda e: e["files"].update({"../../evil": {"sha256": "0" * 64, "mode": 0o644}}), "file '../../evil'"),
+            (lambda e: e["files"].update({"/etc/evil": {"sha256": "0" * 64, "mode": 0o644}}), "file '/etc/evil'"),
+            (lambda e: e["files"].update({"bin/e": {"link": "/etc"}}), "link bin/e -> '/etc' leaves"),
+            (lambda e: e["files"].update({"bin/e": {"link": "../../.."}}), "link bin/e -> '../../..' leaves"),
+            (lambda e: e.update(key="../../x"), "key '../../x' is not click-<commit>-<recipe hash>")):
+        with pytest.raises(RouterlabError, match=f"is not valid: engine click: {why}"):
+            bundles.install(str(manifest(change)), say=lambda line: None)
+        assert clean()
+
+    # a member the manifest does not list, written as a path from the root
+    with tarfile.open(out) as src, tarfile.open(tmp_path / "sneaky.tar.gz", "w:gz") as dst:
+        for member in src:
+            dst.addfile(member, src.extractfile(member) if member.isfile() else None)
+        info = tarfile.TarInfo(f"{key}//tmp/evil-{os.getpid()}")
+        info.size = 4
+        dst.addfile(info, io.BytesIO(b"evil"))
+    with pytest.raises(RouterlabError, match=f"{key}//tmp/evil-{os.getpid()} is not in the bundle's manifest"):
+        bundles.install(str(tmp_path / "sneaky.tar.gz"), say=lambda line: None)
+    assert clean() and not Path(f"/tmp/evil-{os.getpid()}").exists()
 
 
 def test_a_bundle_of_another_pin_is_kept_under_its_own_key(tinyc, tmp_path, monkeypatch):

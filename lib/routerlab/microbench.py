@@ -71,11 +71,12 @@ def run_click(binary: str, config: str, cwd: Path, defines: dict | None = None, 
     if callgrind:
         if not shutil.which("valgrind"):
             raise EngineNotFound("valgrind is not installed (Debian package valgrind): no instruction counts")
-        from .engines.builds import real_program
+        from .engines.builds import program_env, real_program
 
-        # the binary itself, not the wrapper of an install from a bundle: callgrind counts
-        # the program it starts, which would be the wrapper's shell
+        # the binary itself, not the wrapper of an install from a bundle (callgrind counts
+        # the program it starts, which would be the wrapper's shell), with what it sets
         cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", str(real_program(binary)), *cmd[1:]]
+        env = {**os.environ, **program_env(binary), **(env or {})}
     t0 = time.perf_counter()
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, **(env or {})})

@@ -29,7 +29,8 @@ def _engine_names(names: list[str] | None) -> list[str]:
 @click.option("--force", is_flag=True, help="Build again even if installed.")
 @click.option("--from", "bundle", metavar="FILE|URL",
               help="Install from a bundle `routerlab engines pack` made, instead of building.")
-@click.option("--sha256", help="The bundle's SHA-256, as its publisher gives it: any other is refused.")
+@click.option("--sha256", help="The bundle's SHA-256, as its publisher gives it: any other is refused "
+                                "(needed for a URL).")
 def engines_install(engine, jobs, parallel, force, bundle, sha256):
     """Build and install engines from their pinned sources (GitHub, or $ROUTERLAB_ENGINE_SOURCES),
     or install them from a bundle (--from) in seconds."""
@@ -44,8 +45,10 @@ def engines_install(engine, jobs, parallel, force, bundle, sha256):
     if bundle:
         from ..engines import bundles
 
+        if jobs is not None or parallel != 2:
+            fail("--jobs and --parallel go with building; --from unpacks a bundle")
         try:
-            bundles.install(bundle, sha256=sha256, names=list(engine) or None, say=say)
+            bundles.install(bundle, sha256=sha256, names=list(engine) or None, force=force, say=say)
         except KeyboardInterrupt:
             err.print("interrupted: nothing half-installed")
             raise Exit(130)

@@ -198,6 +198,11 @@ def usable_engines_dir() -> Path:
     if re.search(r"\s", str(base)):
         raise RouterlabError(f"the engines folder {base} has white space in its path, where Click's scripts and "
                              f"p4c break: set ${DIR_VAR} to a folder without")
+    odd = sorted(set(re.sub(r"[\w./+@:-]", "", str(base))))
+    if odd:
+        # Click's scripts and the wrappers of a bundle's install name the folder in shell
+        raise RouterlabError(f"the engines folder {base} has {' '.join(odd)} in its path, which shell scripts "
+                             f"naming it would take as syntax: set ${DIR_VAR} to a folder without")
     return base
 
 
@@ -238,6 +243,21 @@ def installed_binary(engine: str, binary: str) -> Path | None:
 #: Where an install from a bundle keeps a program it starts through a wrapper (the
 #: wrapper tells it where its files are now: routerlab.engines.bundles), under the prefix.
 WRAPPED = Path("libexec") / "routerlab-relocated"
+
+
+def program_env(path: str | Path) -> dict[str, str]:
+    """The variables the wrapper of a program installed from a bundle sets (its install's
+    ``relocate_env``, ``{prefix}`` the install's folder), for running the program itself
+    (:func:`real_program`) as the wrapper would; {} for any other program."""
+    path = Path(path)
+    if real_program(path) == path:
+        return {}
+    prefix = path.parent.parent
+    try:
+        env = json.loads((prefix / MARKER).read_text())["bundle"]["relocate_env"]
+    except (OSError, KeyError, TypeError, json.JSONDecodeError):
+        return {}
+    return {k: v.replace("{prefix}", str(prefix)) for k, v in env.items()}
 
 
 def real_program(path: str | Path) -> Path:

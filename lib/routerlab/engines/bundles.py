@@ -91,6 +91,10 @@ def _packages(elfs: list[Path], prefixes: tuple[Path, ...]) -> list[str]:
     own = [p.resolve() for p in prefixes]
     for f in elfs:
         out = subprocess.run(["ldd", str(f)], capture_output=True, text=True).stdout
+        gone = re.findall(r"^\s*(\S+) => not found", out, re.M)
+        if gone:
+            raise RouterlabError(f"{f.name} needs {', '.join(gone)}, which this machine does not have: "
+                                 "a bundle of it would not run")
         for m in re.finditer(r"=>\s+(/\S+)", out):
             lib = Path(m.group(1))
             if not any(lib.resolve().is_relative_to(o) for o in own):
@@ -113,15 +117,27 @@ def _packages(elfs: list[Path], prefixes: tuple[Path, ...]) -> list[str]:
     return sorted(pkgs)
 
 
+def _inside(rel: str, link: str) -> bool:
+    """Whether the link ``rel`` -> ``link`` (both relative to an engine's prefix) stays
+    inside it."""
+    if os.path.isabs(link):
+        return False
+    return not os.path.normpath(os.path.join(os.path.dirname(rel), link)).startswith("..")
+
+
 def _files(tree: Path) -> dict[str, dict]:
     """Every file and link of ``tree`` (the marker left out): relative path -> sha256 and
-    mode, or link target."""
+    mode, or link target. A link out of the tree (Click's ``share/click/src`` into its
+    build folder, gone after the build) is removed: a bundle holds only its own files."""
     out = {}
     for p in sorted(tree.rglob("*")):
         rel = str(p.relative_to(tree))
         if rel == builds.MARKER:
             continue
         if p.is_symlink():
+            if not _inside(rel, os.readlink(p)):
+                p.unlink()
+                continue
             out[rel] = {"link": os.readlink(p)}
         elif p.is_file():
             out[rel] = {"sha256": builds.sha256(p), "mode": p.stat().st_mode & 0o7777}
@@ -132,6 +148,7 @@ def pack(names: list[str], out: Path, say: Callable[[str], None] = print) -> tup
     """Write one bundle of the installed engines ``names`` to ``out``; return its SHA-256
     and size in bytes. An engine not installed from its current pin is refused."""
     out = Path(out)
+    names = list(dict.fromkeys(names))
     plat = Platform.here()
     manifest = {"format": FORMAT, "platform": asdict(plat), "engines": {},
                 "packed": datetime.now(timezone.utc).isoformat(timespec="seconds")}
@@ -142,6 +159,9 @@ def pack(names: list[str], out: Path, say: Callable[[str], None] = print) -> tup
             if prefix is None:
                 raise RouterlabError(f"{n}: not installed from its pin; run: routerlab engines install {n}")
             record = json.loads((prefix / builds.MARKER).read_text())
+            if record.get("engine") != n or record.get("key", prefix.name) != prefix.name:
+                raise RouterlabError(f"{prefix / builds.MARKER} says engine {record.get('engine')!r}, key "
+                                     f"{record.get('key')!r}: not {n} in {prefix.name}; reinstall it")
             copy = stage / prefix.name
             shutil.copytree(prefix, copy, symlinks=True)
             elfs = [p for p in copy.rglob("*") if p.is_file() and not p.is_symlink() and _is_elf(p)]
@@ -158,14 +178,17 @@ def pack(names: list[str], out: Path, say: Callable[[str], None] = print) -> tup
                 "files": _files(copy),
             }
         part = out.with_name(out.name + ".part")
-        with tarfile.open(part, "w:gz", compresslevel=6) as tar:
-            blob = json.dumps(manifest, indent=1).encode()
-            info = tarfile.TarInfo(MANIFEST)
-            info.size, info.mtime = len(blob), int(time.time())
-            tar.addfile(info, io.BytesIO(blob))
-            for n, m in manifest["engines"].items():
-                tar.add(stage / m["key"], arcname=m["key"], filter=_without_marker)
-        os.replace(part, out)
+        try:
+            with tarfile.open(part, "w:gz", compresslevel=6) as tar:
+                blob = json.dumps(manifest, indent=1).encode()
+                info = tarfile.TarInfo(MANIFEST)
+                info.size, info.mtime = len(blob), int(time.time())
+                tar.addfile(info, io.BytesIO(blob))
+                for n, m in manifest["engines"].items():
+                    tar.add(stage / m["key"], arcname=m["key"], filter=_without_marker)
+            os.replace(part, out)
+        finally:
+            part.unlink(missing_ok=True)
     return builds.sha256(out), out.stat().st_size
 
 
@@ -198,17 +221,60 @@ def _fetch(source: str, say: Callable[[str], None]) -> tuple[Path, str]:
 def read_manifest(tar: tarfile.TarFile, path: Path) -> dict:
     """The manifest of an open bundle, checked for its format."""
     try:
-        member = tar.getmember(MANIFEST)
-        manifest = json.loads(tar.extractfile(member).read())
-    except (KeyError, json.JSONDecodeError, tarfile.TarError, OSError, EOFError) as e:
+        first = tar.next()
+        if first is None or first.name != MANIFEST:
+            raise RouterlabError(f"{path}: not a routerlab engine bundle (it does not start with {MANIFEST})")
+        manifest = json.loads(tar.extractfile(first).read())
+    except (EOFError, zlib.error, tarfile.ReadError) as e:
+        raise RouterlabError(f"{path}: truncated or corrupted ({type(e).__name__}: {e}): nothing installed") from None
+    except (json.JSONDecodeError, tarfile.TarError, OSError, AttributeError) as e:
         raise RouterlabError(f"{path}: not a routerlab engine bundle (no readable {MANIFEST}: {e})") from None
-    if manifest.get("format") != FORMAT or not isinstance(manifest.get("engines"), dict):
-        raise RouterlabError(f"{path}: a bundle of format {manifest.get('format')!r}; this routerlab reads {FORMAT}")
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise RouterlabError(f"{path}: a bundle of format {manifest.get('format') if isinstance(manifest, dict) else None!r}; "
+                             f"this routerlab reads {FORMAT}")
+    _check_manifest(manifest, path)
     return manifest
 
 
+#: What a manifest's engine entry holds, and of what type.
+ENTRY = {"key": str, "repository": str, "commit": str, "source_sha256": str, "built": str, "prefix": str,
+         "packages": list, "relocate_env": dict, "files": dict}
+
+
+def _check_manifest(m: dict, path: Path) -> None:
+    """Refuse a manifest that is not what :func:`pack` writes, naming the bundle and the
+    field: an install trusts nothing it has not checked."""
+    def bad(what):
+        raise RouterlabError(f"{path}: its {MANIFEST} is not valid: {what}")
+
+    plat = m.get("platform")
+    if not isinstance(plat, dict) or set(plat) != {"os", "release", "arch", "glibc"}:
+        bad("platform")
+    if not isinstance(m.get("engines"), dict) or not m["engines"]:
+        bad("engines")
+    known = builds.recipes()
+    for n, e in m["engines"].items():
+        if n not in known:
+            bad(f"engine {n!r} is none of {', '.join(known)}")
+        if not isinstance(e, dict) or set(e) != set(ENTRY) or not all(isinstance(e[k], t) for k, t in ENTRY.items()):
+            bad(f"engine {n}: its fields")
+        if not re.fullmatch(rf"{re.escape(n)}-{re.escape(e['commit'][:12])}-[0-9a-f]{{8}}", e["key"]) \
+                or not re.fullmatch(r"[0-9a-f]{40}", e["commit"]):
+            bad(f"engine {n}: key {e['key']!r} is not {n}-<commit>-<recipe hash>")
+        for rel, f in e["files"].items():
+            parts = Path(rel).parts
+            if not rel or os.path.isabs(rel) or ".." in parts or rel != os.path.normpath(rel) \
+                    or parts[0] == "libexec" and rel.startswith(str(builds.WRAPPED)):
+                bad(f"engine {n}: file {rel!r}")
+            if "link" in f:
+                if not isinstance(f["link"], str) or not _inside(rel, f["link"]):
+                    bad(f"engine {n}: link {rel} -> {f.get('link')!r} leaves the engine's folder")
+            elif not (isinstance(f.get("sha256"), str) and isinstance(f.get("mode"), int)):
+                bad(f"engine {n}: file {rel}")
+
+
 def install(source: str, *, sha256: str | None = None, names: list[str] | None = None,
-            say: Callable[[str], None] = print) -> dict[str, Path]:
+            force: bool = False, say: Callable[[str], None] = print) -> dict[str, Path]:
     """Install the engines of the bundle at ``source`` (a file or a URL), or those of
     ``names`` among them; return each one's prefix.
 
@@ -222,10 +288,17 @@ def install(source: str, *, sha256: str | None = None, names: list[str] | None =
     """
     t0 = time.monotonic()
     builds.usable_engines_dir()
+    is_url = bool(re.match(r"^[a-z]+://", source))
+    if is_url and not sha256:
+        raise RouterlabError(f"--from {source}: a bundle from the network needs its SHA-256 (--sha256), "
+                             "as its publisher gives it")
     path, origin = _fetch(source, say)
     got = builds.sha256(path)
     if sha256 and got != sha256.lower():
+        if is_url:
+            path.unlink(missing_ok=True)  # never kept: the next try downloads again
         raise RouterlabError(f"{path}: its SHA-256 is {got}, not {sha256} (--sha256): refused")
+    say(f"{path.name}: SHA-256 {got}" + (" (as --sha256 says)" if sha256 else ""))
     try:
         tar = tarfile.open(path, "r:gz")
     except (tarfile.TarError, OSError, EOFError) as e:
@@ -237,7 +310,8 @@ def install(source: str, *, sha256: str | None = None, names: list[str] | None =
             raise RouterlabError(f"{path}: built for {theirs}, and this machine is {here}: build the engines "
                                  "from source instead (routerlab engines install)")
         engines = manifest["engines"]
-        unknown = sorted(set(names or ()) - set(engines))
+        names = list(dict.fromkeys(names or ()))
+        unknown = sorted(set(names) - set(engines))
         if unknown:
             raise RouterlabError(f"{path}: holds {', '.join(engines)}, not {', '.join(unknown)}")
         chosen = {n: m for n, m in engines.items() if not names or n in names}
@@ -246,45 +320,56 @@ def install(source: str, *, sha256: str | None = None, names: list[str] | None =
         base = builds.engines_dir()
         staging = base / ".build"
         staging.mkdir(parents=True, exist_ok=True)
-        staged: dict[str, Path] = {}
-        try:
-            for n, m in chosen.items():
-                stage = staging / f"{m['key']}-bundle"
-                shutil.rmtree(stage, ignore_errors=True)
-                _unpack(tar, path, m, stage)
-                staged[n] = stage
-            done = {}
-            for n, m in chosen.items():
-                dest = base / m["key"]
-                with builds._Lock(n, say):
-                    _relocate(staged[n], Path(m["prefix"]), dest, m.get("relocate_env") or {})
-                    pinned = m["key"] == builds.recipe(n).key if n in builds.recipes() else False
-                    (staged[n] / builds.MARKER).write_text(json.dumps({
+        done = {}
+        for n, m in chosen.items():
+            dest = base / m["key"]
+            r = builds.recipes()[n]
+            same_source = (m["repository"], m["commit"], m["source_sha256"]) == \
+                (r.source.repository, r.source.commit, r.source.sha256)
+            if m["key"] == r.key and not same_source:
+                raise RouterlabError(f"{path}: {n} is under this routerlab's key {r.key} but from "
+                                     f"{m['repository']}@{m['commit'][:12]}: refused")
+            pinned = m["key"] == r.key
+            with builds._Lock(n, say):
+                if (dest / builds.MARKER).is_file() and not force:
+                    say(f"{n}: {dest.name} is installed already; kept (--force replaces it)")
+                    continue
+                stage = Path(tempfile.mkdtemp(prefix=f"{m['key']}-bundle-", dir=staging))
+                try:
+                    _unpack(tar, path, m, stage / "tree")
+                    tree = stage / "tree"
+                    _relocate(tree, Path(m["prefix"]), dest, m["relocate_env"])
+                    (tree / builds.MARKER).write_text(json.dumps({
                         "engine": n, "repository": m["repository"], "commit": m["commit"],
                         "sha256": m["source_sha256"], "key": m["key"], "built": m["built"],
                         "bundle": {"sha256": got, "from": origin, "packed": manifest.get("packed"),
                                    "built_in": m["prefix"], "platform": str(theirs),
+                                   "relocate_env": m["relocate_env"],
                                    "installed": datetime.now(timezone.utc).isoformat(timespec="seconds")},
                     }, indent=1) + "\n")
                     if dest.exists():
-                        builds._discard(dest)
-                    os.rename(staged[n], dest)
-                done[n] = dest
-                say(f"{n}: installed {m['repository']}@{m['commit'][:12]} from the bundle in {dest}"
-                    + ("" if pinned else " (another pin than this routerlab's recipe: kept under its own key, "
-                                         "not used for the pinned engine)"))
-        finally:
-            for stage in staged.values():
-                shutil.rmtree(stage, ignore_errors=True)
+                        # the old install goes aside first: a kill now leaves it, not nothing
+                        (dest / builds.MARKER).unlink(missing_ok=True)
+                        os.rename(dest, stage / "old")
+                    os.rename(tree, dest)
+                finally:
+                    shutil.rmtree(stage, ignore_errors=True)
+            done[n] = dest
+            say(f"{n}: installed {m['repository']}@{m['commit'][:12]} from the bundle in {dest}"
+                + ("" if pinned else " (another pin than this routerlab's recipe: kept under its own key, "
+                                     "not used for the pinned engine)"))
     say(f"installed {len(done)} engine(s) from {path.name} in {time.monotonic() - t0:.1f} s")
     return done
 
 
 def _unpack(tar: tarfile.TarFile, path: Path, m: dict, stage: Path) -> None:
-    """Unpack engine ``m``'s files into ``stage``, each checked against the manifest."""
+    """Unpack engine ``m``'s files into ``stage``, each checked against the manifest
+    (whose paths and links :func:`_check_manifest` kept inside the engine): anything else
+    in the bundle under its key is refused."""
     key, files = m["key"], m["files"]
     seen = set()
     stage.mkdir(parents=True)
+    root = stage.resolve()
     try:
         for member in tar:
             if not (member.name == key or member.name.startswith(key + "/")):
@@ -292,32 +377,34 @@ def _unpack(tar: tarfile.TarFile, path: Path, m: dict, stage: Path) -> None:
             rel = member.name[len(key) + 1:]
             if not rel or member.isdir():
                 continue
-            if rel not in files:
-                raise RouterlabError(f"{path}: {member.name} is not in the bundle's manifest: refused")
+            if rel not in files or rel in seen:
+                raise RouterlabError(f"{path}: {member.name} is not in the bundle's manifest"
+                                     + (" (twice)" if rel in seen else "") + ": refused")
             target = stage / rel
-            if ".." in Path(rel).parts:
-                raise RouterlabError(f"{path}: {member.name} points outside its engine: refused")
             target.parent.mkdir(parents=True, exist_ok=True)
+            if not target.parent.resolve().is_relative_to(root):  # through a link of its own
+                raise RouterlabError(f"{path}: {member.name} would be written outside its engine: refused")
             want = files[rel]
             if "link" in want:
                 if not member.issym() or member.linkname != want["link"]:
                     raise RouterlabError(f"{path}: {member.name} is not the link the manifest lists: refused")
                 os.symlink(member.linkname, target)
             else:
+                if not member.isreg():
+                    raise RouterlabError(f"{path}: {member.name} is not a regular file: refused")
                 f = tar.extractfile(member)
-                if f is None:
-                    raise RouterlabError(f"{path}: {member.name} is not a file: refused")
                 h = hashlib.sha256()
-                with open(target, "wb") as out:
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                with os.fdopen(fd, "wb") as out:
                     for block in iter(lambda: f.read(1 << 20), b""):
                         h.update(block)
                         out.write(block)
                 if h.hexdigest() != want["sha256"]:
                     raise RouterlabError(f"{path}: {member.name} has SHA-256 {h.hexdigest()}, the manifest says "
                                          f"{want['sha256']}: refused")
-                os.chmod(target, want["mode"])
+                os.chmod(target, want["mode"] & 0o777)
             seen.add(rel)
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+    except (tarfile.TarError, OSError, EOFError, zlib.error, KeyError) as e:
         raise RouterlabError(f"{path}: truncated or corrupted ({type(e).__name__}: {e}): nothing installed") from None
     missing = sorted(set(files) - seen)
     if missing:
@@ -343,10 +430,11 @@ def _relocate(tree: Path, old: Path, new: Path, env: dict[str, str] | None = Non
         if _is_elf(p):
             if _elf_kind(p) not in ("exec", "dyn"):
                 continue
-            if env and p.parent == tree / "bin" and old_b in p.read_bytes():
-                p = _wrap(tree, p, new, env)
             r = subprocess.run(["patchelf", "--print-rpath", str(p)], capture_output=True, text=True)
             rpath = r.stdout.strip()
+            # a program that names its build's folder elsewhere than in its search path
+            if env and p.parent == tree / "bin" and old_b in p.read_bytes().replace(rpath.encode(), b""):
+                p = _wrap(tree, p, new, env)
             if r.returncode != 0 or str(old) not in rpath:
                 continue
             rel_dir = os.path.relpath(old, old / p.parent.relative_to(tree))
@@ -375,7 +463,8 @@ def _wrap(tree: Path, program: Path, new: Path, env: dict[str, str]) -> Path:
     real = tree / WRAPPED / program.name
     real.parent.mkdir(parents=True, exist_ok=True)
     os.replace(program, real)
-    sets = "".join(f'{k}="${{{k}:-{v.replace("{prefix}", str(new))}}}"; export {k}\n' for k, v in sorted(env.items()))
+    sets = "".join(f'[ -n "${{{k}+set}}" ] || {{ {k}={shlex.quote(v.replace("{prefix}", str(new)))}; export {k}; }}\n'
+                   for k, v in sorted(env.items()))
     program.write_text("#!/bin/sh\n# Installed from a routerlab bundle away from the folder it was built in "
                        "(routerlab.engines.bundles):\n# these tell the program where its files are now.\n"
                        f"{sets}exec {shlex.quote(str(new / WRAPPED / program.name))} \"$@\"\n")
