@@ -236,7 +236,8 @@ def test_a_bundle_that_would_write_outside_its_engine_is_refused(tinyc, tmp_path
             (lambda e: e["files"].update({"/etc/evil": {"sha256": "0" * 64, "mode": 0o644}}), "file '/etc/evil'"),
             (lambda e: e["files"].update({"bin/e": {"link": "/etc"}}), "link bin/e -> '/etc' leaves"),
             (lambda e: e["files"].update({"bin/e": {"link": "../../.."}}), "link bin/e -> '../../..' leaves"),
-            (lambda e: e.update(key="../../x"), "key '../../x' is not click-<commit>-<recipe hash>")):
+            (lambda e: e.update(key="../../x"), "key '../../x' is not click-<commit>-<recipe hash>"),
+            (lambda e: e["packages"].append("-oAPT::x=y"), "package '-oAPT::x=y' is not a Debian package name")):
         with pytest.raises(RouterlabError, match=f"is not valid: engine click: {why}"):
             bundles.install(str(manifest(change)), say=lambda line: None)
         assert clean()

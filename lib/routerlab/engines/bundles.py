@@ -261,6 +261,9 @@ def _check_manifest(m: dict, path: Path) -> None:
         if not re.fullmatch(rf"{re.escape(n)}-{re.escape(e['commit'][:12])}-[0-9a-f]{{8}}", e["key"]) \
                 or not re.fullmatch(r"[0-9a-f]{40}", e["commit"]):
             bad(f"engine {n}: key {e['key']!r} is not {n}-<commit>-<recipe hash>")
+        odd = [p for p in e["packages"] if not (isinstance(p, str) and re.fullmatch(r"[a-z0-9][a-z0-9+.-]+", p))]
+        if odd:
+            bad(f"engine {n}: package {odd[0]!r} is not a Debian package name")
         for rel, f in e["files"].items():
             parts = Path(rel).parts
             if not rel or os.path.isabs(rel) or ".." in parts or rel != os.path.normpath(rel) \
