@@ -228,16 +228,19 @@ def test_fastclick_dpdk_holds_the_queue_it_declares():
     sc, load = scenarios.load("single-flow"), 20_000
     with testbed.Testbed(generator="rlgen") as tb:
         queue = eng.bring_up(tb, sc)["router_queue_packets"]
-        pid = int(testbed.sh("pgrep", "-f", f"file-prefix {tb.prefix}").split()[0])
-        lost = []
-        for share in (0.8, 1.25):
-            def pause():
-                time.sleep(0.3)
-                os.kill(pid, signal.SIGSTOP)
-                time.sleep(share * queue / load)
-                os.kill(pid, signal.SIGCONT)
-            t = threading.Thread(target=pause)
-            t.start()
-            lost.append(traffic.run_trial(tb, load, 1.0, traffic.TrafficSpec()).lost)
-            t.join()
+        try:
+            pid = int(testbed.sh("pgrep", "-f", f"file-prefix {tb.prefix}").split()[0])
+            lost = []
+            for share in (0.8, 1.25):
+                def pause():
+                    time.sleep(0.3)
+                    os.kill(pid, signal.SIGSTOP)
+                    time.sleep(share * queue / load)
+                    os.kill(pid, signal.SIGCONT)
+                t = threading.Thread(target=pause)
+                t.start()
+                lost.append(traffic.run_trial(tb, load, 1.0, traffic.TrafficSpec()).lost)
+                t.join()
+        finally:
+            eng.stop(tb)  # its run folder and DPDK's runtime files
     assert lost[0] == 0 and 0.5 * 0.25 * queue < lost[1] < 1.5 * 0.25 * queue, lost
