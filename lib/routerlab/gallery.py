@@ -104,15 +104,11 @@ def inputs(name: str) -> dict[str, str]:
 
 
 def title(notebook: Path) -> str:
-    """A notebook's title: the first Markdown heading of its first cells."""
-    nb = json.loads(notebook.read_text())
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "markdown":
-            continue
-        for line in "".join(cell["source"]).splitlines():
-            if line.startswith("#"):
-                return line.lstrip("#").strip()
-    return notebook.stem
+    """A notebook's title: the first Markdown heading of its first Markdown cell."""
+    from . import notebooks
+
+    return next((line.lstrip("#").strip() for line in notebooks.first_markdown(notebook).splitlines()
+                 if line.startswith("#")), notebook.stem)
 
 
 def _restricted_datasets(names: tuple[str, ...], into: Path) -> Path:

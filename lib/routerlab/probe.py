@@ -40,6 +40,14 @@ for h in sys.argv[3:]:
 """
 
 
+def send_frames(ns: str, dev: str, frames: list[bytes], gap: float = 0.01) -> None:
+    """Send ``frames`` out of interface ``dev`` of namespace ``ns``, ``gap`` seconds apart."""
+    p = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", _SEND, dev, str(gap),
+                        *[f.hex() for f in frames]], capture_output=True, text=True, timeout=60)
+    if p.returncode:
+        raise RouterlabError(f"sending on {ns}/{dev} failed: {p.stderr.strip()}")
+
+
 def exchange(tb: Testbed, send: tuple[str, str], frames: list[bytes],
              listen: dict[str, tuple[str, str]], settle: float = 0.3, gap: float = 0.01,
              ethertypes: tuple[int, ...] = (0x0800,)) -> dict[str, list[bytes]]:
@@ -60,11 +68,7 @@ def exchange(tb: Testbed, send: tuple[str, str], frames: list[bytes],
             caps[name] = p
             if p.stdout.readline().strip() != "ready":
                 raise RouterlabError(f"capture on {ns}/{dev} failed: {p.stderr.read().strip()}")
-        ns, dev = send
-        p = subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", _SEND, dev, str(gap),
-                            *[f.hex() for f in frames]], capture_output=True, text=True, timeout=60)
-        if p.returncode:
-            raise RouterlabError(f"sending on {ns}/{dev} failed: {p.stderr.strip()}")
+        send_frames(*send, frames, gap)
         time.sleep(settle)
         out = {}
         for name, c in caps.items():

@@ -22,7 +22,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -336,15 +335,14 @@ class _Probe:
         from ..traffic import udp_frame
 
         self.tb = tb
-        frame = udp_frame(Testbed.mac(tb.ns_tg, tb.tg_if), Testbed.mac(tb.ns_dut, tb.dut_in),
-                          f"{TG_NET}.2", f"{DEST_NET}.1")
-        self.send = ["ip", "netns", "exec", tb.ns_tg, sys.executable, "-c",
-                     "import socket,sys; s=socket.socket(socket.AF_PACKET,socket.SOCK_RAW); "
-                     "s.bind((sys.argv[1],0)); s.send(bytes.fromhex(sys.argv[2]))", tb.tg_if, frame.hex()]
+        self.frame = udp_frame(Testbed.mac(tb.ns_tg, tb.tg_if), Testbed.mac(tb.ns_dut, tb.dut_in),
+                               f"{TG_NET}.2", f"{DEST_NET}.1")
 
     def through(self) -> bool:
+        from ..probe import send_frames
+
         before = self.tb.sink_count()
-        subprocess.run(self.send, check=True, capture_output=True, timeout=COMMAND_TIMEOUT_S)
+        send_frames(self.tb.ns_tg, self.tb.tg_if, [self.frame], gap=0)
         deadline = time.monotonic() + 0.2
         while time.monotonic() < deadline:
             if self.tb.sink_count() > before:
