@@ -25,7 +25,7 @@ from ..testbed import STATE_DIR, Testbed, nsexec
 from . import builds, p4
 from .capture import CaptureDrops
 from .base import Engine, find_binary, register
-from .kernel import install_guard
+from .kernel import keep_kernel_out
 
 THRIFT_PORT = 9090  # each testbed has its own namespace, so one port serves all
 
@@ -151,14 +151,8 @@ class Bmv2(Engine):
         for dev in ports.values():
             # a link with an MTU below 1280 has no IPv6 at all (and no such sysctl)
             nsexec(ns, "sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1", check=False)
-        nsexec(ns, "sysctl", "-qw", "net.ipv4.ip_forward=0")
-        # simple_switch captures before the ingress hook; the kernel must not process the
-        # same packets (receive livelock, and it would answer them)
-        nsexec(ns, "nft", "-f", "-", input="table netdev rlbmv2 {\n" + "".join(
-            f"  chain in{p} {{ type filter hook ingress device \"{dev}\" priority 0; drop; }}\n"
-            for p, dev in ports.items()) + "}\n")
-        if ns == tb.ns_dut:
-            install_guard(tb)
+        # simple_switch captures before the ingress hook
+        keep_kernel_out(tb, ns, list(ports.values()))
         self._dir = STATE_DIR / f"{tb.prefix}-bmv2"
         self._dir.mkdir(parents=True, exist_ok=True)
         self._ns = ns

@@ -49,19 +49,23 @@ def guard_count(tb: Testbed) -> int:
     return next(o["counter"]["packets"] for o in out["nftables"] if "counter" in o)
 
 
-def keep_kernel_out(tb: Testbed):
-    """For a router that captures its packets itself (AF_PACKET, as Click and Open vSwitch's
-    userspace datapath do): kernel forwarding off, and both router interfaces' ingress
-    dropping what the capture already took. Without the drop the kernel processes every
-    packet too, on the same CPU (receive livelock); on the sink side as well, since a
-    router may take packets there (a NAT's replies) that the kernel must not answer. The
-    guard table (:func:`install_guard`) counts anything the kernel still forwards."""
-    nsexec(tb.ns_dut, "sysctl", "-qw", "net.ipv4.ip_forward=0")
-    nsexec(tb.ns_dut, "nft", "-f", "-", input=(
-        "table netdev rlcapture {\n"
-        f"  chain in {{ type filter hook ingress device \"{tb.dut_in}\" priority 0; drop; }}\n"
-        f"  chain out {{ type filter hook ingress device \"{tb.dut_out}\" priority 0; drop; }}\n}}\n"))
-    install_guard(tb)
+def keep_kernel_out(tb: Testbed, ns: str | None = None, devices: list[str] | None = None):
+    """For a router that captures its packets itself (AF_PACKET, libpcap, as Click, bmv2 and
+    Open vSwitch's userspace datapath do): kernel forwarding off in namespace ``ns``
+    (default the DUT's), and the ingress of each of ``devices`` (default both router
+    interfaces) dropping what the capture already took. Without the drop the kernel
+    processes every packet too, on the same CPU (receive livelock), and answers them; on
+    the sink side as well, since a router may take packets there (a NAT's replies). In the
+    DUT's namespace the guard table (:func:`install_guard`) counts anything the kernel
+    still forwards."""
+    ns = ns or tb.ns_dut
+    devices = devices or [tb.dut_in, tb.dut_out]
+    nsexec(ns, "sysctl", "-qw", "net.ipv4.ip_forward=0")
+    nsexec(ns, "nft", "-f", "-", input="table netdev rlcapture {\n" + "".join(
+        f"  chain in{i} {{ type filter hook ingress device \"{dev}\" priority 0; drop; }}\n"
+        for i, dev in enumerate(devices)) + "}\n")
+    if ns == tb.ns_dut:
+        install_guard(tb)
 
 
 def kernel_forwards(tb: Testbed, sc: Scenario) -> dict:
