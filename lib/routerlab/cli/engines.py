@@ -7,7 +7,7 @@ from click.exceptions import Exit
 
 from ..errors import RouterlabError
 from .app import argument, engines_app
-from .common import err, fail
+from .common import PATH, err, fail
 
 
 def _engine_names(names: list[str] | None) -> list[str]:
@@ -70,7 +70,7 @@ def engines_install(engine, jobs, parallel, force, bundle, sha256):
 
 @engines_app.command("pack")
 @argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c; default every one installed.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=__import__("pathlib").Path), required=True,
+@click.option("--out", type=PATH, required=True,
               help="The bundle file to write (a .tar.gz).")
 def engines_pack(engine, out):
     """Pack installed engines into one bundle that `engines install --from` installs anywhere
