@@ -27,5 +27,5 @@ if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
 fi
 [ -x .venv/bin/python ] || "$py" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[test,lab,docs]'
+.venv/bin/python -m pip install -q -e '.[test,lab,docs,tutorials]'
 echo "setup: done. Run the tests with: .venv/bin/python -m pytest"

@@ -21,14 +21,16 @@ except EngineNotFound as e:
 needs_p4c = pytest.mark.engine_absent(f"p4c not built: {P4C}") if P4C else pytest.mark.skipif(False, reason="")
 
 try:
-    engines.get("bmv2").check()
+    _bmv2 = engines.get("bmv2")
+    _bmv2.control = "p4runtime"  # every P4 test runs over P4Runtime: simple_switch_grpc must be there
+    _bmv2.check()
     BMV2 = None
 except RouterlabError as e:
     BMV2 = str(e)
 needs_bmv2 = pytest.mark.engine_absent(f"bmv2 not built: {BMV2}") if BMV2 else \
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces")
 try:
-    engines.find_binary("bmv2-log", "simple_switch")
+    engines.find_binary("bmv2-log", "simple_switch_grpc")
     BMV2_LOG = None
 except RouterlabError as e:
     BMV2_LOG = str(e)
@@ -51,7 +53,8 @@ def test_negated_port_rule_becomes_the_two_ranges_around_it():
     assert acl[-1] == {"table": "RlIngress.acl", "default_action": True, "action_params": {},
                        "action_name": "RlIngress.acl_deny"}  # the policy of the drop scenario
     priorities = [e["priority"] for e in acl if "priority" in e]
-    assert priorities == sorted(set(priorities))  # first rule first: the CLI's smallest number wins
+    # first rule first: the largest number wins (P4Runtime's rule), every one above 0
+    assert priorities == sorted(set(priorities), reverse=True) and priorities[-1] > 0
     assert routes == 10 and sum(e["table"] == "RlIngress.ipv4_lpm" for e in entries) == 10
 
 
@@ -111,8 +114,34 @@ def test_bad_entries_are_named():
         p4.cli_commands([{k: v for k, v in good.items() if k != "priority"}], pipe)
     with pytest.raises(DataFormatError, match="takes parameters"):
         p4.cli_commands([{**good, "action_params": {"x": 1}}], pipe)
-    assert p4.cli_commands([good], pipe) == [
-        "table_add RlIngress.acl RlIngress.acl_deny 0x0&&&0x0 0x0&&&0x0 0x0&&&0x0 9->9 => 1"]
+    with pytest.raises(DataFormatError, match=r"priority 0: expected a whole number from 1"):
+        p4.cli_commands([{**good, "priority": 0}], pipe)
+    with pytest.raises(DataFormatError, match=r"range 9..8 is empty"):
+        p4.cli_commands([{**good, "match": {"meta.dstPort": [9, 8]}}], pipe)
+    # the CLI's smallest number wins: priorities turn around bmv2's pivot, as its P4Runtime server does
+    assert p4.cli_commands([good, {**good, "priority": 7}], pipe) == [
+        f"table_add RlIngress.acl RlIngress.acl_deny 0x0&&&0x0 0x0&&&0x0 0x0&&&0x0 9->9 => {2**31 - 2}",
+        f"table_add RlIngress.acl RlIngress.acl_deny 0x0&&&0x0 0x0&&&0x0 0x0&&&0x0 9->9 => {2**31 - 8}"]
+    refused = []
+    assert p4.cli_commands([{**good, "table": "RlIngress.nope"}, good], pipe, refused=refused) == [
+        f"table_add RlIngress.acl RlIngress.acl_deny 0x0&&&0x0 0x0&&&0x0 0x0&&&0x0 9->9 => {2**31 - 2}"]
+    assert len(refused) == 1 and "table_entries[0]" in refused[0]
+
+
+@needs_p4c
+def test_entries_are_checked_against_the_p4info():
+    json_path = p4.compile_program("router")
+    info = p4.p4info_of(json_path)
+    assert info.is_file() and "RlIngress.ipv4_lpm" in info.read_text()
+    pipe = p4.Pipeline(info)
+    assert pipe.tables["RlIngress.ipv4_lpm"].keys[0] == p4.Field("hdr.ipv4.dstAddr", "lpm", 32)
+    assert pipe.actions["RlIngress.forward"] == [("src", 48), ("dst", 48), ("port", 9)]
+    e, = p4.parse_entries([{"table": "RlIngress.ipv4_lpm", "match": {"hdr.ipv4.dstAddr": ["10.71.0.77", 24]},
+                            "action_name": "RlIngress.forward",
+                            "action_params": {"src": "02:00:00:00:00:01", "dst": "02:00:00:00:00:02", "port": 1}}],
+                          pipe)
+    assert e.key[0].values == (0x0A470000, 24)  # the host bits beyond the prefix are cleared, as P4Runtime wants
+    assert e.params[2] == ("port", 1, 9)
 
 
 @needs_p4c
@@ -213,19 +242,26 @@ def test_a_check_can_keep_bmv2s_log_of_every_packet(tmp_path):
 
 
 @needs_bmv2
+@pytest.mark.parametrize("control", ["p4runtime", "thrift"])
 @pytest.mark.parametrize("scenario", ["single-flow", "ddos-drop50-fw5"])
-def test_engine_forwards_and_counts(scenario):
+def test_engine_forwards_and_counts(scenario, control):
+    """Over either control plane: the entries go in, the switch forwards, and its counters
+    (read back over that control plane) say what the sink saw."""
     sc = scenarios.load(scenario, routes=100)
     eng = engines.get("bmv2")
+    eng.control = control
     with testbed.Testbed() as tb:
         try:
             facts = eng.start(tb, sc)
             r = traffic.run_trial(tb, 2000, 0.5, traffic.TrafficSpec.for_scenario(sc))
             time.sleep(0.3)
             fwd = eng.forwarded(tb)
+            drops = eng.drop_counters(tb)
         finally:
             eng.stop(tb)
-    assert facts["routes_loaded"] == 100
+    assert facts["routes_loaded"] == 100 and facts["control"] == control
+    assert f"control {control}" in eng.version()
+    assert drops["egress_queue_drops"] == 0  # at 2 kpps nothing waits in a queue
     assert fwd == r.rx  # bmv2's own count of forwarded packets is what the sink saw
     # tx counts the traffic that should pass: with 50% drop, half of what was sent
     assert r.tx == pytest.approx(r.kernel_tx * (1 - sc.drop_share), rel=0.01)
@@ -234,19 +270,26 @@ def test_engine_forwards_and_counts(scenario):
 
 @needs_bmv2
 def test_a_capped_route_table_says_how_long_its_entries_took(monkeypatch):
+    """The Thrift CLI caps large tables and says so; P4Runtime loads them all."""
     from routerlab.engines import bmv2
 
     monkeypatch.setattr(bmv2, "ROUTE_LIMIT", 60)
     sc = scenarios.load("single-flow", routes=100)
-    eng = engines.get("bmv2")
-    with testbed.Testbed() as tb:
-        try:
-            facts = eng.start(tb, sc)
-        finally:
-            eng.stop(tb)
+    loaded = {}
+    for control in ("thrift", "p4runtime"):
+        eng = engines.get("bmv2")
+        eng.control = control
+        with testbed.Testbed() as tb:
+            try:
+                loaded[control] = eng.start(tb, sc)
+            finally:
+                eng.stop(tb)
+    facts = loaded["thrift"]
     assert facts["routes_loaded"] == 60
-    assert facts["routes_note"] == (f"60 of 100 routes: the runtime CLI loads entries one at a time, so tables are "
-                                    f"capped at 60 ({facts['entries']} entries took {facts['entries_load_s']:.1f} s here)")
+    assert facts["routes_note"] == (f"60 of 100 routes: the Thrift runtime CLI loads entries one at a time, so tables "
+                                    f"are capped at 60 ({facts['entries']} entries took {facts['entries_load_s']:.1f} s "
+                                    "here); P4Runtime (--control p4runtime) loads them all")
+    assert loaded["p4runtime"]["routes_loaded"] == 100 and "routes_note" not in loaded["p4runtime"]
 
 
 @needs_bmv2
@@ -260,3 +303,103 @@ def test_the_p4_check_reports_to_a_grader_in_json():
     data = json.loads(r.stdout[r.stdout.index("{"):])
     assert (data["track"], data["exercise"], data["checked"]) == ("p4", "router", "solution")
     assert data["passed"] == data["total"] >= 5 and data["failed"] == 0
+
+
+# -- P4Runtime: faults -------------------------------------------------------------------------
+
+@needs_bmv2
+def test_an_entry_the_program_lacks_stops_the_run_before_anything_is_written():
+    """Checked against the P4Info before the switch even starts: one error naming the
+    entry and its file."""
+    eng = engines.get("bmv2")
+    eng.control = "p4runtime"
+    entries = p4.read_entries(p4.p4_dir() / "router" / "entries.json")
+    entries[1] = {**entries[1], "action_params": {**entries[1]["action_params"], "mac": "02:00:00:00:00:01"}}
+    with testbed.Testbed(generator="rlgen", placement=False) as tb:
+        try:
+            with pytest.raises(DataFormatError, match=r"^my-entries.json: table_entries\[1\]: action RlIngress.forward "
+                                                      r"takes parameters \['src', 'dst', 'port'\]"):
+                eng.run(tb, "router", entries, source="my-entries.json")
+            assert getattr(eng, "_proc", None) is None  # no switch was started
+        finally:
+            eng.stop(tb)
+
+
+@needs_bmv2
+def test_a_switch_that_does_not_answer_p4runtime_is_named_with_its_log(monkeypatch, tmp_path):
+    from routerlab import defaults
+
+    silent = tmp_path / "simple_switch_grpc"
+    silent.write_text("#!/bin/sh\necho 'listening nowhere'\nexec sleep 600\n")
+    silent.chmod(0o755)
+    monkeypatch.setenv("ROUTERLAB_SIMPLE_SWITCH_GRPC", str(silent))
+    monkeypatch.setattr(defaults, "BMV2_ANSWER_TIMEOUT_S", 2.0)
+    eng = engines.get("bmv2")
+    eng.control = "p4runtime"
+    with testbed.Testbed(generator="rlgen", placement=False) as tb:
+        try:
+            with pytest.raises(RouterlabError) as err:
+                eng.run(tb, "router", [])
+            pid = eng._proc.pid
+        finally:
+            eng.stop(tb)
+    said = str(err.value)
+    assert len(said.splitlines()) == 1, said
+    assert re.match(r"simple_switch_grpc did not answer P4Runtime at unix:/\S+/p4runtime.sock within 2 s.*"
+                    r"its log: /\S+/simple_switch.log$", said), said
+    assert not os.path.exists(f"/proc/{pid}")  # stopped with the run
+
+
+KILLED_RUN = """
+import sys
+from routerlab import engines, testbed
+eng = engines.get("bmv2")
+eng.control = "p4runtime"
+with testbed.Testbed(prefix=sys.argv[1], generator="rlgen", placement=False) as tb:
+    eng.run(tb, "router", [])
+    print("up", eng._proc.pid, flush=True)
+    import time
+    time.sleep(600)
+"""
+
+
+@needs_bmv2
+def test_a_killed_run_leaves_no_switch_once_cleaned():
+    import subprocess
+    import sys
+
+    prefix = "rl" + os.urandom(3).hex()
+    p = subprocess.Popen([sys.executable, "-c", KILLED_RUN, prefix], stdout=subprocess.PIPE, text=True)
+    try:
+        up, pid = p.stdout.readline().split()
+        assert up == "up" and os.path.exists(f"/proc/{pid}")
+    finally:
+        p.kill()
+        p.wait()
+    assert os.path.exists(f"/proc/{pid}")  # kill -9 leaves the switch running...
+    testbed.clean()
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{pid}")  # ...and routerlab clean stops it
+
+
+@needs_bmv2_check
+def test_a_student_writes_one_entry_over_p4runtime_and_the_packet_changes(capfd):
+    """The router exercise's step 5, as its README shows it."""
+    readme = (p4.p4_dir() / "router" / "README.md").read_text()
+    typed = [ln.strip()[len("packet> "):] for ln in readme.splitlines() if ln.strip().startswith("packet> ")]
+    assert [t.split()[0] for t in typed] == ["udp", "write", "udp"]
+    sent = p4exercises.try_program("router", typed, solution=True, own_namespace=True)
+    out = capfd.readouterr().out.splitlines()
+    assert sent == 2
+    assert out == ["sent UDP 10.70.1.2:1234 > 10.71.0.77:5000 TTL 64 into port 0",
+                   "  left on port 1: UDP 10.70.1.2:1234 > 10.71.0.77:5000 TTL 63",
+                   "wrote 1 entry to RlIngress.ipv4_lpm (P4Runtime)",
+                   "sent UDP 10.70.1.2:1234 > 10.71.0.77:5000 TTL 64 into port 0",
+                   "  left on port 0: UDP 10.70.1.2:1234 > 10.71.0.77:5000 TTL 63"], out
+    # a bad entry is said, and the session goes on
+    p4exercises.try_program("router", ['write {"table": "RlIngress.nope"}', "udp 10.70.1.2 > 10.71.0.5"],
+                            solution=True, own_namespace=True)
+    out = capfd.readouterr().out
+    assert "? write: table_entries[0]: unknown table 'RlIngress.nope'" in out and "left on port 1" in out

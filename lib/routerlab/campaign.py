@@ -369,7 +369,7 @@ def _run_measure(step: Step, out: Path, ceiling, announce) -> str | None:
     res = measuring.measure(o["engine"], step.scenario(), out, ceiling_pps=ceiling, config=step.path("config"),
                             router=step.router(), announce=announce, **loads,
                             **_given(step, "runs", "duration", "search", "pdr", "experiment", "rules", "routes",
-                                     "frame_size", "steal_threshold", "max_repeats"))
+                                     "frame_size", "steal_threshold", "max_repeats", "control"))
     return "\n".join(search.format_result(res)) if "search" in o else None
 
 

@@ -219,6 +219,7 @@ STEPS: dict[str, dict[str, Key]] = {
         "version_command": Key(_text, "engine exec: a shell command printing the router's version"),
         "ready_timeout": Key(_seconds, "engine exec: seconds the router has to become ready"),
         "kernel_forwarding": Key(_flag, "engine exec: the router makes the kernel forward (true or false)"),
+        "control": Key(_choice("p4runtime", "thrift"), "engine bmv2: its control plane"),
     },
     "bench engines": {
         "engines": Key(_engines, "engines searched in one run, the first the reference (nft runs 50 rules)"),

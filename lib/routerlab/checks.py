@@ -377,13 +377,17 @@ def packet_line(text: str) -> tuple[bytes, int]:
         raise ValueError(f"{e}; or 'arp 10.70.1.1', and 'out:' in front to send from the sink's side") from None
 
 
-def try_session(send, lines, ports: dict[int, str], show=print) -> int:
+def try_session(send, lines, ports: dict[int, str], show=print, commands: dict | None = None) -> int:
     """Send each packet of ``lines`` (:func:`packet_line`; blank lines and ``#`` comments
     skipped) with ``send(frames, port)``, which returns what left on each port, and
     ``show`` in words what went in and what came back on which port; a line that is no
     packet is shown with why and skipped. ``lines`` None: read them from standard input:
     at a terminal with a prompt, until an empty line or its end (Ctrl-D); else until its
-    end, blank lines skipped. Returns the number of packets sent."""
+    end, blank lines skipped. ``commands``: lines whose first word is one of its keys go
+    to its function with the rest of the line, and what it returns is shown (an error
+    is shown with ``?`` and the session goes on). Returns the number of packets sent."""
+    from .errors import RouterlabError
+
     import sys
 
     if lines is None:
@@ -391,6 +395,13 @@ def try_session(send, lines, ports: dict[int, str], show=print) -> int:
     sent = 0
     for line in lines:
         if not line.strip() or line.strip().startswith("#"):
+            continue
+        word, _, rest = line.strip().partition(" ")
+        if commands and word in commands:
+            try:
+                show(commands[word](rest.strip()))
+            except RouterlabError as e:
+                show(f"? {e}")
             continue
         try:
             frame_, port = packet_line(line.strip())

@@ -38,3 +38,7 @@ GENERATORS = ("xdp", "rlgen")
 #: Seconds a router of one's own (the exec engine) has to become ready after its start
 #: command runs.
 EXEC_READY_TIMEOUT_S = 30.0
+
+#: Seconds bmv2's switch has to answer its control plane (P4Runtime or Thrift) after it
+#: starts.
+BMV2_ANSWER_TIMEOUT_S = 30.0

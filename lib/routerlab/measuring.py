@@ -24,13 +24,15 @@ from .testbed import require_root
 
 
 
-def resolve(engine: str, scenario: str | Scenario, config=None, router=None, **overrides) -> tuple[Engine, Scenario]:
+def resolve(engine: str, scenario: str | Scenario, config=None, router=None, control: str | None = None,
+            **overrides) -> tuple[Engine, Scenario]:
     """The engine by name and the scenario (a preset, a YAML file or a Scenario with
     ``overrides`` such as ``rules=50``), checked against each other: an engine that is
     missing, or lacks a feature the scenario needs, is refused here. ``config`` is a
     router configuration of one's own for the engine to run (click, fastclick); ``router``
     the commands of the ``exec`` engine
-    (:class:`routerlab.engines.external.Commands`)."""
+    (:class:`routerlab.engines.external.Commands`); ``control`` bmv2's control plane
+    (``p4runtime`` or ``thrift``, :attr:`routerlab.engines.bmv2.Bmv2.control`)."""
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if isinstance(scenario, Scenario):
         if overrides:
@@ -46,6 +48,14 @@ def resolve(engine: str, scenario: str | Scenario, config=None, router=None, **o
             raise ParameterError("start", f"engine {engine} is started by routerlab; only --engine exec "
                                           "takes --start and the commands that go with it")
         eng.use_commands(router)
+    if control is not None:
+        from .engines.bmv2 import CONTROLS
+
+        if not hasattr(eng, "control"):
+            raise ParameterError("control", f"engine {engine} has one control plane; only bmv2 takes --control")
+        if control not in CONTROLS:
+            raise ParameterError("control", f"{control!r}: expected one of {', '.join(CONTROLS)}")
+        eng.control = control
     eng.check(sc)
     return eng, sc
 
@@ -124,8 +134,8 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
             runs: int = 10, duration: float = 2.0, search: str | None = None, pdr: float = stats.PDR_FRACTION,
             methods=("routerlab",), ceiling_pps: float | None = None, experiment: str = "",
             rules: int | None = None, routes: int | None = None, frame_size: int | None = None,
-            config=None, router=None, announce: Callable[[str], None] | None = None, progress: bool = True,
-            steal_threshold: float | None = None, max_repeats: int | None = None):
+            config=None, router=None, control: str | None = None, announce: Callable[[str], None] | None = None,
+            progress: bool = True, steal_threshold: float | None = None, max_repeats: int | None = None):
     """Measure ``engine`` in ``scenario`` into the dataset folder ``out``.
 
     Parameters
@@ -152,6 +162,9 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
     router : routerlab.engines.external.Commands, optional
         For ``engine="exec"``: the commands that start, check and stop a router of one's
         own.
+    control : {"p4runtime", "thrift"}, optional
+        For ``engine="bmv2"``: its control plane (default P4Runtime where
+        ``simple_switch_grpc`` is installed); the environment record says which.
     announce : callable, optional
         Called with one-line messages (the ceiling, the plan and its duration).
     steal_threshold, max_repeats : float, int, optional
@@ -168,7 +181,7 @@ def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = N
     from . import sweep
 
     announce = announce or (lambda msg: None)
-    eng, sc = resolve(engine, scenario, config, router, rules=rules, routes=routes, frame_size=frame_size)
+    eng, sc = resolve(engine, scenario, config, router, control, rules=rules, routes=routes, frame_size=frame_size)
     validation = check(loads=loads, loads_frac=loads_frac, runs=runs, duration=duration, search=search, pdr=pdr,
                        methods=methods, steal_threshold=steal_threshold, max_repeats=max_repeats)
     if search is None and loads_frac and ceiling_pps is None:

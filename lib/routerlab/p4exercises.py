@@ -22,7 +22,7 @@ from .checks import ARP, IPV4, Expectation, NotStarted, at_step, describe, expec
     ip_checksum_right, scapy_layers, through, try_session
 from .engines import p4
 from .engines.bmv2 import Bmv2
-from .errors import RouterlabError
+from .errors import DataFormatError, RouterlabError
 from .testbed import Testbed
 
 #: The switch's ports as the P4 checks name them: 0 towards the generator, 1 towards the sink.
@@ -41,6 +41,8 @@ class Run:
         self.tb, self.engine = tb, engine
         #: The exercise's entries the program did not take, each with why (a skeleton's).
         self.refused: list[str] = []
+        #: How many entries were written.
+        self.loaded = 0
 
     def send(self, frames: list[bytes], from_port: int = 0) -> dict[int, list]:
         """Frames sent into port ``from_port``; returns the scapy packets seen leaving on
@@ -203,7 +205,43 @@ def try_program(exercise: str, lines: list[str] | None = None, program: str | Pa
     with _switch(exercise, program, solution) as run:
         for why in run.refused:
             print(f"left out, as the program does not take it: {why}")
-        return try_session(lambda frames, port: through(run.tb, frames, port, ethertypes=(IPV4, ARP)), lines, PORTS)
+        return _session(run, lines)
+
+
+def _session(run: Run, lines: list[str] | None) -> int:
+    """:func:`routerlab.checks.try_session` on a started switch, where a line ``write
+    {...}`` writes one table entry (runtime JSON, as in ``entries.json``) through the
+    switch's control plane, P4Runtime where it runs, before the next packet."""
+    def write(text: str) -> str:
+        import json
+
+        try:
+            entry = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise DataFormatError("write", None, f"not a JSON entry: {e.msg}") from None
+        how = run.engine.write_entries([entry], source="write")
+        return f"wrote 1 entry to {entry.get('table')} ({how})"
+    return try_session(lambda frames, port: through(run.tb, frames, port, ethertypes=(IPV4, ARP)), lines, PORTS,
+                       commands={"write": write})
+
+
+def run_program(program: str | Path, entries_file: str | Path, lines: list[str] | None = None,
+                own_namespace: bool | None = None) -> int:
+    """Start ``program`` (any .p4 file for v1model, e.g. a p4lang/tutorials exercise as it
+    is) on bmv2 with the table entries of ``entries_file`` (routerlab's ``entries.json`` or
+    a tutorials ``sN-runtime.json``), written over P4Runtime where ``simple_switch_grpc``
+    is installed; send it the packets ``lines`` describe and print what came back on
+    which port, as :func:`try_program` does. The switch has two ports: 0 towards the
+    generator, 1 towards the sink; what a program sends to another port is lost. Every
+    entry is checked against the program before the first is written: one that does not
+    fit raises :class:`~routerlab.errors.DataFormatError` naming it and the file."""
+    if userns.wanted(own_namespace):
+        return userns.call("routerlab.p4exercises:run_program", str(Path(program).resolve()),
+                           str(Path(entries_file).resolve()), lines, own_namespace=False)
+    with _switch(None, program, True, entries_file=entries_file, strict=True) as run:
+        print(f"{Path(program).name} runs on bmv2 ({run.engine.control_plane()}) with "
+              f"{run.loaded} table entries from {entries_file}")
+        return _session(run, lines)
 
 
 #: The first expectation of every P4 check.
@@ -218,24 +256,30 @@ def _known(exercise: str):
 
 
 @contextmanager
-def _switch(exercise: str, program, solution: bool, log: str | Path | None = None):
-    """bmv2's logging build running ``program`` with the exercise's entries on a testbed
-    without placement, as a :class:`Run`; taken down after, ``log`` written then."""
+def _switch(exercise: str | None, program, solution: bool, log: str | Path | None = None,
+            entries_file: str | Path | None = None, strict: bool = False):
+    """bmv2's logging build running ``program`` with the exercise's entries (or those of
+    ``entries_file``) on a testbed without placement, as a :class:`Run`; taken down after,
+    ``log`` written then. ``strict``: an entry that does not fit the program is an error
+    (:class:`~routerlab.errors.DataFormatError`, nothing written), not left out."""
     eng = Bmv2()
     eng.log_packets = True
     eng.check()
-    entries_file = p4.p4_dir() / exercise / "entries.json"
+    entries_file = entries_file or p4.p4_dir() / exercise / "entries.json"
     entries = p4.read_entries(entries_file)
     with Testbed(generator="rlgen", placement=False) as tb:  # checks capture at the sink: no XDP sink
         try:
-            refused = []
+            refused = None if strict else []
             try:
-                eng.run(tb, program or exercise, entries, solution=solution, source=str(entries_file),
-                        refused=refused)
+                facts = eng.run(tb, program or exercise, entries, solution=solution, source=str(entries_file),
+                                refused=refused)
+            except DataFormatError:
+                raise
             except RouterlabError as e:
                 raise NotStarted(str(e)) from None
             run = Run(tb, eng)
-            run.refused = refused
+            run.refused = refused or []
+            run.loaded = facts["entries"]
             yield run
         finally:
             packets = eng.packet_log() if log is not None else ""

@@ -85,6 +85,22 @@ def bench_chain(engine, load, duration):
     click.echo(chain.report(df, load))
 
 
+@bench_app.command("entries")
+@click.option("--scenario", default="routes900k-multiflow-fw50", show_default=True,
+              help="Scenario whose table entries are loaded.")
+@click.option("--control", "controls", multiple=True, type=click.Choice(["p4runtime", "thrift"]),
+              default=["p4runtime", "thrift"], show_default=True, help="Control planes, one fresh switch each.")
+def bench_entries(scenario, controls):
+    """Time to load a scenario's table entries into bmv2 over P4Runtime and over the Thrift CLI, next to their floors (needs root)."""
+    from ..benchmarks import entries
+
+    try:
+        res = entries.run(scenario, tuple(controls), announce=err.print)
+    except RouterlabError as e:
+        fail(str(e), 1)
+    click.echo(entries.report(res))
+
+
 @bench_app.command("forwarding")
 @click.option("--engine", multiple=True, default=["click", "fastclick"], help="Click flavours to run from memory.")
 @click.option("--packets", type=int, default=2_000_000, help="Packets per timed run.")

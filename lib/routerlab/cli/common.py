@@ -275,14 +275,17 @@ def packets_argument(f):
                          "(an empty line or Ctrl-D ends), or pipe them in.")(f)
 
 
-def run_try(packets: tuple[str, ...], run):
+def run_try(packets: tuple[str, ...], run, commands: tuple[str, ...] = ()):
     """``click try`` and ``p4 try``: check each PACKET argument (a bad one exits 2 naming
-    it), then ``run(lines)`` (None: typed lines), which sends them and prints what came
-    back. A router that does not start exits 1 with its messages, one that could not be
-    tried (no such exercise or file, no engine) 2, Ctrl-C 130."""
+    it; one starting with a word of ``commands`` is the session's to check), then
+    ``run(lines)`` (None: typed lines), which sends them and prints what came back. A
+    router that does not start exits 1 with its messages, one that could not be tried (no
+    such exercise or file, no engine) 2, Ctrl-C 130."""
     from ..checks import NotStarted, packet_line
 
     for text in packets:
+        if text.split(" ", 1)[0] in commands:
+            continue
         try:
             packet_line(text)
         except ValueError as e:

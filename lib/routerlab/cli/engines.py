@@ -1,4 +1,4 @@
-"""The engines routerlab builds: ``engines install``, ``pack``, ``list``, ``remove``, ``test``."""
+"""The engines routerlab builds: ``engines install``, ``pack``, ``list``, ``remove``, ``test``, ``env``, ``run``."""
 
 from __future__ import annotations
 
@@ -136,3 +136,37 @@ def engines_test(engine, tests):
     click.echo(upstream.report(runs))
     if not all(r.ok for r in runs):
         raise Exit(1)
+
+
+@engines_app.command("env")
+@click.option("--log-build/--no-log-build", default=None,
+              help="bmv2's logging build (bmv2-log) or bmv2 [default: bmv2-log where installed].")
+def engines_env(log_build):
+    """Print the shell lines (export PATH, PYTHONPATH) that make routerlab's p4c, bmv2 and
+    PI's P4Runtime Python modules the ones found: eval "$(routerlab engines env)"."""
+    from ..engines import environment
+
+    try:
+        click.echo(environment.exports(log_build), nl=False)
+    except RouterlabError as e:
+        fail(str(e))
+
+
+@engines_app.command("run", context_settings={"ignore_unknown_options": True})
+@click.option("--isolated", is_flag=True,
+              help="In network, PID and mount namespaces of its own (a user namespace too without root), "
+                   "where sudo runs its command as it is: for scripts that create interfaces or kill switches.")
+@click.option("--log-build/--no-log-build", default=None,
+              help="bmv2's logging build (bmv2-log) or bmv2 [default: bmv2-log where installed].")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def engines_run(isolated, log_build, command):
+    """Run COMMAND with routerlab's engines first in PATH and PI's P4Runtime modules in
+    PYTHONPATH; exit with its status. For p4lang/tutorials: in exercises/basic,
+    routerlab engines run --isolated -- make test."""
+    from ..engines import environment
+
+    try:
+        code = environment.run(list(command), isolated=isolated, log_build=log_build)
+    except RouterlabError as e:
+        fail(str(e))
+    raise SystemExit(code)

@@ -49,10 +49,12 @@ from .common import PATH, SEARCH_KIND, err, fail, generator_option, print_assess
 @click.option("--kernel-forwarding/--no-kernel-forwarding", default=False,
               help="exec: the router makes the kernel forward (nft, tc, routes): leave kernel forwarding on "
                    "(needs --ready).")
+@click.option("--control", type=click.Choice(["p4runtime", "thrift"]),
+              help="bmv2: its control plane [default: p4runtime where simple_switch_grpc is installed].")
 @generator_option
 def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, routes, frame_size, experiment, config,
             ceiling, search, pdr, steal_threshold, max_repeats, start, ready, ready_timeout, stop, counters,
-            version_command, kernel_forwarding):
+            version_command, kernel_forwarding, control):
     """Measure a router on the namespace testbed: a fixed sweep or a PDR/NDR search.
 
     Any router can be measured with --engine exec: your --start command runs it in the
@@ -72,7 +74,8 @@ def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, rou
         res = measuring.measure(engine, scenario, out, loads=loads, loads_frac=loads_frac, runs=runs,
                                 duration=duration, search=search, pdr=pdr,
                                 ceiling_pps=ceiling, experiment=experiment, rules=rules, routes=routes,
-                                frame_size=frame_size, config=config, router=router, announce=err.print,
+                                frame_size=frame_size, config=config, router=router, control=control,
+                                announce=err.print,
                                 steal_threshold=steal_threshold, max_repeats=max_repeats)
     if search is not None:
         for line in search_mod.format_result(res):

@@ -1,4 +1,4 @@
-"""P4 programs on bmv2: ``p4 build``, ``p4 check``, ``p4 try``."""
+"""P4 programs on bmv2: ``p4 build``, ``p4 check``, ``p4 try``, ``p4 run``."""
 
 from __future__ import annotations
 
@@ -57,12 +57,32 @@ def p4_check(exercise, program, solution, log, extra, fmt):
 @click.option("--program", type=PATH, help="Your .p4 file (default: the exercise's skeleton).")
 @click.option("--solution", is_flag=True, help="Try the reference solution instead.")
 def p4_try(exercise, packets, program, solution):
-    """Start your program on bmv2 with the exercise's entries and send it packets you describe; print what came back on which port."""
+    """Start your program on bmv2 with the exercise's entries and send it packets you describe; print what came back on which port.
+
+    A line 'write {...}' (one table entry, JSON as in entries.json) writes it over
+    P4Runtime before the next packet."""
     from .. import p4exercises
 
     program = _program(exercise, program, solution)
     _say_namespaces()
-    run_try(packets, lambda lines: p4exercises.try_program(exercise, lines, program, solution=solution))
+    run_try(packets, lambda lines: p4exercises.try_program(exercise, lines, program, solution=solution),
+            commands=("write",))
+
+
+@p4_app.command("run")
+@argument("program", type=PATH, help="A .p4 file for v1model (e.g. a p4lang/tutorials exercise, unmodified).")
+@packets_argument
+@click.option("--entries", type=PATH, required=True, metavar="FILE",
+              help="Table entries in the runtime-JSON format of p4lang/tutorials (sN-runtime.json) "
+                   "or of the course (entries.json).")
+def p4_run(program, packets, entries):
+    """Start PROGRAM on bmv2 with the entries of FILE (over P4Runtime where simple_switch_grpc
+    is installed) and send it packets you describe; print what came back on which port
+    (port 0: towards the generator, 1: towards the sink)."""
+    from .. import p4exercises
+
+    _say_namespaces()
+    run_try(packets, lambda lines: p4exercises.run_program(program, entries, lines), commands=("write",))
 
 
 def _say_namespaces():

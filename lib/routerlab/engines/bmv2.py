@@ -1,10 +1,21 @@
 """bmv2's simple_switch as a routerlab engine, running the programs of ``p4/``.
 
-simple_switch runs in the DUT namespace with the two testbed links as ports 0 (towards
-the generator) and 1 (towards the sink), pinned to the router's CPU. Table entries are
-loaded through ``simple_switch_CLI`` (the Thrift runtime CLI), which also reads the
-counters. As for Click, kernel forwarding is off in the DUT and the DUT's ingress drops
-what simple_switch captured, so the kernel never processes the same packets.
+The switch runs in the DUT namespace with the two testbed links as ports 0 (towards the
+generator) and 1 (towards the sink), pinned to the router's CPU. Its control plane is one
+of two (:attr:`Bmv2.control`):
+
+- ``p4runtime`` (the default where ``simple_switch_grpc`` is installed): the switch is
+  ``simple_switch_grpc`` started without a program; routerlab sets the pipeline, writes
+  the table entries and reads the counters over P4Runtime
+  (:mod:`routerlab.engines.p4runtime`), on a Unix socket of the run's own folder, so that
+  no TCP port can be taken already;
+- ``thrift``: ``simple_switch`` with the program, entries and counters through
+  ``simple_switch_CLI`` (the Thrift runtime CLI).
+
+Registers are written through the Thrift CLI either way (bmv2's P4Runtime server has no
+registers); ``simple_switch_grpc`` serves Thrift too. As for Click, kernel forwarding is
+off in the DUT and the DUT's ingress drops what the switch captured, so the kernel never
+processes the same packets.
 
 bmv2 is a reference model, not a fast path: expect tens of kpps.
 """
@@ -19,6 +30,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import defaults
 from ..errors import EngineNotFound, RouterlabError
 from ..scenarios import Scenario
 from ..testbed import STATE_DIR, Testbed, nsexec
@@ -29,10 +41,13 @@ from .kernel import keep_kernel_out
 
 THRIFT_PORT = 9090  # each testbed has its own namespace, so one port serves all
 
-#: The runtime CLI loads entries one command at a time: 100k routes took 52 s on
+#: The control planes :attr:`Bmv2.control` can name.
+CONTROLS = ("p4runtime", "thrift")
+
+#: The Thrift runtime CLI loads entries one command at a time: 100k routes took 52 s on
 #: 2026-11-22 and 14.5 s on 2026-11-23 on the same development machine, where 900k would
-#: take 2 to 8 minutes. Larger tables are capped at this size; the environment record says
-#: so, with the load time measured in that run.
+#: take 2 to 8 minutes. With it, larger tables are capped at this size; the environment
+#: record says so, with the load time measured in that run. P4Runtime loads them all.
 ROUTE_LIMIT = 100_000
 
 
@@ -50,8 +65,8 @@ def cli_python() -> str:
 QUEUE_COUNTERS = ("RlIngress.rx_port", "RlIngress.dropped", "RlEgress.tx_port")
 
 
-def queue_reads(pipe: p4.Pipeline, ports: list[int]) -> list[tuple[str, int]]:
-    """The counter reads whose signed sum is the packets simple_switch's egress queues
+def queue_reads(pipe: p4.Pipeline, ports: list[int]) -> list[tuple[str, int, int]]:
+    """The counter reads ``(counter, index, sign)`` whose signed sum is the packets simple_switch's egress queues
     dropped: received on ``ports`` (``rx_port``, at the start of ingress) minus dropped by the
     program (``dropped``, every cell: each ``mark_to_drop`` in ``p4/`` counts its reason)
     minus sent (``tx_port``, in egress). A packet that ingress sends to a port whose egress
@@ -65,9 +80,8 @@ def queue_reads(pipe: p4.Pipeline, ports: list[int]) -> list[tuple[str, int]]:
     if any(name not in pipe.counters for name in QUEUE_COUNTERS):
         return []
     rx, dropped, tx = QUEUE_COUNTERS
-    return ([(f"counter_read {rx} {p}", 1) for p in ports]
-            + [(f"counter_read {dropped} {i}", -1) for i in range(pipe.counters[dropped])]
-            + [(f"counter_read {tx} {p}", -1) for p in ports])
+    return ([(rx, p, 1) for p in ports] + [(dropped, i, -1) for i in range(pipe.counters[dropped])]
+            + [(tx, p, -1) for p in ports])
 
 
 @register
@@ -81,6 +95,24 @@ class Bmv2(Engine):
     #: (installed, or ``$ROUTERLAB_SIMPLE_SWITCH_LOG``) it runs bmv2's, whose log then
     #: has little but errors, and says so once.
     log_packets = False
+    #: ``p4runtime`` or ``thrift`` (see the module's docstring); None: P4Runtime where
+    #: ``simple_switch_grpc`` is installed, else Thrift.
+    control: str | None = None
+
+    def control_plane(self) -> str:
+        """The control plane this run uses: :attr:`control`, checked to be there, or the
+        default."""
+        if self.control is not None and self.control not in CONTROLS:
+            raise RouterlabError(f"bmv2: unknown control plane {self.control!r}; known: {', '.join(CONTROLS)}")
+        if self.control == "thrift":
+            return "thrift"
+        try:
+            self._binary("simple_switch_grpc")
+        except EngineNotFound as e:
+            if self.control == "p4runtime":
+                raise EngineNotFound(f"bmv2: --control p4runtime needs simple_switch_grpc: {e}") from None
+            return "thrift"
+        return "p4runtime"
 
     def _build(self) -> str:
         """The installable engine whose binaries run: ``bmv2-log`` with
@@ -100,7 +132,8 @@ class Bmv2(Engine):
         return find_binary(self._build(), binary)
 
     def switch(self) -> str:
-        return self._binary("simple_switch")
+        """The switch program of this run's control plane (:meth:`control_plane`)."""
+        return self._binary("simple_switch_grpc" if self.control_plane() == "p4runtime" else "simple_switch")
 
     def packet_log(self) -> str:
         """simple_switch's log so far, with :attr:`log_packets`: every packet's parser
@@ -122,13 +155,19 @@ class Bmv2(Engine):
         p4.p4c()
         p4.p4_dir()
         cli_python()
+        if self.control_plane() == "p4runtime":
+            try:
+                import finsy  # noqa: F401
+            except ImportError:
+                raise EngineNotFound("bmv2: P4Runtime needs the Python package finsy (pip install finsy)") from None
         super().check(sc)
 
     def version(self):
-        """bmv2 (or its logging build) and p4c, by upstream repository and commit (or the
-        paths of one's own)."""
+        """bmv2 (or its logging build), its control plane and p4c, by upstream repository
+        and commit (or the paths of one's own)."""
         which = self._build()
-        return f"{which} {builds.describe(which, self.switch())}; p4c {builds.describe('p4c', p4.p4c())}"
+        return (f"{which} {builds.describe(which, self.switch())}, control {self.control_plane()}; "
+                f"p4c {builds.describe('p4c', p4.p4c())}")
 
     # running a program ------------------------------------------------------------------
     def run(self, tb: Testbed, program: str | Path, entries: list[dict], solution: bool = True,
@@ -144,8 +183,9 @@ class Bmv2(Engine):
         fast-reroute topology.
         """
         json_path = p4.compile_program(program, solution)
-        pipe = p4.Pipeline(json_path)
-        cmds = p4.cli_commands(entries, pipe, source, refused)
+        self._pipe = pipe = p4.Pipeline(json_path)
+        checked = p4.parse_entries(entries, pipe, source, refused)  # all of them before the first write
+        control = self.control_plane()
         ns = ns or tb.ns_dut
         ports = ports or {0: tb.dut_in, 1: tb.dut_out}
         for dev in ports.values():
@@ -156,37 +196,73 @@ class Bmv2(Engine):
         self._dir = STATE_DIR / f"{tb.prefix}-bmv2"
         self._dir.mkdir(parents=True, exist_ok=True)
         self._ns = ns
-        self._log = open(self._dir / "simple_switch.log", "w")
+        log_path = self._dir / "simple_switch.log"
+        self._log = open(log_path, "w")
         ifaces = [a for p, dev in sorted(ports.items()) for a in ("-i", f"{p}@{dev}")]
+        # a socket file of the run's own folder: no port to find free, none left taken
+        grpc = self._dir / "p4runtime.sock"
+        grpc.unlink(missing_ok=True)
         # the notification socket is a file: one per run, or two runs would share it
         self._proc = tb.spawn(ns, self.switch(), *ifaces,
                               "--thrift-port", str(THRIFT_PORT), "--device-id", "0",
                               "--notifications-addr", f"ipc://{self._dir}/notifications.ipc",
                               # flushed at every message, so it can be read while the switch runs
                               *(["--log-file", str(self._dir / "packets.log"), "--log-flush"]
-                                if self.log_packets else []), str(json_path),
+                                if self.log_packets else []),
+                              *(["--no-p4", "--", "--grpc-server-addr", f"unix:{grpc}"] if control == "p4runtime"
+                                else [str(json_path)]),
                               cpu=tb.router_cpu if cpu == -1 else cpu, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
-        while True:
-            if self._proc.poll() is not None:
-                raise RouterlabError(f"simple_switch exited ({self._proc.returncode}): "
-                                     + (self._dir / "simple_switch.log").read_text()[-500:])
-            out = self.cli_run(["show_ports"], check=False)
-            if "Could not connect" not in out and "Error" not in out:
-                break
-            if time.monotonic() > deadline:
-                raise RouterlabError("simple_switch did not answer on its Thrift port within 30 s")
-            time.sleep(0.2)
         self._queue_reads = queue_reads(pipe, sorted(ports))
-        t0 = time.perf_counter()
-        self.cli_run(cmds)
+        if control == "p4runtime":
+            from .p4runtime import NotAnswering, Session
+
+            try:
+                self._p4rt = Session(f"unix:{grpc}", p4.p4info_of(json_path), json_path, log=log_path,
+                                     timeout=defaults.BMV2_ANSWER_TIMEOUT_S)
+            except NotAnswering:
+                self._exited(log_path)
+                raise
+            t0 = time.perf_counter()
+            self._p4rt.write(checked, source)
+        else:
+            self._wait_for_thrift(log_path)
+            t0 = time.perf_counter()
+            self.cli_run([p4.cli_command(e) for e in checked])
         src = p4.source(program, solution).resolve()
         try:
             src = src.relative_to(p4.p4_dir().resolve().parent)
         except ValueError:  # a student's file elsewhere
             pass
-        return {"p4_program": str(src), "entries": len(cmds),
+        return {"p4_program": str(src), "entries": len(checked), "control": control,
                 "entries_load_s": round(time.perf_counter() - t0, 2)}
+
+    def write_entries(self, entries: list[dict], source: str = "entries") -> str:
+        """Write runtime-JSON ``entries`` into the running program (each checked against its
+        P4Info first); return the control plane that wrote them."""
+        checked = p4.parse_entries(entries, self._pipe, source)
+        if getattr(self, "_p4rt", None):
+            self._p4rt.write(checked, source)
+            return "P4Runtime"
+        self.cli_run([p4.cli_command(e) for e in checked])
+        return "Thrift runtime CLI"
+
+    def _exited(self, log_path: Path):
+        """Raise if the switch has exited, with the end of its log."""
+        if self._proc.poll() is not None:
+            raise RouterlabError(f"{Path(self.switch()).name} exited ({self._proc.returncode}); the end of its log "
+                                 f"{log_path}:\n" + log_path.read_text()[-500:])
+
+    def _wait_for_thrift(self, log_path: Path):
+        deadline = time.monotonic() + defaults.BMV2_ANSWER_TIMEOUT_S
+        while True:
+            self._exited(log_path)
+            out = self.cli_run(["show_ports"], check=False)
+            if "Could not connect" not in out and "Error" not in out:
+                return
+            if time.monotonic() > deadline:
+                raise RouterlabError(f"simple_switch did not answer on its Thrift port {THRIFT_PORT} within "
+                                     f"{defaults.BMV2_ANSWER_TIMEOUT_S:.0f} s; its log: {log_path}")
+            time.sleep(0.2)
 
     def cli_run(self, commands: list[str], check: bool = True) -> str:
         """Run commands through simple_switch_CLI in the DUT; errors name the command."""
@@ -205,6 +281,8 @@ class Bmv2(Engine):
 
     def counter(self, name: str, index: int) -> int:
         """Packets of counter ``name`` (fully qualified) at ``index``."""
+        if getattr(self, "_p4rt", None):
+            return self._p4rt.counter(name, index)
         out = self.cli_run([f"counter_read {name} {index}"])
         m = re.search(r"packets=(\d+)", out) or re.search(r"(\d+) packets", out)
         if not m:
@@ -212,11 +290,13 @@ class Bmv2(Engine):
         return int(m.group(1))
 
     def register_write(self, name: str, index: int, value: int):
+        """Write a register cell, through the Thrift CLI whatever the control plane
+        (bmv2's P4Runtime server has no registers)."""
         self.cli_run([f"register_write {name} {index} {value}"])
 
     # the engine interface --------------------------------------------------------------------
     def start(self, tb: Testbed, sc: Scenario) -> dict:
-        entries, routes = p4.scenario_entries(sc, ROUTE_LIMIT)
+        entries, routes = p4.scenario_entries(sc, None if self.control_plane() == "p4runtime" else ROUTE_LIMIT)
         facts = self.run(tb, p4.program_for(sc), entries, source=f"scenario {sc.name}")
         facts["routes_loaded"] = routes
         try:
@@ -228,9 +308,10 @@ class Bmv2(Engine):
         facts["egress_queue_drops"] = "on" if self._queue_reads else \
             f"off: the program lacks the counters {', '.join(QUEUE_COUNTERS)}"
         if routes < sc.routes:
-            facts["routes_note"] = (f"{routes} of {sc.routes} routes: the runtime CLI loads entries one at a time, "
-                                    f"so tables are capped at {ROUTE_LIMIT} ({facts['entries']} entries took "
-                                    f"{facts['entries_load_s']:.1f} s here)")
+            facts["routes_note"] = (f"{routes} of {sc.routes} routes: the Thrift runtime CLI loads entries one at a "
+                                    f"time, so tables are capped at {ROUTE_LIMIT} ({facts['entries']} entries took "
+                                    f"{facts['entries_load_s']:.1f} s here); P4Runtime (--control p4runtime) "
+                                    "loads them all")
         return facts
 
     def forwarded(self, tb):
@@ -242,16 +323,23 @@ class Bmv2(Engine):
         capture = getattr(self, "_capture", None)
         out = {f"{tb.link_name(iface)}.capture_drops": n for iface, n in capture.read().items()} if capture else {}
         reads = getattr(self, "_queue_reads", None)
-        if reads and getattr(self, "_proc", None) is not None and self._proc.poll() is None:
-            text = self.cli_run([cmd for cmd, _ in reads])
+        if reads and getattr(self, "_proc", None) is not None and self._proc.poll() is None and \
+                getattr(self, "_p4rt", None):
+            counts = self._p4rt.counters([(name, i) for name, i, _ in reads])
+            out["egress_queue_drops"] = sum(sign * n for (_, _, sign), n in zip(reads, counts))
+        elif reads and getattr(self, "_proc", None) is not None and self._proc.poll() is None:
+            text = self.cli_run([f"counter_read {name} {i}" for name, i, _ in reads])
             counts = [int(n) for n in re.findall(r"= \(\d+ bytes, (\d+) packets\)", text)]
             if len(counts) != len(reads):
                 raise RouterlabError(f"simple_switch_CLI answered {len(counts)} of {len(reads)} counter reads: "
                                      f"{text[-300:]}")
-            out["egress_queue_drops"] = sum(sign * n for (_, sign), n in zip(reads, counts))
+            out["egress_queue_drops"] = sum(sign * n for (_, _, sign), n in zip(reads, counts))
         return out
 
     def stop(self, tb):
+        if getattr(self, "_p4rt", None):
+            self._p4rt.close()
+            self._p4rt = None
         if getattr(self, "_capture", None):
             self._capture.close()
             self._capture = None

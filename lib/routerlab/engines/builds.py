@@ -49,9 +49,11 @@ TAIL = 30
 OVERRIDES = {
     "click": {"click": "ROUTERLAB_CLICK"},
     "fastclick": {"click": "ROUTERLAB_FASTCLICK"},
-    "bmv2": {"simple_switch": "ROUTERLAB_SIMPLE_SWITCH", "simple_switch_CLI": "ROUTERLAB_SIMPLE_SWITCH_CLI"},
-    "bmv2-log": {"simple_switch": "ROUTERLAB_SIMPLE_SWITCH_LOG", "simple_switch_CLI": "ROUTERLAB_SIMPLE_SWITCH_CLI"},
-    "p4c": {"p4c-bm2-ss": "ROUTERLAB_P4C"},
+    "bmv2": {"simple_switch": "ROUTERLAB_SIMPLE_SWITCH", "simple_switch_CLI": "ROUTERLAB_SIMPLE_SWITCH_CLI",
+             "simple_switch_grpc": "ROUTERLAB_SIMPLE_SWITCH_GRPC"},
+    "bmv2-log": {"simple_switch": "ROUTERLAB_SIMPLE_SWITCH_LOG", "simple_switch_CLI": "ROUTERLAB_SIMPLE_SWITCH_CLI",
+                 "simple_switch_grpc": "ROUTERLAB_SIMPLE_SWITCH_GRPC_LOG"},
+    "p4c": {"p4c-bm2-ss": "ROUTERLAB_P4C", "p4c": "ROUTERLAB_P4C_DRIVER"},
 }
 
 

@@ -1,0 +1,193 @@
+"""P4Runtime, the control plane of ``simple_switch_grpc``: its pipeline set, table entries
+written and counters read back through finsy (a maintained P4Runtime client from PyPI).
+
+Why finsy: it is kept current with protobuf and grpcio (PyPI's ``p4runtime`` package,
+generated for protobuf 3, does not import with protobuf 4 or later), it ships the
+P4Runtime protos of its own (so nothing from p4lang/PI is imported here), and it turns
+names and Python values into P4Runtime messages from the P4Info. It is asyncio-based;
+:class:`Session` runs its event loop in a thread of its own so that the engines, which
+are synchronous, can call it.
+
+Every entry is checked against the program's P4Info before the first Write
+(:func:`routerlab.engines.p4.parse_entries`); what the switch still refuses is named by
+the entry's index in its file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from ..errors import RouterlabError
+from .p4 import Entry
+
+#: Updates per WriteRequest: large enough that the round trips do not count, small
+#: enough that an error names its entry without a huge reply.
+BATCH = 2000
+#: How long simple_switch_grpc has to answer the first connection, in seconds.
+CONNECT_TIMEOUT_S = 30.0
+
+
+class NotAnswering(RouterlabError):
+    """The switch did not answer on its P4Runtime address in time."""
+
+
+def _finsy():
+    import finsy
+
+    # finsy logs each connection at INFO and that bmv2 has no gNMI at WARNING: routerlab
+    # says what matters itself, and raises on errors
+    logging.getLogger("finsy").setLevel(logging.ERROR)
+    return finsy
+
+
+def table_entry(e: Entry):
+    """``e`` as a finsy table entry: an insert, or for a default action a modify (the
+    P4Runtime way to set a table's default). Wildcard fields are left out, as P4Runtime
+    requires."""
+    fy = _finsy()
+    match = {}
+    for m in e.key:
+        if m.wildcard:
+            continue
+        kind, v = m.field.match_type, m.values
+        match[m.field.name] = v[0] if kind in ("exact", "optional") else (v[0], v[1])
+    entry = fy.P4TableEntry(e.table, match=fy.P4TableMatch(match) if match else None,
+                            action=fy.P4TableAction(e.action, **{n: v for n, v, _ in e.params}),
+                            priority=e.priority or 0, is_default_action=e.default)
+    return ~entry if e.default else +entry
+
+
+class Session:
+    """A P4Runtime client, primary controller of the switch at ``address`` (``host:port``
+    or ``unix:PATH``), that has set the pipeline (``p4info``, ``bmv2_json``). Close it
+    with :meth:`close` (or use it as a context manager).
+
+    Raises :class:`NotAnswering` (naming the address and ``log``, the switch's log) when
+    the switch does not answer within ``timeout`` seconds, and :class:`RouterlabError`
+    when it refuses the pipeline."""
+
+    def __init__(self, address: str, p4info: Path, bmv2_json: Path, *, device_id: int = 0,
+                 timeout: float = CONNECT_TIMEOUT_S, log: Path | None = None):
+        fy = _finsy()
+        self.address, self.log = address, log
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name=f"p4runtime {address}", daemon=True)
+        self._thread.start()
+        options = fy.SwitchOptions(p4info=Path(p4info), p4blob=Path(bmv2_json), p4force=True, device_id=device_id)
+        self._switch = fy.Switch("bmv2", address, options)
+        try:
+            self._call(self._open(timeout), timeout + 5)
+        except BaseException:
+            self._stop_loop()
+            raise
+
+    async def _open(self, timeout: float):
+        deadline = time.monotonic() + timeout
+        last = None
+        # simple_switch_grpc listens only once it has started: try until the deadline
+        while time.monotonic() < deadline:
+            try:
+                await asyncio.wait_for(self._switch.__aenter__(), max(0.1, deadline - time.monotonic()))
+                return
+            except asyncio.TimeoutError:
+                break
+            except Exception as e:  # noqa: BLE001 - finsy's errors differ by version
+                last = e
+                if "UNAVAILABLE" not in str(e) and "failed to connect" not in str(e).lower():
+                    raise RouterlabError(f"P4Runtime at {self.address}: {_said(e)}") from None
+                await asyncio.sleep(0.2)
+        raise NotAnswering(f"simple_switch_grpc did not answer P4Runtime at {self.address} within {timeout:.0f} s"
+                           + (f" ({_said(last)})" if last else "") + (f"; its log: {self.log}" if self.log else ""))
+
+    def _call(self, coro, timeout: float | None = None):
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+
+    def write(self, entries: list[Entry], source: str = "entries",
+              progress: Callable[[int], None] | None = None) -> int:
+        """Write ``entries`` (already checked, :func:`routerlab.engines.p4.parse_entries`),
+        :data:`BATCH` to a WriteRequest; return how many. ``progress`` is called with the
+        number written so far. A refused entry raises :class:`RouterlabError` naming it
+        (``table_entries[i]`` of ``source``) and what the switch said."""
+        fy = _finsy()
+        done = 0
+        for start in range(0, len(entries), BATCH):
+            batch = entries[start:start + BATCH]
+            updates = [table_entry(e) for e in batch]
+            try:
+                self._call(self._switch.write(updates))
+            except fy.P4ClientError as ex:
+                raise RouterlabError(_refused(ex, start, batch, source)) from None
+            done += len(batch)
+            if progress:
+                progress(done)
+        return done
+
+    def counters(self, reads: list[tuple[str, int]]) -> list[int]:
+        """The packet count of each ``(counter, index)`` in ``reads``, in one ReadRequest."""
+        fy = _finsy()
+        if not reads:
+            return []
+
+        async def read():
+            got = {}
+            async for c in self._switch.read([fy.P4CounterEntry(name, index=i) for name, i in reads]):
+                got[(self._switch.p4info.counters[c.counter_id].alias, c.index)] = c.data.packet_count
+                got[(self._switch.p4info.counters[c.counter_id].name, c.index)] = c.data.packet_count
+            return got
+        try:
+            got = self._call(read(), 60)
+        except fy.P4ClientError as ex:
+            raise RouterlabError(f"P4Runtime at {self.address}: reading counters: {_said(ex)}") from None
+        missing = [r for r in reads if r not in got]
+        if missing:
+            raise RouterlabError(f"P4Runtime at {self.address}: no counter {missing[0][0]}[{missing[0][1]}] in the reply")
+        return [got[r] for r in reads]
+
+    def counter(self, name: str, index: int) -> int:
+        """Packets of counter ``name`` (as the P4Info names it) at ``index``."""
+        return self.counters([(name, index)])[0]
+
+    def close(self) -> None:
+        """Leave the switch (its pipeline and entries stay) and stop the client's loop."""
+        if self._loop.is_closed():
+            return
+        try:
+            self._call(self._switch.__aexit__(None, None, None), 10)
+        except Exception:  # noqa: BLE001 - the switch may be gone already
+            pass
+        self._stop_loop()
+
+    def _stop_loop(self):
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _said(e: BaseException) -> str:
+    """The first line of what gRPC or finsy said."""
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0][:300]
+
+
+def _refused(ex, start: int, batch: list[Entry], source: str) -> str:
+    """What the switch refused, by entry: ``table_entries[i]`` of ``source`` and why."""
+    details = getattr(ex, "details", None) or {}
+    for index, detail in sorted(details.items()):
+        e = batch[index] if 0 <= index < len(batch) else None
+        where = f"table_entries[{e.index}] ({e.table} {e.action})" if e else f"update {start + index}"
+        msg = getattr(detail, "message", None) or str(detail)
+        return f"{source}: {where}: the switch refused it: {msg}"
+    first, last = batch[0].index, batch[-1].index
+    return f"{source}: table_entries[{first}..{last}]: the switch refused a write: {_said(ex)}"
