@@ -145,6 +145,31 @@ def test_entries_are_checked_against_the_p4info():
 
 
 @needs_p4c
+def test_entries_become_p4runtime_updates():
+    """Wildcards are left out, as P4Runtime requires; the priority is kept (the largest
+    wins there); a default action is a MODIFY of the table's default entry."""
+    from finsy import P4Schema
+    from finsy.proto import p4r
+
+    from routerlab.engines.p4runtime import table_entry
+
+    json_path = p4.compile_program("firewall")
+    pipe = p4.Pipeline(json_path)
+    schema = P4Schema(p4.p4info_of(json_path))
+    entries = [{"table": "RlIngress.acl", "match": {"meta.dstPort": [9, 9], "hdr.ipv4.protocol": [17, 255]},
+                "priority": 5, "action_name": "RlIngress.acl_deny", "action_params": {}},
+               {"table": "RlIngress.acl", "default_action": True, "action_name": "RlIngress.acl_allow",
+                "action_params": {}}]
+    insert, default = [table_entry(e).encode_update(schema) for e in p4.parse_entries(entries, pipe)]
+    assert insert.type == p4r.Update.INSERT and insert.entity.table_entry.priority == 5
+    fields = {schema.tables["RlIngress.acl"].match_fields[m.field_id].name: m
+              for m in insert.entity.table_entry.match}
+    assert sorted(fields) == ["hdr.ipv4.protocol", "meta.dstPort"]  # the source and destination: wildcards
+    assert fields["meta.dstPort"].range.low == fields["meta.dstPort"].range.high == b"\x09"
+    assert default.type == p4r.Update.MODIFY and default.entity.table_entry.is_default_action
+
+
+@needs_p4c
 def test_a_compile_error_names_file_and_line(tmp_path):
     bad = tmp_path / "bad.p4"
     bad.write_text('#include "common.p4"\ncontrol X() { apply { nonsense; } }\n')
