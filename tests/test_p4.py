@@ -375,6 +375,28 @@ def test_a_switch_that_does_not_answer_p4runtime_is_named_with_its_log(monkeypat
     assert not os.path.exists(f"/proc/{pid}")  # stopped with the run
 
 
+@needs_bmv2
+def test_a_switch_that_exits_at_start_is_said_at_once(monkeypatch, tmp_path):
+    from routerlab import defaults
+
+    failing = tmp_path / "simple_switch_grpc"
+    failing.write_text("#!/bin/sh\necho 'no such interface' >&2\nexit 1\n")
+    failing.chmod(0o755)
+    monkeypatch.setenv("ROUTERLAB_SIMPLE_SWITCH_GRPC", str(failing))
+    monkeypatch.setattr(defaults, "BMV2_ANSWER_TIMEOUT_S", 20.0)
+    eng = engines.get("bmv2")
+    eng.control = "p4runtime"
+    t0 = time.monotonic()
+    with testbed.Testbed(generator="rlgen", placement=False) as tb:
+        try:
+            with pytest.raises(RouterlabError, match=r"simple_switch_grpc exited \(1\); the end of its log .*\n"
+                                                     r"no such interface"):
+                eng.run(tb, "router", [])
+        finally:
+            eng.stop(tb)
+    assert time.monotonic() - t0 < 10  # not the 20 s it would have been given to answer
+
+
 KILLED_RUN = """
 import sys
 from routerlab import engines, testbed

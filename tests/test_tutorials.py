@@ -7,6 +7,7 @@ copy), or from GitHub at the same commit.
 """
 
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -49,8 +50,12 @@ def tutorials(tmp_path_factory) -> Path:
 
 
 def _engines_ready():
+    from routerlab import userns
     from routerlab.engines import environment
     from routerlab.errors import RouterlabError
+
+    if os.geteuid() != 0 and userns.missing():
+        pytest.skip(f"needs root or user namespaces: {userns.missing()}")
 
     try:
         environment.variables()
@@ -68,13 +73,38 @@ def test_basic_ptf_test_passes(tutorials):
     tutorials' own p4runtime_lib and checks the forwarding."""
     _engines_ready()
     basic = tutorials / "exercises" / "basic"
-    p = subprocess.run([ROUTERLAB, "engines", "run", "--isolated", "--", "make", "test"], cwd=basic,
-                       capture_output=True, text=True, timeout=600)
+    host = set(os.listdir("/sys/class/net"))
+    p = _make_test(basic)
+    if p is None:
+        # the tutorials' own client waited for an answer that never came (seen twice in
+        # about a dozen runs here, inside a test's setUp: arbitration or the pipeline):
+        # once more, and the second time is a failure
+        import warnings
+
+        warnings.warn(f"exercises/basic's make test hung; its PTF log ended: {_tail(basic / 'ptf.log')}")
+        p = _make_test(basic)
+        assert p is not None, f"make test hung twice; the PTF log ends:\n{_tail(basic / 'ptf.log', 20)}"
     said = p.stdout + p.stderr
     assert p.returncode == 0, said[-3000:]
-    assert "Ran 1 test" in said and "\nOK" in said, said[-3000:]
-    # inside namespaces of its own: the host has no veth0 of the test's left
-    assert not Path("/sys/class/net/veth0").exists() or os.geteuid() != 0
+    ran = re.search(r"^Ran (\d+) tests? in", said, re.M)
+    assert ran and int(ran.group(1)) >= 6 and "\nOK" in said, said[-3000:]
+    # bmv2 saw its ports (the namespace's own sysfs), and nothing of the test is on the host
+    assert "open: No such file or directory" not in said
+    assert set(os.listdir("/sys/class/net")) == host
+
+
+def _make_test(basic: Path, timeout: float = 240):
+    """``make test`` in ``basic`` through ``routerlab engines run --isolated``; None if it
+    did not end within ``timeout`` seconds (everything it started is gone with it)."""
+    try:
+        return subprocess.run([ROUTERLAB, "engines", "run", "--isolated", "--", "make", "test"], cwd=basic,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _tail(path: Path, n: int = 3) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-n:]) if path.is_file() else f"({path} missing)"
 
 
 def test_tutorials_program_runs_unmodified_with_its_runtime_file(tutorials):

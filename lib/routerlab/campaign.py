@@ -274,7 +274,7 @@ def check(c: Campaign, steps) -> None:
         o = s.options
         try:
             if s.name == "measure":
-                measuring.resolve(o["engine"], s.scenario(), s.path("config"), s.router(),
+                measuring.resolve(o["engine"], s.scenario(), s.path("config"), s.router(), o.get("control"),
                                   **{k: o[k] for k in ("rules", "routes", "frame_size") if k in o})
             elif s.name == "bench search":
                 measuring.resolve(o["engine"], s.scenario())

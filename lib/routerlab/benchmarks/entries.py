@@ -42,8 +42,8 @@ def run(scenario: str = SCENARIO, controls=("p4runtime", "thrift"),
         announce: Callable[[str], None] = lambda msg: None) -> dict:
     """Load ``scenario``'s entries into bmv2 once per control plane; return, per control,
     the seconds the load took (``load_s``, as the engine's record gives it) and its floor
-    (``floor_s``, :func:`floor`), with the number of entries. Needs root (or user
-    namespaces) for the testbed."""
+    (``floor_s``, :func:`floor`), with the number of entries. Needs root, for the
+    testbed."""
     from ..engines.bmv2 import Bmv2
     from ..testbed import Testbed
 

@@ -12,8 +12,8 @@ of two (:attr:`Bmv2.control`):
 - ``thrift``: ``simple_switch`` with the program, entries and counters through
   ``simple_switch_CLI`` (the Thrift runtime CLI).
 
-Registers are written through the Thrift CLI either way (bmv2's P4Runtime server has no
-registers); ``simple_switch_grpc`` serves Thrift too. As for Click, kernel forwarding is
+Registers are written through the Thrift CLI either way (bmv2's P4Runtime server does
+not write registers); ``simple_switch_grpc`` serves Thrift too. As for Click, kernel forwarding is
 off in the DUT and the DUT's ingress drops what the switch captured, so the kernel never
 processes the same packets.
 
@@ -173,9 +173,10 @@ class Bmv2(Engine):
     def run(self, tb: Testbed, program: str | Path, entries: list[dict], solution: bool = True,
             source: str = "entries", *, ns: str | None = None, ports: dict[int, str] | None = None,
             cpu: int | None = -1, refused: list[str] | None = None) -> dict:
-        """Compile ``program``, start simple_switch, load ``entries``; with ``refused`` (a
-        list), an entry that does not fit the program is added there and left out
-        (:func:`routerlab.engines.p4.cli_commands`) instead of stopping the run.
+        """Compile ``program``, start the switch, write ``entries`` over its control plane
+        (:meth:`control_plane`); with ``refused`` (a list), an entry that does not fit the
+        program is added there and left out (:func:`routerlab.engines.p4.parse_entries`)
+        instead of stopping the run. Every entry is checked before the switch starts.
 
         By default on the testbed's DUT with ports 0 = towards the generator and 1 =
         towards the sink, pinned to the router's CPU; ``ns``, ``ports`` (port -> interface)
@@ -218,7 +219,7 @@ class Bmv2(Engine):
 
             try:
                 self._p4rt = Session(f"unix:{grpc}", p4.p4info_of(json_path), json_path, log=log_path,
-                                     timeout=defaults.BMV2_ANSWER_TIMEOUT_S)
+                                     timeout=defaults.BMV2_ANSWER_TIMEOUT_S, alive=lambda: self._proc.poll() is None)
             except NotAnswering:
                 self._exited(log_path)
                 raise
@@ -291,7 +292,7 @@ class Bmv2(Engine):
 
     def register_write(self, name: str, index: int, value: int):
         """Write a register cell, through the Thrift CLI whatever the control plane
-        (bmv2's P4Runtime server has no registers)."""
+        (bmv2's P4Runtime server does not write registers)."""
         self.cli_run([f"register_write {name} {index} {value}"])
 
     # the engine interface --------------------------------------------------------------------

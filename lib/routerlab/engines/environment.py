@@ -97,6 +97,12 @@ exec "$@"
 """
 
 
+def _killed_with_parent():  # pragma: no cover - runs in the child
+    # SIGKILL: unshare --fork blocks the signals it could be asked to stop with
+    if builds._PRCTL is not None:
+        builds._PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def run(command: list[str], *, isolated: bool = False, log_build: bool | None = None, cwd: str | None = None) -> int:
     """Run ``command`` with :func:`variables`; return its exit status.
 
@@ -117,22 +123,26 @@ def run(command: list[str], *, isolated: bool = False, log_build: bool | None = 
             shim.chmod(0o755)
             env["PATH"] = tmp + os.pathsep + env["PATH"]
             user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+            # the namespace's own sysfs: bmv2 reads its ports' state in /sys/class/net, which
+            # would otherwise show the host's interfaces
             argv = ["unshare", *user, "--net", "--pid", "--fork", "--mount-proc", "--kill-child",
-                    "sh", "-c", 'ip link set lo up && exec "$@"', "routerlab-engines-run", *command]
+                    "sh", "-c", 'mount -t sysfs sysfs /sys && ip link set lo up && exec "$@"',
+                    "routerlab-engines-run", *command]
         else:
             argv = list(command)
         try:
-            proc = subprocess.Popen(argv, env=env, cwd=cwd, start_new_session=isolated)
+            # isolated: unshare dies with this process, even killed (-9), and its namespaces'
+            # init with it (--kill-child), and everything in them with that
+            proc = subprocess.Popen(argv, env=env, cwd=cwd, preexec_fn=_killed_with_parent if isolated else None)
         except FileNotFoundError:
             raise RouterlabError(f"routerlab engines run: {argv[0]}: command not found") from None
         try:
-            return proc.wait()
+            code = proc.wait()
         except KeyboardInterrupt:
-            # the namespaces' init dies with unshare (--kill-child), and everything in them with it
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            if isolated:
+                proc.kill()  # unshare waits out the signals it is sent; what it holds goes with it
+            else:
+                proc.send_signal(signal.SIGINT)
+            proc.wait()
             raise
+        return 128 - code if code < 0 else code  # killed by signal N: the shell's 128 + N

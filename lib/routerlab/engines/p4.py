@@ -123,6 +123,11 @@ class Table:
     name: str
     keys: tuple[Field, ...]
     actions: tuple[str, ...]
+    #: Actions only an entry may run, and those only the default may (P4Info's scope).
+    table_only: frozenset[str] = frozenset()
+    default_only: frozenset[str] = frozenset()
+    #: Its default action is fixed by the program (``const default_action``).
+    const_default: bool = False
 
     @property
     def prioritised(self) -> bool:
@@ -158,7 +163,11 @@ class Pipeline:
         for t in info.tables:
             keys = tuple(Field(m.name, p4i.MatchField.MatchType.Name(m.match_type).lower(), m.bitwidth)
                          for m in t.match_fields)
-            self.tables[t.preamble.name] = Table(t.preamble.name, keys, tuple(names[a.id] for a in t.action_refs))
+            scoped = {scope: frozenset(names[a.id] for a in t.action_refs if a.scope == scope)
+                      for scope in (p4i.ActionRef.TABLE_ONLY, p4i.ActionRef.DEFAULT_ONLY)}
+            self.tables[t.preamble.name] = Table(t.preamble.name, keys, tuple(names[a.id] for a in t.action_refs),
+                                                 scoped[p4i.ActionRef.TABLE_ONLY],
+                                                 scoped[p4i.ActionRef.DEFAULT_ONLY], bool(t.const_default_action_id))
         #: counter array name -> number of cells
         self.counters = {c.preamble.name: c.size for c in info.counters}
         self.registers = [r.preamble.name for r in info.registers]
@@ -272,7 +281,13 @@ def _entry(i: int, e: dict, pipe: Pipeline, source: str) -> Entry:
     except ValueError as err:
         raise bad(f"action {action}: {err}") from None
     if e.get("default_action"):
+        if t.const_default:
+            raise bad(f"table {t.name}'s default action is fixed by the program (const default_action)")
+        if action in t.table_only:
+            raise bad(f"action {action} may not be table {t.name}'s default (@tableonly)")
         return Entry(t.name, action, args, default=True, index=i)
+    if action in t.default_only:
+        raise bad(f"action {action} may only be table {t.name}'s default (@defaultonly)")
     match = dict(e.get("match") or {})
     unknown = set(match) - {k.name for k in t.keys}
     if unknown:
@@ -372,6 +387,10 @@ def read_entries(path: str | Path) -> list[dict]:
         raise DataFormatError(p, None, "expected an object with a list 'table_entries'")
     if data.get("target", "bmv2") != "bmv2":
         raise DataFormatError(p, None, f"target {data['target']!r}: routerlab runs bmv2 programs only")
+    for other in ("multicast_group_entries", "clone_session_entries"):
+        if data.get(other):
+            raise DataFormatError(p, None, f"{other}: routerlab writes table entries only, and the program would run "
+                                           "without these")
     return data["table_entries"]
 
 

@@ -36,12 +36,31 @@ class NotAnswering(RouterlabError):
     """The switch did not answer on its P4Runtime address in time."""
 
 
+class _Said(logging.Handler):
+    """What finsy logged at ERROR or above: the reason behind an error it raises without
+    one (a pipeline the switch refused cancels finsy's connection)."""
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage().splitlines()[0][:300] if record.getMessage() else record.levelname)
+
+
+_SAID = _Said()
+
+
 def _finsy():
     import finsy
 
     # finsy logs each connection at INFO and that bmv2 has no gNMI at WARNING: routerlab
-    # says what matters itself, and raises on errors
-    logging.getLogger("finsy").setLevel(logging.ERROR)
+    # says what matters itself, and raises on errors, with what finsy said then
+    log = logging.getLogger("finsy")
+    if _SAID not in log.handlers:
+        log.setLevel(logging.ERROR)
+        log.addHandler(_SAID)
+        log.propagate = False
     return finsy
 
 
@@ -68,44 +87,68 @@ class Session:
     with :meth:`close` (or use it as a context manager).
 
     Raises :class:`NotAnswering` (naming the address and ``log``, the switch's log) when
-    the switch does not answer within ``timeout`` seconds, and :class:`RouterlabError`
-    when it refuses the pipeline."""
+    the switch does not answer within ``timeout`` seconds, or ``alive()`` says it is
+    gone; :class:`RouterlabError` when finsy cannot read the P4Info or the switch refuses
+    the pipeline."""
 
     def __init__(self, address: str, p4info: Path, bmv2_json: Path, *, device_id: int = 0,
-                 timeout: float = CONNECT_TIMEOUT_S, log: Path | None = None):
+                 timeout: float = CONNECT_TIMEOUT_S, log: Path | None = None,
+                 alive: Callable[[], bool] = lambda: True):
         fy = _finsy()
         self.address, self.log = address, log
+        options = fy.SwitchOptions(p4info=Path(p4info), p4blob=Path(bmv2_json), p4force=True, device_id=device_id)
+        try:
+            self._switch = fy.Switch("bmv2", address, options)
+        except (ValueError, KeyError, OSError) as e:
+            # e.g. two match fields of one table whose names end alike (hdr.ethernet.dstAddr
+            # and hdr.ipv4.dstAddr): finsy names fields by their last part
+            raise RouterlabError(f"{p4info}: the P4Runtime client (finsy) cannot take this P4Info: {_said(e)}; "
+                                 "the program runs with --control thrift") from None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"p4runtime {address}", daemon=True)
         self._thread.start()
-        options = fy.SwitchOptions(p4info=Path(p4info), p4blob=Path(bmv2_json), p4force=True, device_id=device_id)
-        self._switch = fy.Switch("bmv2", address, options)
         try:
-            self._call(self._open(timeout), timeout + 5)
+            self._call(self._open(timeout, alive), timeout + 10)
         except BaseException:
             self._stop_loop()
             raise
 
-    async def _open(self, timeout: float):
+    async def _open(self, timeout: float, alive: Callable[[], bool]):
         deadline = time.monotonic() + timeout
         last = None
+        start = len(_SAID.lines)
         # simple_switch_grpc listens only once it has started: try until the deadline
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and alive():
             try:
                 await asyncio.wait_for(self._switch.__aenter__(), max(0.1, deadline - time.monotonic()))
                 return
             except asyncio.TimeoutError:
                 break
+            except asyncio.CancelledError:
+                # finsy cancels its connection when the switch refuses the pipeline
+                if asyncio.current_task().cancelling():
+                    raise
+                said = "; ".join(_SAID.lines[start:]) or "no reason given"
+                raise RouterlabError(f"P4Runtime at {self.address}: the switch did not take the pipeline: {said}"
+                                     + (f"; its log: {self.log}" if self.log else "")) from None
             except Exception as e:  # noqa: BLE001 - finsy's errors differ by version
                 last = e
                 if "UNAVAILABLE" not in str(e) and "failed to connect" not in str(e).lower():
                     raise RouterlabError(f"P4Runtime at {self.address}: {_said(e)}") from None
                 await asyncio.sleep(0.2)
-        raise NotAnswering(f"simple_switch_grpc did not answer P4Runtime at {self.address} within {timeout:.0f} s"
-                           + (f" ({_said(last)})" if last else "") + (f"; its log: {self.log}" if self.log else ""))
+        gone = "" if alive() else " (it exited)"
+        raise NotAnswering(f"simple_switch_grpc did not answer P4Runtime at {self.address}"
+                           + (gone or f" within {timeout:.0f} s") + (f" ({_said(last)})" if last and not gone else "")
+                           + (f"; its log: {self.log}" if self.log else ""))
 
     def _call(self, coro, timeout: float | None = None):
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+        import concurrent.futures
+
+        try:
+            return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise RouterlabError(f"P4Runtime at {self.address}: no answer within {timeout:.0f} s"
+                                 + (f"; the switch's log: {self.log}" if self.log else "")) from None
 
     def write(self, entries: list[Entry], source: str = "entries",
               progress: Callable[[int], None] | None = None) -> int:
@@ -140,7 +183,7 @@ class Session:
                 got[(self._switch.p4info.counters[c.counter_id].name, c.index)] = c.data.packet_count
             return got
         try:
-            got = self._call(read(), 60)
+            got = self._call(read(), 120)
         except fy.P4ClientError as ex:
             raise RouterlabError(f"P4Runtime at {self.address}: reading counters: {_said(ex)}") from None
         missing = [r for r in reads if r not in got]
@@ -163,6 +206,15 @@ class Session:
         self._stop_loop()
 
     def _stop_loop(self):
+        async def cancel_the_rest():
+            rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in rest:
+                t.cancel()
+            await asyncio.gather(*rest, return_exceptions=True)
+        try:
+            asyncio.run_coroutine_threadsafe(cancel_the_rest(), self._loop).result(5)
+        except Exception:  # noqa: BLE001 - stopping anyway
+            pass
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
         if not self._thread.is_alive():
