@@ -350,17 +350,24 @@ def test_an_entry_the_program_lacks_stops_the_run_before_anything_is_written():
             eng.stop(tb)
 
 
-@needs_bmv2
-def test_a_switch_that_does_not_answer_p4runtime_is_named_with_its_log(monkeypatch, tmp_path):
+def _fake_switch(monkeypatch, tmp_path, script: str, answer_timeout: float):
+    """bmv2 over P4Runtime whose simple_switch_grpc is ``script`` (a shell script's body),
+    given ``answer_timeout`` seconds to answer."""
     from routerlab import defaults
 
-    silent = tmp_path / "simple_switch_grpc"
-    silent.write_text("#!/bin/sh\necho 'listening nowhere'\nexec sleep 600\n")
-    silent.chmod(0o755)
-    monkeypatch.setenv("ROUTERLAB_SIMPLE_SWITCH_GRPC", str(silent))
-    monkeypatch.setattr(defaults, "BMV2_ANSWER_TIMEOUT_S", 2.0)
+    fake = tmp_path / "simple_switch_grpc"
+    fake.write_text("#!/bin/sh\n" + script)
+    fake.chmod(0o755)
+    monkeypatch.setenv("ROUTERLAB_SIMPLE_SWITCH_GRPC", str(fake))
+    monkeypatch.setattr(defaults, "BMV2_ANSWER_TIMEOUT_S", answer_timeout)
     eng = engines.get("bmv2")
     eng.control = "p4runtime"
+    return eng
+
+
+@needs_bmv2
+def test_a_switch_that_does_not_answer_p4runtime_is_named_with_its_log(monkeypatch, tmp_path):
+    eng = _fake_switch(monkeypatch, tmp_path, "echo 'listening nowhere'\nexec sleep 600\n", 2.0)
     with testbed.Testbed(generator="rlgen", placement=False) as tb:
         try:
             with pytest.raises(RouterlabError) as err:
@@ -377,15 +384,7 @@ def test_a_switch_that_does_not_answer_p4runtime_is_named_with_its_log(monkeypat
 
 @needs_bmv2
 def test_a_switch_that_exits_at_start_is_said_at_once(monkeypatch, tmp_path):
-    from routerlab import defaults
-
-    failing = tmp_path / "simple_switch_grpc"
-    failing.write_text("#!/bin/sh\necho 'no such interface' >&2\nexit 1\n")
-    failing.chmod(0o755)
-    monkeypatch.setenv("ROUTERLAB_SIMPLE_SWITCH_GRPC", str(failing))
-    monkeypatch.setattr(defaults, "BMV2_ANSWER_TIMEOUT_S", 20.0)
-    eng = engines.get("bmv2")
-    eng.control = "p4runtime"
+    eng = _fake_switch(monkeypatch, tmp_path, "echo 'no such interface' >&2\nexit 1\n", 20.0)
     t0 = time.monotonic()
     with testbed.Testbed(generator="rlgen", placement=False) as tb:
         try:

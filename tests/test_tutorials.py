@@ -1,6 +1,6 @@
-"""p4lang/tutorials as they are, on routerlab's engines: exercises/basic's own PTF test
-(``make test``) through ``routerlab engines run --isolated``, and its program with its
-runtime file through ``routerlab p4 run``.
+"""p4lang/tutorials as they are, on routerlab's engines: the own PTF tests of
+exercises/basic and exercises/basic_tunnel (``make test``) through ``routerlab engines
+run --isolated``, and basic's program with its runtime file through ``routerlab p4 run``.
 
 The tutorials come from ``$ROUTERLAB_EXTERNAL`` (CI: ``../shared/external``, a pinned
 copy), or from GitHub at the same commit.
@@ -67,12 +67,14 @@ def _engines_ready():
         engine_absent("ptf not installed (pip install 'routerlab[tutorials]')")
 
 
-def test_basic_ptf_test_passes(tutorials):
-    """`make test` of exercises/basic: p4c compiles the solution, simple_switch_grpc runs
-    it with eight veth ports, and the PTF test writes its entries over P4Runtime with the
-    tutorials' own p4runtime_lib and checks the forwarding."""
+@pytest.mark.parametrize("exercise", ["basic", "basic_tunnel"])
+def test_an_exercises_ptf_test_passes(tutorials, exercise):
+    """`make test` of the exercises that have one: p4c compiles the solution,
+    simple_switch_grpc runs it with eight veth ports, and the PTF tests write their
+    entries over P4Runtime with the tutorials' own p4runtime_lib and check the
+    forwarding."""
     _engines_ready()
-    basic = tutorials / "exercises" / "basic"
+    basic = tutorials / "exercises" / exercise
     host = set(os.listdir("/sys/class/net"))
     p = _make_test(basic)
     if p is None:
@@ -81,13 +83,13 @@ def test_basic_ptf_test_passes(tutorials):
         # once more, and the second time is a failure
         import warnings
 
-        warnings.warn(f"exercises/basic's make test hung; its PTF log ended: {_tail(basic / 'ptf.log')}")
+        warnings.warn(f"exercises/{exercise}'s make test hung; its PTF log ended: {_tail(basic / 'ptf.log')}")
         p = _make_test(basic)
         assert p is not None, f"make test hung twice; the PTF log ends:\n{_tail(basic / 'ptf.log', 20)}"
     said = p.stdout + p.stderr
     assert p.returncode == 0, said[-3000:]
     ran = re.search(r"^Ran (\d+) tests? in", said, re.M)
-    assert ran and int(ran.group(1)) >= 6 and "\nOK" in said, said[-3000:]
+    assert ran and int(ran.group(1)) >= 6 and "\nOK" in said, said[-3000:]  # basic has 6, basic_tunnel 7
     # bmv2 saw its ports (the namespace's own sysfs), and nothing of the test is on the host
     assert "open: No such file or directory" not in said
     assert set(os.listdir("/sys/class/net")) == host
@@ -137,3 +139,24 @@ def test_an_entry_the_program_lacks_is_named_and_nothing_runs(tutorials, tmp_pat
     assert p.returncode == 2, p.stdout + p.stderr
     assert str(bad) in p.stderr and "table_entries[2]" in p.stderr and "ipv4_forward" in p.stderr, p.stderr
     assert "sent" not in p.stdout
+
+
+def test_the_environment_finds_routerlabs_engines_and_p4runtime_modules(tmp_path):
+    """`routerlab engines env`, evaluated by a shell: p4c and simple_switch_grpc are
+    routerlab's, and PI's modules import beside protobuf's (google stays one namespace)."""
+    _engines_ready()
+    from routerlab.engines import builds
+
+    script = tmp_path / "check.sh"
+    script.write_text(f'eval "$({ROUTERLAB} engines env)"\ncommand -v p4c; command -v simple_switch_grpc; command -v ptf\n'
+                      'python -c "from p4.v1 import p4runtime_pb2; from p4.tmp import p4config_pb2; '
+                      'import google.protobuf, google.rpc.status_pb2; print(p4runtime_pb2.__file__)"\n')
+    p = subprocess.run(["sh", str(script)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    p4c, switch, ptf, module = p.stdout.split()
+    assert Path(p4c).resolve().parent.parent == builds.installed("p4c").resolve()
+    assert Path(switch).parent.parent.name.startswith(("bmv2-log-", "bmv2-"))
+    assert Path(ptf).parent == Path(sys.executable).parent
+    assert Path(module).is_relative_to(Path(switch).parent.parent)
+    r = subprocess.run([ROUTERLAB, "engines", "run", "--", "sh", "-c", "exit 3"], capture_output=True)
+    assert r.returncode == 3  # the command's status is routerlab's
