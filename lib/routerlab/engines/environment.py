@@ -118,6 +118,13 @@ def run(command: list[str], *, isolated: bool = False, log_build: bool | None = 
         if isolated:
             if not shutil.which("unshare"):
                 raise EngineNotFound("routerlab engines run --isolated needs unshare (Debian package util-linux)")
+            if os.geteuid() != 0:
+                from .. import userns
+
+                why = userns.missing()
+                if why:
+                    raise RouterlabError(f"routerlab engines run --isolated: without root it needs a user namespace, "
+                                         f"and {why}")
             shim = Path(tmp) / "sudo"
             shim.write_text(SUDO)
             shim.chmod(0o755)

@@ -103,7 +103,7 @@ class Session:
             # e.g. two match fields of one table whose names end alike (hdr.ethernet.dstAddr
             # and hdr.ipv4.dstAddr): finsy names fields by their last part
             raise RouterlabError(f"{p4info}: the P4Runtime client (finsy) cannot take this P4Info: {_said(e)}; "
-                                 "the program runs with --control thrift") from None
+                                 "bmv2's Thrift control plane can (routerlab measure --control thrift)") from None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"p4runtime {address}", daemon=True)
         self._thread.start()
