@@ -76,16 +76,19 @@ def test_an_exercises_ptf_test_passes(tutorials, exercise):
     _engines_ready()
     basic = tutorials / "exercises" / exercise
     host = set(os.listdir("/sys/class/net"))
-    p = _make_test(basic)
-    if p is None:
-        # the tutorials' own client waited for an answer that never came (seen twice in
-        # about a dozen runs here, inside a test's setUp: arbitration or the pipeline):
-        # once more, and the second time is a failure
+    for attempt in range(3):
+        p = _make_test(basic)
+        if p is not None:
+            break
+        # the tutorials' own client waited for an answer that never came, in a test's
+        # setUp (its arbitration, or setting the pipeline, which it gives no timeout):
+        # seen in about one run of three on a busy machine, not understood
+        # (docs/journal/2026-11-28-p4runtime.md); three hangs in a row are a failure
         import warnings
 
-        warnings.warn(f"exercises/{exercise}'s make test hung; its PTF log ended: {_tail(basic / 'ptf.log')}")
-        p = _make_test(basic)
-        assert p is not None, f"make test hung twice; the PTF log ends:\n{_tail(basic / 'ptf.log', 20)}"
+        warnings.warn(f"exercises/{exercise}'s make test hung (try {attempt + 1} of 3); its PTF log ended: "
+                      f"{_tail(basic / 'ptf.log')}")
+    assert p is not None, f"make test hung three times; the PTF log ends:\n{_tail(basic / 'ptf.log', 20)}"
     said = p.stdout + p.stderr
     assert p.returncode == 0, said[-3000:]
     ran = re.search(r"^Ran (\d+) tests? in", said, re.M)
@@ -95,7 +98,7 @@ def test_an_exercises_ptf_test_passes(tutorials, exercise):
     assert set(os.listdir("/sys/class/net")) == host
 
 
-def _make_test(basic: Path, timeout: float = 240):
+def _make_test(basic: Path, timeout: float = 120):
     """``make test`` in ``basic`` through ``routerlab engines run --isolated``; None if it
     did not end within ``timeout`` seconds (everything it started is gone with it)."""
     try:
