@@ -140,7 +140,16 @@ def test_nothing_is_left_behind_when_a_check_is_interrupted(how, tmp_path):
     down = tmp_path / "down"
     p = _start_waiting(marker, down)
     p.send_signal(signal.SIGINT if how == "ctrl-c" else signal.SIGKILL)
-    p.wait(timeout=40)
+    try:
+        p.wait(timeout=40)
+    except subprocess.TimeoutExpired:
+        # what the interrupted call and its children were doing: their signal masks and states
+        tree = subprocess.run(["ps", "-o", "pid,ppid,stat,wchan:20,args", "--forest", "-g", str(os.getpgid(p.pid))],
+                              capture_output=True, text=True).stdout
+        status = Path(f"/proc/{p.pid}/status").read_text()
+        sigs = [ln for ln in status.splitlines() if ln.startswith(("State", "SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt"))]
+        p.kill()
+        pytest.fail(f"not down 40 s after {how}: {sigs}\n{tree}")
     if how == "ctrl-c":
         assert p.returncode != 0 and "KeyboardInterrupt" in p.stderr.read()
         assert down.read_text() == "down"  # the child took its testbed down itself
