@@ -338,6 +338,10 @@ def attached(tb: Testbed, engine: Engine | None = None):
     cannot run it (no clang, bpftool, libbpf, kernel BTF or tracefs; not allowed to load
     BPF): the measurement goes on without the attribution columns, says so on stderr once,
     and the environment record says so too (``loss_attribution=off`` in its notes)."""
+    if getattr(tb, "untraced", None):
+        print(f"routerlab: loss attribution off ({tb.untraced}); the trials are measured without it", file=sys.stderr)
+        yield None
+        return
     try:
         counter = DropCounter(tb, engine).__enter__()
     except (RouterlabError, OSError) as e:

@@ -24,9 +24,9 @@ from .testbed import require_root
 
 
 
-def resolve(engine: str, scenario: str | Scenario, config=None, router=None, control: str | None = None,
+def resolve(engine: str | Engine, scenario: str | Scenario, config=None, router=None, control: str | None = None,
             **overrides) -> tuple[Engine, Scenario]:
-    """The engine by name and the scenario (a preset, a YAML file or a Scenario with
+    """The engine (by name, or an engine already made) and the scenario (a preset, a YAML file or a Scenario with
     ``overrides`` such as ``rules=50``), checked against each other: an engine that is
     missing, or lacks a feature the scenario needs, is refused here. ``config`` is a
     router configuration of one's own for the engine to run (click, fastclick); ``router``
@@ -40,7 +40,7 @@ def resolve(engine: str, scenario: str | Scenario, config=None, router=None, con
         sc = scenario
     else:
         sc = scenarios.load(scenario, **overrides)
-    eng = engines.get(engine)
+    eng = engines.get(engine) if isinstance(engine, str) else engine
     if config is not None:
         eng.use_config(config)
     if router is not None:

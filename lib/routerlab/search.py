@@ -19,7 +19,7 @@ from typing import Callable
 
 import pandas as pd
 
-from . import defaults, drops, engines, stats, sweep, traffic
+from . import defaults, drops, engines, stats, sweep, testbed, traffic
 from .errors import ParameterError, ToolMissing
 from .scenarios import Scenario
 from .testbed import Testbed
@@ -285,7 +285,7 @@ def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pd
     results = []
     validation = validation or TrialValidation()
     attempts: list[dict] = []
-    with Testbed() as tb, drops.attached(tb, eng) as counter:
+    with testbed.make() as tb, drops.attached(tb, eng := tb.router(eng)) as counter:
         facts = {**eng.bring_up(tb, sc), "loss_attribution": "on" if counter is not None else "off"}
         queue = facts["router_queue_packets"]
         # a search is an experiment like a sweep: the same environment record, written first

@@ -101,7 +101,7 @@ def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: T
         raise RouterlabError(f"{engine.name}'s facts name {', '.join(clash)}, which trial validation notes too")
     facts = {**facts, **ours}
     return datasets.record_environment(
-        out, experiment, "routerlab testbed", setting="network namespaces, veth",
+        out, experiment, "routerlab testbed", **tb.environment(),
         pinning=f"{tb.chain()}; {IDLE_NOTE}{tb.idle_held}",
         engine=engine.name, engine_version=engine.version(),
         generator=traffic.generator_record(tb),
@@ -152,7 +152,7 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
         ceiling_pps = traffic.ceiling(spec=spec)
     cols = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} trials"),
             TimeRemainingColumn()]
-    with writer, Testbed() as tb, drops.attached(tb, eng) as dc, \
+    with writer, testbed.make() as tb, drops.attached(tb, eng := tb.router(eng)) as dc, \
             Progress(*cols, console=Console(stderr=True), disable=not progress) as prog:
         facts = {**eng.bring_up(tb, plan.scenario), "loss_attribution": "on" if dc is not None else "off"}
         record_environment(out, plan.experiment, eng, tb, plan.scenario, ceiling_pps, facts, validation)

@@ -71,7 +71,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from . import cache, defaults, housekeeping, userns
+from . import cache, defaults, hostchanges, housekeeping, userns
 from .errors import NeedsRoot, ParameterError, RouterlabError
 
 STATE_DIR = Path(os.environ.get("ROUTERLAB_STATE_DIR", "/run/routerlab"))
@@ -169,6 +169,28 @@ def generator(name: str):
     return _GENERATOR.block("generator", name)
 
 
+_FACTORY: ContextVar = ContextVar("testbed factory", default=None)
+
+
+def make(**kw) -> "Testbed":
+    """A testbed for a measurement: the namespace testbed (:class:`Testbed`), or inside a
+    :func:`use` block the one it names (a testbed beyond one machine,
+    :mod:`routerlab.sshtestbed`), with the same parameters."""
+    factory = _FACTORY.get()
+    return factory(**kw) if factory is not None else Testbed(**kw)
+
+
+@contextmanager
+def use(factory):
+    """Measurements inside this ``with`` block make their testbeds with ``factory``
+    (called with :class:`Testbed`'s parameters) instead of the namespace testbed."""
+    token = _FACTORY.set(factory)
+    try:
+        yield
+    finally:
+        _FACTORY.reset(token)
+
+
 _told: set[str] = set()
 
 
@@ -228,7 +250,10 @@ class TestbedError(RouterlabError):
 
 
 def require_root():
-    """Raise :class:`NeedsRoot` (one clear line) unless running as root."""
+    """Raise :class:`NeedsRoot` (one clear line) unless running as root (here: a testbed
+    beyond one machine, :func:`use`, needs root on its hosts, where its agents check it)."""
+    if _FACTORY.get() is not None:
+        return
     if os.geteuid() != 0:
         raise NeedsRoot("the testbed needs root (network namespaces, veth, nftables): run with sudo")
     for tool, pkg in (("ip", "iproute2"), ("ethtool", "ethtool")):
@@ -237,7 +262,10 @@ def require_root():
 
 
 def sh(*args: str, input: str | None = None, check: bool = True, timeout: float = 120) -> str:
-    """Run a command (argv), return its stdout; raise :class:`TestbedError` naming it."""
+    """Run a command (argv), return its stdout; raise :class:`TestbedError` naming it.
+    On a host of a testbed beyond one machine, what it changes is journalled first
+    (:mod:`routerlab.hostchanges`)."""
+    hostchanges.before(list(args), input)
     p = subprocess.run(list(args), input=input, capture_output=True, text=True, timeout=timeout)
     if check and p.returncode != 0:
         raise TestbedError(f"{' '.join(args)[:200]}: {p.stderr.strip() or p.stdout.strip()}")
@@ -641,6 +669,32 @@ class Testbed:
             if self.placement:
                 housekeeping.release(self._holder)
 
+    # what a measurement asks of the testbed, the same beyond one machine ---------------
+    @property
+    def probe_ns(self) -> str:
+        """The namespace the CPU-stop probe of the router's CPU runs in (any of this
+        machine's; beyond one machine, one on the router's host)."""
+        return self.ns_tg
+
+    def cpu_times(self) -> dict[str, list[int]]:
+        """:func:`cpu_times` of the machine the router runs on."""
+        return cpu_times()
+
+    def program(self, name: str) -> str:
+        """The path of one of our C programs (``rlgen``, ``rlstop``) where the testbed
+        runs it, built if needed."""
+        return str(cache.compiled(name))
+
+    def router(self, engine):
+        """The engine as the testbed drives it: ``engine`` itself here; beyond one machine,
+        one that runs it on the router's host."""
+        return engine
+
+    def environment(self) -> dict:
+        """Columns of the environment record this testbed sets beyond the machine's own
+        (:func:`routerlab.datasets.record_environment`): none here."""
+        return {"setting": "network namespaces, veth"}
+
     # measurement helpers --------------------------------------------------------------
     def sink_count(self) -> int:
         """Packets counted by the sink so far (its XDP program's count, or its nft counter)."""
@@ -739,7 +793,27 @@ def _kill_group(pid: int):
         time.sleep(0.05)
 
 
+def _own_namespace(ns: str) -> bool:
+    """Whether the named namespace ``ns`` is this process's own or the machine's first (a
+    handle a testbed host attached to itself, :mod:`routerlab.sshtestbed`): deleting it
+    must not kill what runs there."""
+    try:
+        ino = os.stat(f"/run/netns/{ns}").st_ino
+    except OSError:
+        return False
+    for p in ("self", "1"):
+        try:
+            if os.stat(f"/proc/{p}/ns/net").st_ino == ino:
+                return True
+        except OSError:  # the machine's first process may be out of reach (another PID namespace)
+            continue
+    return False
+
+
 def _delete_ns(ns: str):
+    if _own_namespace(ns):
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        return
     # processes still inside the namespace (e.g. orphaned daemons) are killed first
     pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
     for pid in pids:
@@ -769,6 +843,8 @@ def clean(all_runs: bool = False) -> list[str]:
     live = set()
     if STATE_DIR.is_dir():
         for f in STATE_DIR.glob("rl*.json"):
+            if f.name.endswith("-changes.json"):  # a host's journal: restored below
+                continue
             try:
                 st = json.loads(f.read_text())
             except (OSError, json.JSONDecodeError):
@@ -782,6 +858,8 @@ def clean(all_runs: bool = False) -> list[str]:
                     _kill_group(pid)
                     removed.append(f"process {pid}")
             f.unlink(missing_ok=True)
+    # a testbed host's own set-up (routerlab.hostchanges), after its processes stopped
+    removed += hostchanges.restore_left(STATE_DIR, _alive)
     names = sh("ip", "netns", "list", check=False).split("\n")
     for line in names:
         name = line.split(" ")[0].strip()
@@ -796,6 +874,12 @@ def clean(all_runs: bool = False) -> list[str]:
             for d in base.glob("rl*"):
                 m = re.match(r"(rl[0-9a-f]{6})(-|$)", d.name)
                 if d.is_dir() and m and m.group(1) not in live:
+                    # processes a testbed host ran for the run (routerlab.hostrun notes each)
+                    for note in d.glob("*.proc"):
+                        pid = note.read_text().strip()
+                        if pid.isdigit() and _alive(pid):
+                            _kill_group(int(pid))
+                            removed.append(f"process {pid}")
                     shutil.rmtree(d, ignore_errors=True)
                     removed.append(f"folder {d}")
     return removed

@@ -21,9 +21,9 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import cache
+from . import cache, testbed
 from .errors import ParameterError, RouterlabError
-from .testbed import DEST_NET, SINK_NET, TG_NET, Testbed, cpu_times, cpu_usage, sh
+from .testbed import DEST_NET, SINK_NET, TG_NET, Testbed, cpu_usage, sh
 
 #: Frames per burst, both generators: rlgen's sendmmsg batch, the XDP generator's run of
 #: its program. The packets offered during d seconds are up to one burst more than
@@ -140,7 +140,7 @@ def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
     The probe is one of the testbed's processes, so the testbed's clean-up removes it if
     the run dies.
     """
-    p = tb.spawn(tb.ns_tg, str(stop_probe_binary()), "--cpu", str(cpu), "--period-ms", str(period_ms),
+    p = tb.spawn(tb.probe_ns, tb.program("rlstop"), "--cpu", str(cpu), "--period-ms", str(period_ms),
                  "--total-over-ms", str(stop_total_over_ms(tb.generator)), "--max-seconds", "3600",
                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     found = {}
@@ -297,16 +297,16 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         xdpgen.loader(), xdpgen.program()  # built (first use only) before the trial starts
         sent_frames = frames(tb, spec)
     if probe_period_ms is not None:
-        stop_probe_binary()  # built (first use only) before the CPU times start
+        tb.program("rlstop")  # built (first use only) before the CPU times start
     d0 = drops.read() if drops is not None else None
-    k0, s0, c0 = tb.tx_counters(), tb.sink_count(), cpu_times()
+    k0, s0, c0 = tb.tx_counters(), tb.sink_count(), tb.cpu_times()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with cpu_stops(tb, tb.router_cpu, probe_period_ms) if probe_period_ms is not None else nullcontext({}) as stops:
         if xdp:
             res = _xdp_results(xdpgen.run(tb, rate_pps, duration_s, sent_frames, batch), rate_pps, duration_s, batch)
         else:
             res = _rlgen_results(tb, args, duration_s)
-    c1 = cpu_times()
+    c1 = tb.cpu_times()
     time.sleep(DRAIN_S)
     k1, s1 = tb.tx_counters(), tb.sink_count()
     kernel_tx = (k1["tx_packets"] - k0["tx_packets"]) + (k1["tx_dropped"] - k0["tx_dropped"])
@@ -337,8 +337,8 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
 def rlgen_args(tb: Testbed, spec: TrafficSpec) -> list[str]:
     """rlgen's command line for the frames of ``spec`` on ``tb`` (addresses, flows, size,
     drop share), without rate and duration."""
-    dst_mac = Testbed.mac(tb.ns_sink if tb.direct else tb.ns_dut, tb.sink_if if tb.direct else tb.dut_in)
-    args = [str(generator_binary()), "--ifname", tb.tg_if, "--smac", Testbed.mac(tb.ns_tg, tb.tg_if),
+    dst_mac = tb.mac(tb.ns_sink if tb.direct else tb.ns_dut, tb.sink_if if tb.direct else tb.dut_in)
+    args = [tb.program("rlgen"), "--ifname", tb.tg_if, "--smac", tb.mac(tb.ns_tg, tb.tg_if),
             "--dmac", dst_mac, "--src", f"{TG_NET}.2",
             "--dst", f"{SINK_NET}.2" if tb.direct else f"{DEST_NET}.1",
             "--frame-size", str(spec.frame_size), "--dport", "5001", "--sport", "5000"]
@@ -393,6 +393,6 @@ def ceiling(duration_s: float = 2.0, spec: TrafficSpec | None = None, runs: int 
     import statistics
 
     spec = spec or TrafficSpec()
-    with Testbed(direct=True) as tb:
+    with testbed.make(direct=True) as tb:
         rates = [run_trial(tb, 0, duration_s, spec).sent_pps for _ in range(runs)]
     return statistics.median(rates)

@@ -8,7 +8,7 @@ import click
 
 from ..errors import RouterlabError
 from .app import argument, campaign_app
-from .common import PATH, err, fail, generator_option, resumable
+from .common import PATH, err, fail, generator_option, resumable, testbed_option
 
 campaign_file = argument("file", type=PATH, help="A campaign file (YAML), e.g. datasets/testbed-bmv2/campaign.yaml, or the dataset folder that holds one.")
 
@@ -63,6 +63,7 @@ def campaign_show(file):
 @campaign_file
 @click.option("--out", type=PATH, required=True, help="Dataset folder (created, or resumed if it holds this campaign).")
 @generator_option
+@testbed_option
 def campaign_run(file, out):
     """Run a campaign file's steps in order into one dataset folder; run again, it resumes (needs root)."""
     from .. import campaign

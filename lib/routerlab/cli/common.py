@@ -61,6 +61,24 @@ def generator_option(f):
                                             "runs them) or rlgen (AF_PACKET).")(f)
 
 
+def testbed_option(f):
+    """``--testbed FILE``: every testbed of the command is the one that testbed file names
+    (hosts over SSH, :mod:`routerlab.sshtestbed`) instead of the namespace testbed."""
+    def use(ctx, param, value):
+        if value:
+            from .. import sshtestbed
+
+            try:
+                ctx.with_resource(sshtestbed.using(value))  # for this command only
+            except RouterlabError as e:
+                fail(str(e))
+        return value
+
+    return click.option("--testbed", "testbed_file", type=PATH, expose_value=False, callback=use,
+                        help="A testbed file (hosts.yaml): measure on its hosts over SSH instead of the "
+                             "namespace testbed.")(f)
+
+
 class progress:
     """A rich progress bar; the context value advances it to (done, total)."""
 

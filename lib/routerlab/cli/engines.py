@@ -31,12 +31,26 @@ def _engine_names(names: list[str] | None) -> list[str]:
               help="Install from a bundle `routerlab engines pack` made, instead of building.")
 @click.option("--sha256", help="The bundle's SHA-256, as its publisher gives it: any other is refused "
                                 "(needed for a URL).")
-def engines_install(engine, jobs, parallel, force, bundle, sha256):
+@click.option("--testbed", "testbed_file", type=PATH,
+              help="A testbed file (hosts.yaml): install on its router's host, over SSH (a bundle given "
+                   "as a file is copied there).")
+def engines_install(engine, jobs, parallel, force, bundle, sha256, testbed_file):
     """Build and install engines from their pinned sources (GitHub, or $ROUTERLAB_ENGINE_SOURCES),
     or install them from a bundle (--from) in seconds."""
     import time
 
     from ..engines import builds
+
+    if testbed_file is not None:
+        from .. import sshtestbed
+
+        if jobs is not None or parallel != 2:
+            fail("--jobs and --parallel are the router host's own defaults with --testbed")
+        try:
+            sshtestbed.install_engines(testbed_file, list(engine), bundle=bundle, sha256=sha256, force=force)
+        except RouterlabError as e:
+            fail(str(e), 1)
+        return
 
     t0 = time.monotonic()
     say = lambda line: click.echo(f"[{time.monotonic() - t0:6.0f} s] {line}")  # noqa: E731

@@ -10,7 +10,8 @@ from click.exceptions import Exit
 from .. import defaults
 from ..errors import RouterlabError
 from .app import app, argument
-from .common import PATH, SEARCH_KIND, err, fail, generator_option, print_assessments, progress, resumable, wide
+from .common import (PATH, SEARCH_KIND, err, fail, generator_option, print_assessments, progress, resumable,
+                     testbed_option, wide)
 
 
 @app.command()
@@ -52,10 +53,12 @@ from .common import PATH, SEARCH_KIND, err, fail, generator_option, print_assess
 @click.option("--control", type=click.Choice(["p4runtime", "thrift"]),
               help="bmv2: its control plane [default: p4runtime where simple_switch_grpc is installed].")
 @generator_option
+@testbed_option
 def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, routes, frame_size, experiment, config,
             ceiling, search, pdr, steal_threshold, max_repeats, start, ready, ready_timeout, stop, counters,
             version_command, kernel_forwarding, control):
-    """Measure a router on the namespace testbed: a fixed sweep or a PDR/NDR search.
+    """Measure a router on the namespace testbed (or on hosts over SSH, --testbed): a fixed
+    sweep or a PDR/NDR search.
 
     Any router can be measured with --engine exec: your --start command runs it in the
     router's namespace (e.g. Open vSwitch: see routers/ovs/)."""
@@ -86,16 +89,24 @@ def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, rou
 
 @app.command()
 @click.option("--all", "all_runs", is_flag=True, help="Also remove runs whose process is still alive.")
-def clean(all_runs):
-    """Remove namespaces, links and processes that a crashed run left behind."""
+@click.option("--testbed", "testbed_file", type=PATH,
+              help="A testbed file (hosts.yaml): undo what killed runs left on each of its hosts.")
+def clean(all_runs, testbed_file):
+    """Remove namespaces, links and processes that a crashed run left behind (with
+    --testbed, on every host of a testbed file, and restore what their set-up changed)."""
     from .. import testbed
 
     try:
-        removed = testbed.clean(all_runs=all_runs)
+        if testbed_file is not None:
+            from .. import sshtestbed
+
+            removed = sshtestbed.clean(testbed_file)
+        else:
+            removed = testbed.clean(all_runs=all_runs)
     except RouterlabError as e:
         fail(str(e))
     for r in removed:
-        click.echo(f"removed {r}")
+        click.echo(r if r.startswith("could not") else f"removed {r}")
     if not removed:
         click.echo("nothing to clean")
 
@@ -143,6 +154,7 @@ FROM_CAMPAIGN = "datasets/comparison/campaign.yaml"
 @click.option("--duration", type=float, show_default=FROM_CAMPAIGN, help="Seconds per trial (T).")
 @click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
 @generator_option
+@testbed_option
 def compare(out, engine, scenario, loads_frac, runs, duration, ceiling):
     """Measure the 100GE comparison tables on the testbed: every engine in every scenario, as the comparison's campaign file says unless told otherwise."""
     from .. import comparison

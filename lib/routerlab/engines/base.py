@@ -40,6 +40,11 @@ class Engine:
     def version(self) -> str:
         return sh("uname", "-r").strip()
 
+    def settings(self) -> dict:
+        """The keyword arguments that make this engine again elsewhere (the router's host
+        of a testbed beyond one machine: :mod:`routerlab.sshtestbed`); none by default."""
+        return {}
+
     def use_config(self, path):
         """Run the router configuration ``path`` of one's own instead of routerlab's (the
         engines that run a configuration file: click, fastclick)."""
@@ -69,7 +74,7 @@ class Engine:
         the user-space engines' sockets alike) is fed from."""
         if tb.generator == "xdp":
             return VETH_RING_SIZE
-        return int(Path("/proc/sys/net/core/netdev_max_backlog").read_text())
+        return netdev_max_backlog()
 
     def forwarded(self, tb: Testbed) -> int | None:
         """The engine's own count of forwarded packets (None if it keeps none)."""
@@ -99,13 +104,32 @@ class Engine:
             log.close()
 
 
+#: Where a host that is itself a network namespace of a larger machine (the SSH testbed's
+#: test hosts) is told the machine's backlog, which only the machine's own namespace shows.
+BACKLOG_VAR = "ROUTERLAB_NETDEV_MAX_BACKLOG"
+
+
+def netdev_max_backlog() -> int:
+    """The per-CPU backlog's length, packets (``net.core.netdev_max_backlog``: the
+    machine's, one for every namespace). A namespace other than the machine's own does not
+    show it; there :data:`BACKLOG_VAR` must say it."""
+    try:
+        return int(Path("/proc/sys/net/core/netdev_max_backlog").read_text())
+    except FileNotFoundError:
+        value = os.environ.get(BACKLOG_VAR, "")
+        if not value.isdigit():
+            raise ParameterError(BACKLOG_VAR, "this network namespace does not show net.core.netdev_max_backlog "
+                                              "(the machine's own does): set it to the machine's value") from None
+        return int(value)
+
+
 def router_names(tb: Testbed) -> dict[str, str]:
     """The router's interfaces and its neighbours' MAC addresses on ``tb``, and the links'
     MTU, by the names Click configurations take as defines and the ``exec`` engine's
     commands as variables: IN_DEV, OUT_DEV, IN_MAC, OUT_MAC, PREV_MAC, NEXT_MAC, MTU."""
     return {"IN_DEV": tb.dut_in, "OUT_DEV": tb.dut_out,
-            "IN_MAC": Testbed.mac(tb.ns_dut, tb.dut_in), "OUT_MAC": Testbed.mac(tb.ns_dut, tb.dut_out),
-            "PREV_MAC": Testbed.mac(tb.ns_tg, tb.tg_if), "NEXT_MAC": Testbed.mac(tb.ns_sink, tb.sink_if),
+            "IN_MAC": tb.mac(tb.ns_dut, tb.dut_in), "OUT_MAC": tb.mac(tb.ns_dut, tb.dut_out),
+            "PREV_MAC": tb.mac(tb.ns_tg, tb.tg_if), "NEXT_MAC": tb.mac(tb.ns_sink, tb.sink_if),
             "MTU": str(tb.mtu)}
 
 

@@ -297,7 +297,8 @@ class Bmv2(Engine):
 
     # the engine interface --------------------------------------------------------------------
     def start(self, tb: Testbed, sc: Scenario) -> dict:
-        entries, routes = p4.scenario_entries(sc, None if self.control_plane() == "p4runtime" else ROUTE_LIMIT)
+        entries, routes = p4.scenario_entries(sc, None if self.control_plane() == "p4runtime" else ROUTE_LIMIT,
+                                              macs=(tb.mac(tb.ns_dut, tb.dut_out), tb.mac(tb.ns_sink, tb.sink_if)))
         facts = self.run(tb, p4.program_for(sc), entries, source=f"scenario {sc.name}")
         facts["routes_loaded"] = routes
         try:

@@ -99,6 +99,9 @@ class Calibration(Linux):
         else:
             self.burst = None
 
+    def settings(self) -> dict:
+        return {"capacity_pps": self.capacity_pps, "burst": self.burst}
+
     def _capacity(self) -> int:
         if self.capacity_pps is None:
             raise ParameterError("capacity_pps", "the calibration engine needs its capacity in pps: "

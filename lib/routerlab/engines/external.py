@@ -335,7 +335,7 @@ class _Probe:
         from ..traffic import udp_frame
 
         self.tb = tb
-        self.frame = udp_frame(Testbed.mac(tb.ns_tg, tb.tg_if), Testbed.mac(tb.ns_dut, tb.dut_in),
+        self.frame = udp_frame(tb.mac(tb.ns_tg, tb.tg_if), tb.mac(tb.ns_dut, tb.dut_in),
                                f"{TG_NET}.2", f"{DEST_NET}.1")
 
     def through(self) -> bool:

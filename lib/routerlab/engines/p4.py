@@ -401,19 +401,22 @@ def program_for(sc) -> str:
     return "firewall" if sc.rules else "router"
 
 
-def scenario_entries(sc, route_limit: int | None = None) -> tuple[list[dict], int]:
+def scenario_entries(sc, route_limit: int | None = None, macs: tuple[str, str] | None = None) -> tuple[list[dict], int]:
     """Table entries for scenario ``sc`` on the testbed (ports 0 = DUT in, 1 = DUT out).
 
     The same description the other engines use: the route the traffic takes plus
     ``routes - 1`` host routes from the fill range, the firewall of
     :func:`routerlab.engines.firewall` with its policy as the ACL's default action, and a
     GRE tunnel from the DUT's far address to the sink's. Returns the entries and the
-    number of routes in them (``route_limit`` caps the fill routes).
+    number of routes in them (``route_limit`` caps the fill routes). ``macs``: the
+    router's output MAC and the sink's, which the forwarded frames take (default the
+    namespace testbed's, :attr:`routerlab.testbed.Testbed.MACS`).
     """
     from ..testbed import DEST_NET, SINK_NET, Testbed
 
     prog = program_for(sc)
-    fwd = {"src": Testbed.MACS["d1"], "dst": Testbed.MACS["s0"], "port": 1}
+    src, dst = macs or (Testbed.MACS["d1"], Testbed.MACS["s0"])
+    fwd = {"src": src, "dst": dst, "port": 1}
     out = [{"table": "RlIngress.ipv4_lpm", "match": {"hdr.ipv4.dstAddr": [f"{DEST_NET}.0", 24]},
             "action_name": "RlIngress.forward", "action_params": fwd}]
     n_fill = sc.routes - 1 if route_limit is None else min(sc.routes - 1, max(route_limit - 1, 0))

@@ -1,0 +1,290 @@
+"""routerlab on a host of a testbed beyond one machine: ``python -m routerlab.hostagent``.
+
+The measuring machine (:mod:`routerlab.sshtestbed`) starts one agent per host over SSH and
+sends it requests, one JSON object a line on its standard input (``{"op": ..., "args":
+{...}}``); each answer is one line on its standard output (``{"ok": value}`` or
+``{"error": message, "kind": class}``). The agent plays the roles the testbed file gives its
+host (generator, router, sink) through a :class:`HostTestbed`: the roles' network
+namespace is the host's own, attached under the testbed's names (``ip netns attach``), so
+the engines, the sink's counter and the CPU probe run there as they run on the namespace
+testbed, on the named interfaces. What that changes on the host is journalled and undone
+(:mod:`routerlab.hostchanges`).
+
+When its standard input ends (the measuring machine is done, was killed, or the
+connection broke), or on SIGTERM or SIGHUP, the agent stops the engine and undoes its
+host's set-up before it exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import signal
+import sys
+import traceback
+from dataclasses import dataclass, field
+
+from . import cache, datasets, hostchanges, measuring, testbed
+from .errors import RouterlabError
+from .scenarios import Scenario
+from .testbed import SINK_NET, STATE_DIR, TG_NET, Testbed, nsexec, sh
+
+#: Role of a testbed file -> the namespace suffix the testbed names it with.
+SUFFIX = {"generator": "tg", "router": "dut", "sink": "sink"}
+
+
+@dataclass
+class HostTestbed(Testbed):
+    """This host's part of a testbed beyond one machine.
+
+    ``roles`` maps each role played here to its CPU and interfaces (``{"router": {"cpu":
+    1, "in": "ens1f0", "out": "ens1f1"}}``); ``macs`` maps ``"<role>.<which>"`` to the MAC
+    of every interface of the testbed, those of other hosts too (the neighbours' entries,
+    the engines' defines). With ``direct`` the sink is the router's input interface (the
+    generator's ceiling)."""
+
+    roles: dict = field(default_factory=dict)
+    macs: dict = field(default_factory=dict)
+    names: dict = field(default_factory=dict)
+    journal: hostchanges.Journal | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        self.generator = "rlgen"
+        cpus = {r: spec["cpu"] for r, spec in self.roles.items()}
+        self.gen_cpu = cpus.get("generator", 0)
+        self.router_cpu = cpus.get("router", cpus.get("sink", 0))
+        self.sink_cpu = cpus.get("sink", self.router_cpu)
+        ncpu = os.cpu_count() or 1
+        for r, cpu in cpus.items():
+            if not 0 <= cpu < ncpu:
+                raise RouterlabError(f"role {r}: CPU {cpu} does not exist on {platform.node()} (it has {ncpu})")
+        self.idle_held = "os (the host's own idle states)"
+
+    # names: the testbed file's interfaces
+    @property
+    def tg_if(self):
+        return self.names["generator.out"]
+
+    @property
+    def dut_in(self):
+        return self.names["router.in"]
+
+    @property
+    def dut_out(self):
+        return self.names["router.out"]
+
+    @property
+    def sink_if(self):
+        return self.names["router.in" if self.direct else "sink.in"]
+
+    @property
+    def namespaces(self):
+        return [f"{self.prefix}-{SUFFIX[r]}" for r in self.roles]
+
+    def mac(self, ns: str, dev: str) -> str:
+        role = {"tg": "generator", "dut": "router", "sink": "sink"}[ns.rsplit("-", 1)[1]]
+        if self.direct and role == "sink":
+            return self.macs["router.in"]
+        return next(self.macs[k] for k, v in self.names.items() if k.startswith(role + ".") and v == dev)
+
+    def link_name(self, dev: str) -> str:
+        short = {"generator.out": "g0", "router.in": "d0", "router.out": "d1", "sink.in": "s0"}
+        return next((short[k] for k, v in self.names.items() if v == dev), dev)
+
+    def up(self):
+        self._up = True
+        self._write_state()
+        for ns in self.namespaces:
+            testbed._delete_ns(ns)  # a handle a run of the same prefix left
+            sh("ip", "netns", "attach", ns, str(os.getpid()))
+        self.journal = hostchanges.Journal(STATE_DIR / f"{self.prefix}-changes.json", self.namespaces).__enter__()
+        here = {r: f"{self.prefix}-{SUFFIX[r]}" for r in self.roles}
+        for r, ns in here.items():
+            for which in ("in", "out"):
+                dev = self.roles[r].get(which)
+                if dev:
+                    nsexec(ns, "sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1")
+                    sh("ip", "-n", ns, "link", "set", "dev", dev, "up")
+        if "generator" in here:
+            ns = here["generator"]
+            sh("ip", "-n", ns, "addr", "add", f"{TG_NET}.2/24", "dev", self.tg_if)
+            far = "router.in"
+            sh("ip", "-n", ns, "neigh", "replace", f"{TG_NET}.1", "lladdr", self.macs[far], "dev", self.tg_if,
+               "nud", "permanent")
+        if "router" in here:
+            ns = here["router"]
+            sh("ip", "-n", ns, "addr", "add", f"{TG_NET}.1/24", "dev", self.dut_in)
+            sh("ip", "-n", ns, "addr", "add", f"{SINK_NET}.1/24", "dev", self.dut_out)
+            sh("ip", "-n", ns, "neigh", "replace", f"{SINK_NET}.2", "lladdr", self.macs["sink.in"], "dev",
+               self.dut_out, "nud", "permanent")
+            sh("ip", "-n", ns, "neigh", "replace", f"{TG_NET}.2", "lladdr", self.macs["generator.out"], "dev",
+               self.dut_in, "nud", "permanent")
+            # the router's receive work on its CPU, as on the namespace testbed with rlgen
+            self.set_rps(ns, self.dut_in, self.router_cpu)
+        if "sink" in here:
+            ns = here["sink"]
+            if self.direct:
+                sh("ip", "-n", ns, "addr", "add", f"{TG_NET}.1/24", "dev", self.sink_if)
+            else:
+                sh("ip", "-n", ns, "addr", "add", f"{SINK_NET}.2/24", "dev", self.sink_if)
+            # the sink drops everything at ingress, counting it
+            nsexec(ns, "nft", "-f", "-", input=(
+                "table netdev rlsink {\n  counter rx { }\n"
+                f"  chain in {{ type filter hook ingress device \"{self.sink_if}\" priority -500; "
+                "counter name \"rx\" drop; }\n}\n"))
+            if self.sink_cpu is not None and "router" not in here:
+                self.set_rps(ns, self.sink_if, self.sink_cpu)
+
+    def down(self) -> list[str]:
+        """Stop this host's processes, undo its set-up, detach the handles; what could not
+        be undone, one line each."""
+        failed: list[str] = []
+        if not self._up:
+            return failed
+        for p in self.procs:
+            testbed._kill_group(p.pid)
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except Exception:
+                pass
+        self.procs.clear()
+        if self.journal is not None:
+            self.journal.__exit__(None, None, None)
+            failed = self.journal.restore()
+        for ns in self.namespaces:
+            testbed._delete_ns(ns)
+        # where routerlab.hostrun noted the processes the measuring machine ran here
+        shutil.rmtree(STATE_DIR / f"{self.prefix}-procs", ignore_errors=True)
+        self.state_file.unlink(missing_ok=True)
+        self._up = False
+        return failed
+
+
+class Agent:
+    """The requests an agent answers (``op_<name>``)."""
+
+    def __init__(self):
+        self.tb: HostTestbed | None = None
+        self.engine = None
+
+    def op_hello(self, interfaces: dict) -> dict:
+        """This host's facts (node, kernel, CPU, NIC drivers), each of ``interfaces``
+        (``"<role>.<which>": [name, mac]``) checked to be here with that MAC."""
+        testbed.require_root()
+        drivers = {}
+        for key, (name, mac) in interfaces.items():
+            try:
+                link = json.loads(sh("ip", "-j", "link", "show", "dev", name))[0]
+            except (RouterlabError, json.JSONDecodeError, IndexError):
+                raise RouterlabError(f"interface {key} ({name}) is not on this host") from None
+            if link.get("address", "").lower() != mac:
+                raise RouterlabError(f"interface {key} ({name}) has MAC {link.get('address')}, "
+                                     f"the testbed file says {mac}")
+            info = sh("ethtool", "-i", name, check=False)
+            drv = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("driver:")), "unknown")
+            drivers[key] = f"{name} ({drv})"
+        h = datasets.host()
+        return {**h, "drivers": drivers, "state_dir": str(STATE_DIR), "ncpu": os.cpu_count(),
+                "python": sys.executable}
+
+    def op_up(self, prefix: str, roles: dict, macs: dict, names: dict, direct: bool = False) -> dict:
+        self.tb = HostTestbed(prefix=prefix, roles=roles, macs=macs, names=names, direct=direct)
+        try:
+            self.tb.up()
+        except BaseException:
+            self.op_down()
+            raise
+        mtus = [json.loads(sh("ip", "-j", "link", "show", "dev", d))[0]["mtu"]
+                for spec in roles.values() for d in (spec.get("in"), spec.get("out")) if d]
+        self.tb.mtu = min(mtus)
+        return {"mtu": self.tb.mtu, "changes": self.tb.journal.listed if self.tb.journal else []}
+
+    def op_program(self, name: str) -> str:
+        return str(cache.compiled(name))
+
+    def op_link_stats(self, ns: str, dev: str) -> dict:
+        return testbed.link_stats(ns, dev)
+
+    def op_sink_count(self) -> int:
+        return self.tb.sink_count()
+
+    def op_cpu_times(self) -> dict:
+        return testbed.cpu_times()
+
+    def op_engine_up(self, name: str, scenario: dict, config: str | None = None, control: str | None = None,
+                     commands: dict | None = None, settings: dict | None = None) -> dict:
+        from . import engines
+        from .engines.external import Commands
+
+        path = None
+        if config is not None:
+            path = STATE_DIR / f"{self.tb.prefix}-config" / "own.click"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(config)
+        made = type(engines.get(name))(**settings) if settings else name
+        eng, sc = measuring.resolve(made, Scenario(**scenario), config=path, control=control,
+                                    router=Commands(**commands) if commands else None)
+        self.engine = eng
+        facts = eng.bring_up(self.tb, sc)
+        return {"facts": facts, "version": eng.version(), "changes": self.tb.journal.listed}
+
+    def op_engine(self, method: str):
+        if method not in ("forwarded", "drop_counters"):
+            raise RouterlabError(f"no engine method {method!r}")
+        return getattr(self.engine, method)(self.tb)
+
+    def op_engine_stop(self):
+        if self.engine is not None:
+            eng, self.engine = self.engine, None
+            eng.stop(self.tb)
+
+    def op_down(self) -> list[str]:
+        failed = []
+        try:
+            self.op_engine_stop()
+        except Exception as e:
+            failed.append(f"stopping the engine: {e}")
+        if self.tb is not None:
+            failed += self.tb.down()
+            self.tb = None
+        return failed
+
+
+def main() -> int:
+    # answers go to the real standard output; anything else printed goes to stderr
+    replies = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    agent = Agent()
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, stop)
+    try:
+        for line in sys.stdin:
+            try:
+                req = json.loads(line)
+                result = getattr(agent, "op_" + req["op"])(**req.get("args", {}))
+                answer = {"ok": result}
+            except (RouterlabError, OSError, ValueError) as e:
+                answer = {"error": str(e), "kind": type(e).__name__}
+            except Exception as e:
+                traceback.print_exc()
+                answer = {"error": f"{type(e).__name__}: {e}", "kind": "internal"}
+            replies.write(json.dumps(answer) + "\n")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for problem in agent.op_down():
+            print(f"routerlab host agent: not restored: {problem}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,449 @@
+"""The testbed beyond one machine: generator, router and sink on hosts reached over SSH.
+
+The second implementation of :class:`routerlab.testbed.Testbed`, behind the same
+interface: a sweep, a search, the generator's ceiling and the trial validation run on it
+unchanged. A testbed file (:mod:`routerlab.testbedfile`) names the hosts, their roles and
+their interfaces; :func:`using` makes every measurement inside its block use it::
+
+    with sshtestbed.using("hosts.yaml"):
+        measuring.measure("linux", "single-flow", "runs/linux", loads="50000,100000")
+
+How it works. Each host runs routerlab's agent (:mod:`routerlab.hostagent`) over one
+shared SSH connection (:mod:`routerlab.ssh`): it attaches the host's own network namespace
+under the testbed's names, sets up the roles it plays on the named interfaces (addresses,
+static neighbours, the sink's counting drop, the router's receive work steered to its CPU
+by RPS), journals every change and undoes it when it ends. The engine is started,
+configured, read and stopped by the router host's agent, with that host's engines
+(installed there by ``routerlab engines install``). The generator (rlgen) runs on the
+generator's host and the CPU-stop probe on the router's, each under
+:mod:`routerlab.hostrun`, so that it ends with its connection. The counters (the
+generator's link, the sink's count, the router host's CPU times) are read through the
+agents.
+
+What differs from the namespace testbed: the generator is rlgen (the XDP generator's
+live frames are a veth's); the generator's ceiling is measured into the router host's input
+interface, which counts and drops at ingress; the hosts' housekeeping threads and idle
+states are left as they are (the environment record says so); the drop tracepoint is not
+read (loss attribution off, the engine's own drop counters still read).
+
+Nothing is left behind: the agents undo their hosts' set-up when their connection ends,
+however the measuring process ends; ``routerlab clean --testbed hosts.yaml`` undoes what a
+killed agent left, on every host (:func:`clean`).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import select
+import shutil
+import subprocess
+import sys
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import testbed, testbedfile
+from .errors import RouterlabError
+from .ssh import Connection, SshError
+from .testbed import STATE_DIR, Testbed
+
+#: How long an agent may take to answer one request, seconds (an engine's start loads its
+#: routes: the largest table takes minutes).
+ANSWER_TIMEOUT_S = 900
+SUFFIX = {"generator": "tg", "router": "dut", "sink": "sink"}
+ROLE_OF = {v: k for k, v in SUFFIX.items()}
+SHORT = {"generator.out": "g0", "router.in": "d0", "router.out": "d1", "sink.in": "s0"}
+
+
+class Agent:
+    """One host's agent: the SSH process that runs :mod:`routerlab.hostagent` there."""
+
+    def __init__(self, conn: Connection):
+        self.conn = conn
+        self.proc = conn.popen([conn.host.python, "-m", "routerlab.hostagent"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True, bufsize=1)
+
+    def call(self, op: str, timeout: float = ANSWER_TIMEOUT_S, **args):
+        name = self.conn.host.name
+        try:
+            self.proc.stdin.write(json.dumps({"op": op, "args": args}) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            raise SshError(f"host {name}: routerlab's agent is gone ({self._ended()})") from None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        line = self.proc.stdout.readline() if ready else None
+        if line is None:
+            raise SshError(f"host {name}: routerlab's agent gave no answer to {op} within {timeout:g} s")
+        if not line:
+            raise SshError(f"host {name}: routerlab's agent ended during {op} ({self._ended()})")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise RouterlabError(f"host {name}: {answer['error']}")
+        return answer["ok"]
+
+    def _ended(self) -> str:
+        try:
+            rc = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "no exit status"
+        if rc == 255:
+            return "the SSH connection failed"
+        if rc == 1 or rc == 127:
+            return (f"exit {rc}: is routerlab installed for {self.conn.host.python} there? "
+                    "(the host's 'python' in the testbed file)")
+        return f"exit {rc}"
+
+    def close(self, timeout: float = 60) -> list[str]:
+        """Ask the agent to undo its host's set-up and end; what it could not undo."""
+        failed = []
+        if self.proc.poll() is None:
+            try:
+                failed = self.call("down", timeout=timeout)
+            except RouterlabError as e:
+                failed = [str(e)]
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return failed
+
+
+@dataclass
+class SshTestbed(Testbed):
+    """The testbed of a testbed file (:mod:`routerlab.testbedfile`): the same interface as
+    :class:`~routerlab.testbed.Testbed`, over SSH. The CPUs are those the file gives each
+    role; ``direct`` measures the generator's ceiling into the router host's input."""
+
+    file: testbedfile.TestbedFile | None = None
+    agents: dict = field(default_factory=dict, repr=False)
+    conns: dict = field(default_factory=dict, repr=False)
+    facts: dict = field(default_factory=dict, repr=False)
+    #: What the hosts' set-up changed (host -> one line a change), undone when down.
+    changes: dict = field(default_factory=dict, repr=False)
+    _programs: dict = field(default_factory=dict, repr=False)
+    #: Why :mod:`routerlab.drops` attributes no loss here.
+    untraced = "the SSH testbed reads no drop tracepoint on its hosts"
+
+    def __post_init__(self):
+        if self.file is None:
+            raise RouterlabError("an SSH testbed needs its testbed file")
+        if not testbed.PREFIX_RE.match(self.prefix):
+            raise RouterlabError(f"prefix: must match {testbed.PREFIX_RE.pattern}, got {self.prefix!r}")
+        self.generator = "rlgen"
+        roles = self.file.roles
+        self.gen_cpu, self.router_cpu = roles["generator"].cpu, roles["router"].cpu
+        self.sink_cpu = roles["router"].cpu if self.direct else roles["sink"].cpu
+        self.idle_held = "os (the hosts' own idle states: not placed over SSH)"
+
+    # names -----------------------------------------------------------------------
+    def _iface(self, key: str) -> str:
+        role, which = key.split(".")
+        return self.file.interface(role, which).name
+
+    @property
+    def tg_if(self):
+        return self._iface("generator.out")
+
+    @property
+    def dut_in(self):
+        return self._iface("router.in")
+
+    @property
+    def dut_out(self):
+        return self._iface("router.out")
+
+    @property
+    def sink_if(self):
+        return self._iface("router.in" if self.direct else "sink.in")
+
+    def _role_host(self, role: str) -> str:
+        if self.direct and role == "sink":
+            role = "router"
+        return self.file.roles[role].host
+
+    def host_of_ns(self, ns: str) -> str:
+        """The host (its name in the testbed file) that holds the namespace ``ns``."""
+        return self._role_host(ROLE_OF[ns.rsplit("-", 1)[1]])
+
+    @property
+    def probe_ns(self):
+        return self.ns_sink if self.direct else self.ns_dut
+
+    def mac(self, ns: str, dev: str) -> str:
+        role = ROLE_OF[ns.rsplit("-", 1)[1]]
+        if self.direct and role == "sink":
+            return self.file.interface("router", "in").mac
+        ifaces = self.file.roles[role].interfaces
+        return next(i.mac for i in ifaces.values() if i.name == dev)
+
+    def link_name(self, dev: str) -> str:
+        return next((SHORT[k] for k in SHORT if self._iface(k) == dev), dev)
+
+    @property
+    def namespaces(self):
+        return [self.ns_tg, self.ns_sink] + ([] if self.direct else [self.ns_dut])
+
+    # lifecycle ---------------------------------------------------------------------
+    def __enter__(self):
+        self._install_signal_handlers()
+        try:
+            self.up()
+        except BaseException:
+            self.down()
+            self._restore_signal_handlers()
+            raise
+        return self
+
+    def _plan(self) -> dict[str, dict]:
+        """Per host: the roles it plays, with their CPUs and interface names."""
+        plan: dict[str, dict] = {}
+        for role in ("generator", "router", "sink"):
+            if self.direct and role == "router":
+                continue
+            r = self.file.roles["router" if self.direct and role == "sink" else role]
+            spec = {"cpu": r.cpu, **{w: i.name for w, i in r.interfaces.items()}}
+            if self.direct and role == "sink":
+                spec = {"cpu": r.cpu, "in": r.interfaces["in"].name}
+            plan.setdefault(r.host, {})[role] = spec
+        return plan
+
+    def up(self):
+        self._up = True
+        self._write_state()
+        control = STATE_DIR / f"{self.prefix}-ssh"
+        plan = self._plan()
+        macs = {f"{r}.{w}": i.mac for r, role in self.file.roles.items() for w, i in role.interfaces.items()}
+        names = {f"{r}.{w}": i.name for r, role in self.file.roles.items() for w, i in role.interfaces.items()}
+        for host in plan:
+            conn = Connection(self.file.hosts[host], control, self.file.ssh_config)
+            self.conns[host] = conn.open()
+            self.procs.append(conn._master)
+            self.agents[host] = Agent(conn)
+            self.procs.append(self.agents[host].proc)
+            self._write_state()
+        for host, roles in plan.items():
+            played = {"router" if self.direct and r == "sink" else r for r in roles}
+            mine = {k: [names[k], macs[k]] for k in names if k.split(".")[0] in played}
+            self.facts[host] = self.agents[host].call("hello", interfaces=mine)
+        mtus = []
+        for host, roles in plan.items():
+            got = self.agents[host].call("up", prefix=self.prefix, roles=roles, macs=macs, names=names,
+                                         direct=self.direct)
+            self.changes[host] = got["changes"]
+            mtus.append(got["mtu"])
+        self.mtu = min(mtus)
+
+    def agent(self, role: str) -> Agent:
+        return self.agents[self._role_host(role)]
+
+    def down(self):
+        self.release_idle()
+        if not self._up:
+            return
+        problems = []
+        for host, a in list(self.agents.items()):
+            problems += [f"host {host}: {p}" for p in a.close()]
+        self.agents.clear()
+        for c in self.conns.values():
+            c.close()
+        self.conns.clear()
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.procs.clear()
+        shutil.rmtree(STATE_DIR / f"{self.prefix}-ssh", ignore_errors=True)
+        self.state_file.unlink(missing_ok=True)
+        self._up = False
+        for p in problems:
+            print(f"routerlab: {p} (run: routerlab clean --testbed {self.file.path})", file=sys.stderr)
+
+    def _write_state(self):
+        super()._write_state()
+        st = json.loads(self.state_file.read_text())
+        st["testbed_file"] = str(self.file.path)
+        self.state_file.write_text(json.dumps(st))
+
+    # what a measurement asks of the testbed ----------------------------------------
+    def spawn(self, ns: str, *args: str, cpu: int | None = None, **kw) -> subprocess.Popen:
+        host = self.host_of_ns(ns)
+        argv = ["ip", "netns", "exec", ns] + (["taskset", "-c", str(cpu)] if cpu is not None else []) + list(args)
+        state = str(Path(self.facts[host]["state_dir"]) / f"{self.prefix}-procs")
+        p = self.conns[host].spawn(argv, state, **kw)
+        self.procs.append(p)
+        self._write_state()
+        return p
+
+    def program(self, name: str) -> str:
+        role = "generator" if name == "rlgen" else ROLE_OF[self.probe_ns.rsplit("-", 1)[1]]
+        key = (name, self._role_host(role))
+        if key not in self._programs:
+            self._programs[key] = self.agent(role).call("program", name=name)
+        return self._programs[key]
+
+    def cpu_times(self):
+        return self.agent("sink" if self.direct else "router").call("cpu_times")
+
+    def sink_count(self) -> int:
+        return self.agent("sink").call("sink_count")
+
+    def tx_counters(self) -> dict:
+        return self.agent("generator").call("link_stats", ns=self.ns_tg, dev=self.tg_if)
+
+    def pin_receive(self):
+        """Nothing to do: the router's receive is steered by RPS when its host comes up."""
+
+    def router(self, engine):
+        return RemoteEngine(engine)
+
+    def chain(self) -> str:
+        f = self.file
+        g, r, s = (f.roles[x] for x in ("generator", "router", "sink"))
+        if self.direct:
+            return (f"generator host {g.host} CPU {g.cpu} (rlgen, AF_PACKET, {self.tg_if}); straight into the "
+                    f"router host {r.host}'s {self.dut_in}, counting and dropping at nft ingress")
+        return (f"generator host {g.host} CPU {g.cpu} (rlgen, AF_PACKET, {self.tg_if}); router host {r.host} "
+                f"CPU {r.cpu} ({self.dut_in} -> {self.dut_out}, its receive steered there by RPS); sink host "
+                f"{s.host} CPU {s.cpu} ({self.sink_if}, drops at nft ingress); the hosts' kernel threads "
+                "left where they were")
+
+    def environment(self) -> dict:
+        """The record's ``where``, ``kernel`` and ``cpu`` are the router host's; the
+        setting names every host, its kernel, CPU and NIC drivers."""
+        router = self.file.roles["router"].host
+        h = self.facts[router]
+        parts = []
+        for host, facts in self.facts.items():
+            roles = [r for r, spec in self.file.roles.items() if spec.host == host]
+            parts.append(f"{'/'.join(roles)} on {host}: {facts['kernel']}, {facts['cpu']}, NIC "
+                         f"{', '.join(facts['drivers'].values())}")
+        setting = f"SSH testbed {self.file.path.name}, {self.file.layout} hosts; " + "; ".join(parts)
+        return {"where": f"{h['node']} ({setting}; {h['virt']})", "kernel": h["kernel"], "cpu": h["cpu"]}
+
+
+class RemoteEngine:
+    """An engine as an SSH testbed drives it: started, read and stopped by the router
+    host's agent, with that host's build of it. Everything else (its name, features,
+    what counts as its design drops) is the local engine's."""
+
+    def __init__(self, engine):
+        self.local = engine
+        self._version = None
+
+    def __getattr__(self, name):
+        return getattr(self.local, name)
+
+    def _spec(self, sc) -> dict:
+        eng = self.local
+        config = getattr(eng, "own_config", None)
+        commands = getattr(eng, "commands", None)
+        return {"name": eng.name, "scenario": asdict(sc),
+                "config": Path(config).read_text() if config else None,
+                "control": getattr(eng, "control", None) if eng.name.startswith("bmv2") else None,
+                "commands": asdict(commands) if commands is not None else None, "settings": eng.settings()}
+
+    def bring_up(self, tb: SshTestbed, sc) -> dict:
+        got = tb.agent("router").call("engine_up", **self._spec(sc))
+        tb.changes[tb.file.roles["router"].host] = got["changes"]
+        self._version = got["version"]
+        tb.router_queue = got["facts"].get("router_queue_packets")
+        return got["facts"]
+
+    def version(self) -> str:
+        return self._version or self.local.version()
+
+    def forwarded(self, tb: SshTestbed):
+        return tb.agent("router").call("engine", method="forwarded")
+
+    def drop_counters(self, tb: SshTestbed) -> dict:
+        return tb.agent("router").call("engine", method="drop_counters")
+
+    def stop(self, tb: SshTestbed):
+        if tb.agents:
+            tb.agent("router").call("engine_stop")
+
+
+@contextmanager
+def using(path):
+    """Measurements inside this ``with`` block run on the testbed of the testbed file
+    ``path`` (checked now) instead of the namespace testbed, sending with rlgen."""
+    tf = testbedfile.load(path)
+
+    def make(**kw):
+        kw.pop("generator", None)
+        return SshTestbed(file=tf, **kw)
+
+    with testbed.use(make), testbed.generator("rlgen"):
+        yield tf
+
+
+def clean(path) -> list[str]:
+    """Undo on every host of the testbed file ``path`` what killed runs left (their
+    processes, their journalled set-up, their namespace handles: ``routerlab clean`` on
+    each host), and end the SSH connections such runs left here. Returns what was
+    removed, one line each, named by host."""
+    tf = testbedfile.load(path)
+    removed = []
+    if STATE_DIR.is_dir():
+        for f in STATE_DIR.glob("rl*.json"):
+            try:
+                st = json.loads(f.read_text())
+            except (OSError, json.JSONDecodeError):
+                continue
+            if st.get("testbed_file") != str(tf.path) or testbed._alive(st.get("pid")):
+                continue
+            for pid in st.get("procs", []):
+                if testbed._alive(pid):
+                    testbed._kill_group(pid)
+                    removed.append(f"here: process {pid} (ssh)")
+            f.unlink(missing_ok=True)
+            shutil.rmtree(STATE_DIR / f"{st['prefix']}-ssh", ignore_errors=True)
+    control = STATE_DIR / f"clean-{secrets.token_hex(3)}-ssh"
+    try:
+        for host in tf.used_hosts():
+            conn = Connection(host, control, tf.ssh_config).open()
+            try:
+                out = conn.run([host.python, "-m", "routerlab.cli", "clean"], timeout=300)
+            finally:
+                conn.close()
+            removed += [f"host {host.name}: {line.strip().removeprefix('removed ')}" for line in out.splitlines()
+                        if line.strip() and not line.startswith("nothing")]
+    finally:
+        shutil.rmtree(control, ignore_errors=True)
+    return removed
+
+
+def install_engines(path, names: list[str], *, bundle: str | None = None, sha256: str | None = None,
+                    force: bool = False) -> None:
+    """``routerlab engines install`` on the router's host of the testbed file ``path`` (the
+    one host whose engines run), its output shown here: built from their pins there, or
+    from ``bundle`` (a local file is copied there first, a URL is fetched by the host)."""
+    tf = testbedfile.load(path)
+    host = tf.host_of("router")
+    control = STATE_DIR / f"install-{secrets.token_hex(3)}-ssh"
+    conn = Connection(host, control, tf.ssh_config).open()
+    try:
+        argv = [host.python, "-m", "routerlab.cli", "engines", "install", *names] + (["--force"] if force else [])
+        remote = None
+        if bundle is not None:
+            if Path(bundle).is_file():
+                remote = conn.run(["mktemp", "--suffix", ".routerlab-bundle"]).strip()
+                conn.put(Path(bundle), remote)
+            argv += ["--from", remote or bundle] + (["--sha256", sha256] if sha256 else [])
+        try:
+            p = conn.popen(argv, stdin=subprocess.DEVNULL)
+            rc = p.wait()
+        finally:
+            if remote:
+                conn.run(["rm", "-f", remote], check=False)
+        if rc != 0:
+            raise SshError(f"host {host.name}: routerlab engines install failed (exit {rc})")
+    finally:
+        conn.close()
+        shutil.rmtree(control, ignore_errors=True)

@@ -1,0 +1,316 @@
+"""The testbed beyond one machine: testbed files, SSH, the hosts' set-up undone, the same
+measurements as the namespace testbed.
+
+The hosts are network namespaces of this machine, each with its own OpenSSH server, /run,
+home folder and engines folder (tests/sshhosts.py)."""
+
+import copy
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+import sshhosts
+from conftest import ROOT, engine_marks
+from routerlab import search, sshtestbed, stats, sweep, testbedfile
+from routerlab.errors import DataFormatError, RouterlabError
+from routerlab.scenarios import Scenario
+from routerlab.ssh import Connection, SshError
+
+ROUTERLAB = [sys.executable, "-m", "routerlab.cli"]
+MACS = ("02:00:00:00:00:01", "02:00:00:00:00:02", "02:00:00:00:00:03", "02:00:00:00:00:04")
+
+
+def two_hosts() -> dict:
+    return {"hosts": {"loadgen": {"ssh": "lab@192.0.2.10"}, "dut": {"ssh": "lab@192.0.2.11:2222"}},
+            "roles": {"generator": {"host": "loadgen", "cpu": 0,
+                                    "interfaces": {"out": {"name": "ens1f0", "mac": MACS[0]}}},
+                      "router": {"host": "dut", "cpu": 1,
+                                 "interfaces": {"in": {"name": "ens1f0", "mac": MACS[1]},
+                                                "out": {"name": "ens1f1", "mac": MACS[2]}}},
+                      "sink": {"host": "loadgen", "cpu": 1, "interfaces": {"in": {"name": "ens1f1", "mac": MACS[3]}}}},
+            "links": [["generator.out", "router.in"], ["router.out", "sink.in"]]}
+
+
+def write(tmp_path, spec, name="hosts.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(spec))
+    return p
+
+
+# -- the testbed file ----------------------------------------------------------------------------
+
+def test_two_and_three_host_files_load(tmp_path):
+    tf = testbedfile.load(write(tmp_path, two_hosts()))
+    assert tf.layout == 2
+    assert tf.host_of("router").destination == "lab@192.0.2.11" and tf.host_of("router").port == 2222
+    assert tf.interface("sink", "in").name == "ens1f1" and [h.name for h in tf.used_hosts()] == ["loadgen", "dut"]
+    three = two_hosts()
+    three["hosts"]["sinkhost"] = {"ssh": "192.0.2.12"}
+    three["roles"]["sink"]["host"] = "sinkhost"
+    assert testbedfile.load(write(tmp_path, three)).layout == 3
+
+
+def _set(spec, path, value):
+    *head, last = path
+    for k in head:
+        spec = spec[k]
+    if value is KeyError:
+        del spec[last]
+    else:
+        spec[last] = value
+
+
+@pytest.mark.parametrize("path, value, says", [
+    (("hosts", "dut", "sssh"), "x", "host dut: key 'sssh': unknown"),
+    (("hosts", "dut", "ssh"), "lab@host:99999", "host dut: key 'ssh': must be user@host[:port]"),
+    (("hosts", "dut", "ssh"), "lab@host; rm -rf /", "host dut: key 'ssh'"),
+    (("hosts", "dut", "ssh"), KeyError, "host dut: key 'ssh': missing"),
+    (("hosts", "dut", "env"), {"A B": "1"}, "host dut: key 'env': 'A B' is not a variable name"),
+    (("roles", "firewall"), {"host": "dut"}, "role firewall: unknown role"),
+    (("roles", "sink"), KeyError, "role sink: missing"),
+    (("roles", "router", "host"), "nowhere", "role router: key 'host': 'nowhere' is not one of the hosts"),
+    (("roles", "generator", "host"), "dut", "role generator: key 'host': dut is the router's host"),
+    (("roles", "router", "interfaces", "out"), KeyError, "role router: interfaces: key 'out': missing"),
+    (("roles", "router", "interfaces", "in", "mac"), "02:00:00:00:00", "role router: interface in: key 'mac'"),
+    (("roles", "router", "interfaces", "in", "name"), "eth0; reboot", "role router: interface in: key 'name'"),
+    (("roles", "router", "cpu"), -1, "role router: key 'cpu'"),
+    (("roles", "sink", "interfaces", "in", "name"), "ens1f0", "host loadgen: interface ens1f0 is the generator's and the sink's"),
+    (("links",), [["generator.out", "router.in"], ["router.in", "sink.in"]], "links: link 2: router.in to sink.in: the ends do not match"),
+    (("links",), [["generator.out", "router.in"], ["router.out", "sink.out"]], "links: link 2: 'sink.out' is no role's interface"),
+    (("links",), [["generator.out", "router.in"], ["router.in", "generator.out"]], "the same link is named twice"),
+    (("links",), [["generator.out", "router.in"]], "links: must list the two links"),
+    (("ssh_config",), "no-such-config", "key 'ssh_config'"),
+])
+def test_a_bad_testbed_file_is_refused_in_one_line_naming_the_file_and_the_key(tmp_path, path, value, says):
+    spec = copy.deepcopy(two_hosts())
+    _set(spec, path, value)
+    f = write(tmp_path, spec)
+    with pytest.raises(DataFormatError) as e:
+        testbedfile.load(f)
+    msg = str(e.value)
+    assert msg.startswith(str(f)) and says in msg and "\n" not in msg
+
+
+def test_a_host_no_role_is_on_is_refused(tmp_path):
+    spec = two_hosts()
+    spec["hosts"]["spare"] = {"ssh": "192.0.2.99"}
+    with pytest.raises(DataFormatError, match="host spare: no role is on it"):
+        testbedfile.load(write(tmp_path, spec))
+
+
+def test_a_remote_command_is_quoted_word_by_word():
+    conn = Connection(testbedfile.Host("h", "lab@h", env=(("ROUTERLAB_ENGINES_DIR", "/srv/my engines"),)), Path("/x"))
+    line = conn.remote(["printf", "%s", "a b", "$(touch /tmp/x)", "; reboot"])
+    assert line == "env 'ROUTERLAB_ENGINES_DIR=/srv/my engines' printf %s 'a b' '$(touch /tmp/x)' '; reboot'"
+    opts = conn.argv(["true"])
+    assert "BatchMode=yes" in opts and "StrictHostKeyChecking=yes" in opts
+
+
+# -- on hosts over SSH -------------------------------------------------------------------------
+
+needs_hosts = pytest.mark.skipif(os.geteuid() != 0 or sshhosts.missing() is not None,
+                                 reason=f"needs root and OpenSSH: {sshhosts.missing() or 'not root'}")
+_, click_root = engine_marks("Click", lambda: __import__("routerlab.engines", fromlist=["get"]).get("click").check())
+
+
+@pytest.fixture(scope="module")
+def hosts(tmp_path_factory):
+    with sshhosts.Hosts(tmp_path_factory.mktemp("ssh2"), layout=2) as h:
+        h.file = h.write()
+        yield h
+
+
+def states(h):
+    return {name: h.state(name) for name in h.names}
+
+
+def same_as(h, before):
+    """Assert every host's state is ``before``'s, naming the host and what differs."""
+    now = states(h)
+    for host in before:
+        for key in before[host]:
+            assert now[host][key] == before[host][key], f"host {host}: {key} not as before"
+
+
+@needs_hosts
+def test_every_remote_word_arrives_as_one_word(hosts, tmp_path):
+    tf = testbedfile.load(hosts.file)
+    conn = Connection(tf.hosts["dut"], tmp_path / "ctl", tf.ssh_config).open()
+    try:
+        marker = tmp_path / "injected"
+        out = conn.run(["printf", "%s|", "a b", f"$(touch {marker})", f"; touch {marker}", "'\"`"])
+        assert out == f"a b|$(touch {marker})|; touch {marker}|'\"`|"
+        assert not marker.exists()
+        # the host's variables reach the command: its own home and engines folder
+        assert conn.run(["sh", "-c", 'echo "$HOME $ROUTERLAB_ENGINES_DIR"']).split() == \
+            [str(hosts.home("dut")), str(hosts.folder / "dut" / "engines")]
+    finally:
+        conn.close()
+
+
+@needs_hosts
+def test_a_host_whose_key_is_unknown_is_refused_and_nothing_asks_for_a_password(hosts, tmp_path):
+    config = (hosts.folder / "ssh_config").read_text()
+    (tmp_path / "known_hosts").write_text("")
+    (tmp_path / "unknown_config").write_text(config.replace(str(hosts.folder / "known_hosts"), str(tmp_path / "known_hosts")))
+    host = testbedfile.Host("dut", "dut")
+    t0 = time.monotonic()
+    with pytest.raises(SshError, match="host dut .*Host key verification failed"):
+        Connection(host, tmp_path / "ctl", tmp_path / "unknown_config").open()
+    # a key the host does not accept: refused at once, no prompt (BatchMode)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+    (tmp_path / "other_config").write_text(config.replace(str(hosts.folder / "id"), str(tmp_path / "other")))
+    with pytest.raises(SshError, match="host dut .*Permission denied"):
+        Connection(host, tmp_path / "ctl", tmp_path / "other_config").open()
+    assert time.monotonic() - t0 < 20
+    assert not (tmp_path / "known_hosts").read_text()  # never added
+
+
+@needs_hosts
+def test_an_interface_not_as_the_file_says_is_refused_naming_host_and_interface(hosts, tmp_path):
+    spec = hosts.spec()
+    spec["roles"]["router"]["interfaces"]["in"]["mac"] = "02:00:00:00:99:99"
+    f = hosts.write(spec, "wrong-mac.yaml")
+    r = subprocess.run([*ROUTERLAB, "measure", "--testbed", str(f), "--engine", "linux", "--loads", "10000",
+                        "--ceiling", "100000", "--runs", "1", "--duration", "0.2", "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode != 0
+    assert "host dut: interface router.in (eth1) has MAC" in r.stderr and "02:00:00:00:99:99" in r.stderr
+    spec["roles"]["router"]["interfaces"]["in"].update(name="eth9", mac=hosts.mac("dut", "eth1"))
+    f = hosts.write(spec, "no-such-interface.yaml")
+    r = subprocess.run([*ROUTERLAB, "measure", "--testbed", str(f), "--engine", "linux", "--loads", "10000",
+                        "--ceiling", "100000", "--runs", "1", "--duration", "0.2", "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert "host dut: interface router.in (eth9) is not on this host" in r.stderr
+
+
+@needs_hosts
+def test_a_sweep_over_ssh_measures_and_leaves_every_host_as_it_was(hosts, tmp_path):
+    before = states(hosts)
+    out = tmp_path / "linux"
+    r = subprocess.run([*ROUTERLAB, "measure", "--testbed", str(hosts.file), "--engine", "linux",
+                        "--loads", "20000,40000", "--runs", "2", "--duration", "0.5", "--out", str(out)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    import pandas as pd
+
+    trials = pd.read_csv(out / "trials.csv")
+    assert len(trials) == 4 and (trials["tx"] > 0).all()
+    # the trial's counters are the hosts': the generator's link, the sink's count, the router's own
+    assert (trials["rx"] <= trials["tx"]).all() and (trials["engine_forwarded"] >= trials["rx"]).all()
+    assert trials["cpu_stop_ms"].notna().all()  # the CPU probe ran on the router's host
+    rec = pd.read_csv(out / "experiments.csv").iloc[0]
+    assert "SSH testbed hosts.yaml, 2 hosts" in rec["where"] and "router on dut" in rec["where"]
+    assert "(veth)" in rec["where"]  # each host's NIC driver
+    assert rec["generator_ceiling_pps"] > 40000 and "router host dut CPU 1" in rec["pinning"]
+    same_as(hosts, before)
+
+
+@needs_hosts
+def test_ssh_and_namespaces_find_the_calibration_routers_known_capacity(hosts, tmp_path):
+    """The same search through SSH and through the namespace testbed gives consistent
+    answers: both find the PDR of a router whose PDR is known."""
+    from routerlab.engines.calibration import Calibration
+
+    sc = Scenario(name="single-flow")
+    answers = {}
+    for where in ("ssh", "namespaces"):
+        eng = Calibration(capacity_pps=30000)
+        kw = dict(kind="pdr", ceiling_pps=120000, final_duration=1.0, final_trials=2)
+        if where == "ssh":
+            with sshtestbed.using(hosts.file):
+                (res,) = search.run_search(eng, sc, tmp_path / where, **kw)
+        else:
+            from routerlab import testbed
+
+            with testbed.generator("rlgen"):
+                (res,) = search.run_search(eng, sc, tmp_path / where, **kw)
+        answers[where] = res.lower
+        truth = eng.true_pdr(1.0, stats.PDR_FRACTION)
+        assert abs(res.lower - truth) / truth < 0.05, (where, res.lower, truth)
+    assert abs(answers["ssh"] - answers["namespaces"]) / answers["namespaces"] < 0.05
+
+
+@needs_hosts
+def test_kill_9_in_the_middle_of_a_sweep_then_clean_leaves_every_host_as_before(hosts, tmp_path):
+    before = states(hosts)
+    out = tmp_path / "killed"
+    p = subprocess.Popen([*ROUTERLAB, "measure", "--testbed", str(hosts.file), "--engine", "nft",
+                          "--loads", "20000", "--ceiling", "100000", "--runs", "100", "--duration", "0.5",
+                          "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not ((out / "trials.csv").is_file() and len((out / "trials.csv").read_text().splitlines()) > 2):
+        assert p.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    during = states(hosts)
+    assert during["dut"] != before["dut"]  # the router's set-up is there
+    # the measuring process and every host's agent die at once: only clean can undo it
+    agents = subprocess.run(["pgrep", "-f", f"{sys.executable} -m routerlab.hostagent"], capture_output=True,
+                            text=True).stdout.split()
+    assert agents
+    for pid in agents:
+        os.kill(int(pid), signal.SIGKILL)
+    p.kill()
+    p.wait()
+    time.sleep(1)
+    r = subprocess.run([*ROUTERLAB, "clean", "--testbed", str(hosts.file)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    # each undone change named, by host and run
+    assert "removed host dut: set-up of rl" in r.stdout and ": nft tables inet rlfw" in r.stdout
+    same_as(hosts, before)
+
+
+@needs_hosts
+def test_three_hosts(tmp_path):
+    with sshhosts.Hosts(tmp_path / "hosts", layout=3) as h:
+        f = h.write()
+        before = states(h)
+        with sshtestbed.using(f):
+            from routerlab import measuring
+
+            measuring.measure("linux", "single-flow", tmp_path / "out", loads="20000", runs=2, duration=0.5,
+                              ceiling_pps=100000, progress=False)
+        import pandas as pd
+
+        trials = pd.read_csv(tmp_path / "out" / "trials.csv")
+        assert len(trials) == 2 and (trials["rx"] > 0).all()
+        rec = pd.read_csv(tmp_path / "out" / "experiments.csv").iloc[0]
+        assert "3 hosts" in rec["where"] and "sink on sink" in rec["where"]
+        same_as(h, before)
+
+
+@needs_hosts
+@click_root
+def test_click_installed_on_the_router_host_from_a_bundle_forwards_over_ssh(hosts, tmp_path):
+    bundle = tmp_path / "click.tar.zst"
+    r = subprocess.run([*ROUTERLAB, "engines", "pack", "click", "--out", str(bundle)], capture_output=True,
+                       text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([*ROUTERLAB, "engines", "install", "--testbed", str(hosts.file), "--from", str(bundle)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (hosts.folder / "dut" / "engines").glob("click*")
+    before = states(hosts)
+    with sshtestbed.using(hosts.file):
+        from routerlab import measuring
+
+        measuring.measure("click", "single-flow", tmp_path / "out", loads="20000", runs=2, duration=0.5,
+                          ceiling_pps=100000, progress=False)
+    import pandas as pd
+
+    trials = pd.read_csv(tmp_path / "out" / "trials.csv")
+    assert (trials["rx"] > 0.9 * trials["tx"]).all()
+    rec = pd.read_csv(tmp_path / "out" / "experiments.csv").iloc[0]
+    assert "click" in rec["engine_version"].lower()
+    same_as(hosts, before)
+
+
+def test_what_cannot_run_is_refused(tmp_path):
+    with pytest.raises(RouterlabError):
+        sshtestbed.SshTestbed()
