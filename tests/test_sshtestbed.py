@@ -191,6 +191,24 @@ def test_an_interface_not_as_the_file_says_is_refused_naming_host_and_interface(
 
 
 @needs_hosts
+def test_engines_are_the_router_hosts_own(hosts, tmp_path):
+    """An engine is looked for on the router's host, in its own engines folder, whatever
+    this machine has installed; one that needs more than the router's host is refused
+    before anything is measured."""
+    def measure(engine):
+        return subprocess.run([*ROUTERLAB, "measure", "--testbed", str(hosts.file), "--engine", engine,
+                               "--loads", "10000", "--runs", "1", "--duration", "0.2", "--out",
+                               str(tmp_path / engine)], capture_output=True, text=True, cwd=ROOT)
+
+    r = measure("fastclick")
+    assert r.returncode != 0
+    assert "host dut: fastclick: not installed (run: routerlab engines install fastclick)" in r.stderr
+    r = measure("ebpf")
+    assert r.returncode != 0 and "ebpf runs on the namespace testbed only" in r.stderr
+    assert "ceiling" not in r.stderr  # refused before anything was measured
+
+
+@needs_hosts
 def test_a_sweep_over_ssh_measures_and_leaves_every_host_as_it_was(hosts, tmp_path):
     before = states(hosts)
     out = tmp_path / "linux"
@@ -235,6 +253,27 @@ def test_ssh_and_namespaces_find_the_calibration_routers_known_capacity(hosts, t
         truth = eng.true_pdr(1.0, stats.PDR_FRACTION)
         assert abs(res.lower - truth) / truth < 0.05, (where, res.lower, truth)
     assert abs(answers["ssh"] - answers["namespaces"]) / answers["namespaces"] < 0.05
+
+
+@needs_hosts
+def test_loss_over_ssh_is_attributed_where_the_router_dropped_it(hosts, tmp_path):
+    """The calibration router offered twice its capacity drops half in its nftables limit:
+    the router host's drop tracepoint sees it there, and the sink's counting drop is design."""
+    from routerlab.engines.calibration import Calibration
+
+    with sshtestbed.using(hosts.file):
+        plan = sweep.SweepPlan("calibration", Scenario(name="single-flow"), [40000], runs=2, duration=0.5)
+        sweep.run(plan, tmp_path / "cal", engine=Calibration(capacity_pps=20000), ceiling_pps=100000, progress=False)
+    import pandas as pd
+
+    trials = pd.read_csv(tmp_path / "cal" / "trials.csv")
+    assert (trials["lost"] > 0.4 * trials["tx"]).all()
+    assert (abs(trials["lost_unexplained"]) < 0.02 * trials["lost"]).all(), trials[["lost", "lost_attributed"]]
+    assert trials["drops"].str.startswith("dut:NETFILTER_DROP=").all()
+    rows = pd.read_csv(tmp_path / "cal" / "drops.csv")
+    design = rows[rows["counted_as"] == "design"]
+    assert set(zip(design["place"], design["reason"])) == {("sink", "NETFILTER_DROP")}
+    assert rows["place"].str.match(r"^(dut|sink|tg|(loadgen|dut):cpu\d+)$").all()
 
 
 @needs_hosts

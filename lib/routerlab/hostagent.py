@@ -89,6 +89,14 @@ class HostTestbed(Testbed):
             return self.macs["router.in"]
         return next(self.macs[k] for k, v in self.names.items() if k.startswith(role + ".") and v == dev)
 
+    @property
+    def pin_name(self) -> str:
+        # hosts that are namespaces of one machine share its BPF filesystem
+        return f"{self.prefix}-{SUFFIX[next(iter(self.roles))]}"
+
+    def own_device(self, dev: str) -> bool:
+        return dev in {spec.get(w) for spec in self.roles.values() for w in ("in", "out")}
+
     def link_name(self, dev: str) -> str:
         short = {"generator.out": "g0", "router.in": "d0", "router.out": "d1", "sink.in": "s0"}
         return next((short[k] for k, v in self.names.items() if v == dev), dev)
@@ -169,6 +177,7 @@ class Agent:
     def __init__(self):
         self.tb: HostTestbed | None = None
         self.engine = None
+        self.drops = None
 
     def op_hello(self, interfaces: dict) -> dict:
         """This host's facts (node, kernel, CPU, NIC drivers), each of ``interfaces``
@@ -231,6 +240,26 @@ class Agent:
         facts = eng.bring_up(self.tb, sc)
         return {"facts": facts, "version": eng.version(), "changes": self.tb.journal.listed}
 
+    def op_drops_attach(self):
+        """Count this host's drops (:class:`routerlab.drops.DropCounter`: the kernel's drop
+        tracepoint by namespace, the test links', qdiscs' and softnet's counters); where
+        generator and sink share the host, the tracepoint cannot tell them apart and
+        counts both as the sink's."""
+        from . import drops
+
+        self.drops = drops.DropCounter(self.tb, None).__enter__()
+
+    def op_drops_read(self) -> list:
+        r = self.drops.read()
+        if self.engine is not None:
+            r.update({("dut", "engine", k): v for k, v in self.engine.drop_counters(self.tb).items()})
+        return [[*k, v] for k, v in r.items()]
+
+    def op_drops_detach(self):
+        d, self.drops = getattr(self, "drops", None), None
+        if d is not None:
+            d.__exit__(None, None, None)
+
     def op_engine(self, method: str):
         if method not in ("forwarded", "drop_counters"):
             raise RouterlabError(f"no engine method {method!r}")
@@ -244,6 +273,7 @@ class Agent:
     def op_down(self) -> list[str]:
         failed = []
         try:
+            self.op_drops_detach()
             self.op_engine_stop()
         except Exception as e:
             failed.append(f"stopping the engine: {e}")

@@ -41,6 +41,11 @@ READ_ONLY = {
     ("ethtool", "-i"), ("ethtool", "-S"), ("ethtool", "-k"), ("bpftool",), ("pgrep",), ("ss",), ("uname",),
     ("cat",), ("sysctl", "-n"), ("tc", "-s"), ("tc", "-j"), ("clang",), ("true",), ("ip", "route", "show"),
 }
+#: ethtool's short names of features (``-K``) and the names ``-k`` shows them by.
+ETHTOOL_ALIASES = {"gro": "generic-receive-offload", "gso": "generic-segmentation-offload",
+                   "tso": "tcp-segmentation-offload", "lro": "large-receive-offload", "sg": "scatter-gather",
+                   "rx": "rx-checksumming", "tx": "tx-checksumming", "rxvlan": "rx-vlan-offload",
+                   "txvlan": "tx-vlan-offload", "ntuple": "ntuple-filters", "rxhash": "receive-hashing"}
 #: Where the fill routes of a large table go (:data:`routerlab.engines.kernel.FILL_NET`).
 FILL_NET = "10.128.0.0/9"
 
@@ -216,8 +221,11 @@ def _journal(self: Journal, argv: list[str], input: str | None):
                 old[m.group(1)] = m.group(2)
         undo = ["ethtool", "-K", dev]
         for feat in words[2::2]:
-            if feat in old:
-                undo += [feat, old[feat]]
+            long = ETHTOOL_ALIASES.get(feat, feat)
+            if long in old:
+                undo += [feat, old[long]]
+            else:
+                raise Refused(f"{line}: {dev} has no feature {feat} to read back")
         return self.add(line, [undo] if len(undo) > 3 else [])
     if name == "sh" and words[:1] == ["-c"]:
         m = re.fullmatch(r"echo (\S+) > (/sys/class/net/[\w.:-]+/[\w/.-]+|/proc/sys/[\w/.-]+)", words[1].strip())

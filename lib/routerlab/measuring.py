@@ -15,7 +15,7 @@ from typing import Callable
 
 import pandas as pd
 
-from . import engines, scenarios, stats, traffic
+from . import engines, scenarios, stats, testbed, traffic
 from .defaults import SEARCH_KINDS  # noqa: F401  (the search kinds measure accepts)
 from .engines.base import Engine
 from .errors import ParameterError
@@ -56,7 +56,14 @@ def resolve(engine: str | Engine, scenario: str | Scenario, config=None, router=
         if control not in CONTROLS:
             raise ParameterError("control", f"{control!r}: expected one of {', '.join(CONTROLS)}")
         eng.control = control
-    eng.check(sc)
+    if testbed.beyond_one_machine():
+        # the engine is the router host's: checked there when it starts; here only what
+        # the scenario asks of it
+        if eng.one_machine:
+            raise ParameterError("engine", f"{eng.name} runs on the namespace testbed only: {eng.one_machine}")
+        Engine.check(eng, sc)
+    else:
+        eng.check(sc)
     return eng, sc
 
 

@@ -23,8 +23,9 @@ agents.
 What differs from the namespace testbed: the generator is rlgen (the XDP generator's
 live frames are a veth's); the generator's ceiling is measured into the router host's input
 interface, which counts and drops at ingress; the hosts' housekeeping threads and idle
-states are left as they are (the environment record says so); the drop tracepoint is not
-read (loss attribution off, the engine's own drop counters still read).
+states are left as they are (the environment record says so); the drop tracepoint is
+read on each host by its agent; where generator and sink share a host, it cannot tell
+their drops apart (both count as the sink's).
 
 Nothing is left behind: the agents undo their hosts' set-up when their connection ends,
 however the measuring process ends; ``routerlab clean --testbed hosts.yaml`` undoes what a
@@ -43,8 +44,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import testbed, testbedfile
-from .errors import RouterlabError
+from . import drops, errors, testbed, testbedfile
+from .errors import ParameterError, RouterlabError
 from .ssh import Connection, SshError
 from .testbed import STATE_DIR, Testbed
 
@@ -79,7 +80,13 @@ class Agent:
             raise SshError(f"host {name}: routerlab's agent ended during {op} ({self._ended()})")
         answer = json.loads(line)
         if "error" in answer:
-            raise RouterlabError(f"host {name}: {answer['error']}")
+            # the kind of failure the host had, so that callers tell a missing engine apart
+            if answer.get("kind") == "ParameterError":
+                raise ParameterError(f"host {name}", answer["error"])
+            kind = getattr(errors, answer.get("kind", ""), None)
+            if not (isinstance(kind, type) and issubclass(kind, RouterlabError)) or kind is errors.DataFormatError:
+                kind = RouterlabError
+            raise kind(f"host {name}: {answer['error']}")
         return answer["ok"]
 
     def _ended(self) -> str:
@@ -127,8 +134,6 @@ class SshTestbed(Testbed):
     #: What the hosts' set-up changed (host -> one line a change), undone when down.
     changes: dict = field(default_factory=dict, repr=False)
     _programs: dict = field(default_factory=dict, repr=False)
-    #: Why :mod:`routerlab.drops` attributes no loss here.
-    untraced = "the SSH testbed reads no drop tracepoint on its hosts"
 
     def __post_init__(self):
         if self.file is None:
@@ -302,6 +307,9 @@ class SshTestbed(Testbed):
     def router(self, engine):
         return RemoteEngine(engine)
 
+    def drop_counter(self, engine) -> "RemoteDropCounter":
+        return RemoteDropCounter(self, engine)
+
     def chain(self) -> str:
         f = self.file
         g, r, s = (f.roles[x] for x in ("generator", "router", "sink"))
@@ -349,6 +357,9 @@ class RemoteEngine:
                 "commands": asdict(commands) if commands is not None else None, "settings": eng.settings()}
 
     def bring_up(self, tb: SshTestbed, sc) -> dict:
+        if self.local.one_machine:
+            raise ParameterError("engine", f"{self.local.name} runs on the namespace testbed only: "
+                                           f"{self.local.one_machine}")
         got = tb.agent("router").call("engine_up", **self._spec(sc))
         tb.changes[tb.file.roles["router"].host] = got["changes"]
         self._version = got["version"]
@@ -367,6 +378,38 @@ class RemoteEngine:
     def stop(self, tb: SshTestbed):
         if tb.agents:
             tb.agent("router").call("engine_stop")
+
+
+class RemoteDropCounter(drops.DropCounter):
+    """:class:`routerlab.drops.DropCounter` over every host of an SSH testbed: each host's
+    agent counts its own drops, and a reading is theirs together (each host's per-CPU
+    softnet counters named by host: ``dut:cpu1``). The engine's own drop counters come
+    from the router's host."""
+
+    def __enter__(self):
+        try:
+            for a in self.tb.agents.values():
+                a.call("drops_attach")
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        for a in self.tb.agents.values():
+            try:
+                a.call("drops_detach", timeout=30)
+            except RouterlabError:
+                pass  # the agent's own end detaches it
+        return False
+
+    def read(self) -> drops.Reading:
+        r: drops.Reading = {}
+        for host, a in self.tb.agents.items():
+            for place, source, reason, n in a.call("drops_read"):
+                key = (f"{host}:{place}" if place.startswith("cpu") else place, source, reason)
+                r[key] = r.get(key, 0) + n
+        return r
 
 
 @contextmanager

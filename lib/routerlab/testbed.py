@@ -180,6 +180,11 @@ def make(**kw) -> "Testbed":
     return factory(**kw) if factory is not None else Testbed(**kw)
 
 
+def beyond_one_machine() -> bool:
+    """Whether measurements now make their testbeds with a :func:`use` block's factory."""
+    return _FACTORY.get() is not None
+
+
 @contextmanager
 def use(factory):
     """Measurements inside this ``with`` block make their testbeds with ``factory``
@@ -252,7 +257,7 @@ class TestbedError(RouterlabError):
 def require_root():
     """Raise :class:`NeedsRoot` (one clear line) unless running as root (here: a testbed
     beyond one machine, :func:`use`, needs root on its hosts, where its agents check it)."""
-    if _FACTORY.get() is not None:
+    if beyond_one_machine():
         return
     if os.geteuid() != 0:
         raise NeedsRoot("the testbed needs root (network namespaces, veth, nftables): run with sudo")
@@ -684,6 +689,15 @@ class Testbed:
         """The path of one of our C programs (``rlgen``, ``rlstop``) where the testbed
         runs it, built if needed."""
         return str(cache.compiled(name))
+
+    @property
+    def pin_name(self) -> str:
+        """The folder under :data:`BPF_PINS` where this testbed's BPF objects are pinned."""
+        return self.prefix
+
+    def own_device(self, dev: str) -> bool:
+        """Whether ``dev`` (in one of this testbed's namespaces) is one of its links."""
+        return dev.startswith(self.prefix)
 
     def router(self, engine):
         """The engine as the testbed drives it: ``engine`` itself here; beyond one machine,

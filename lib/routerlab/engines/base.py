@@ -27,6 +27,9 @@ class Engine:
     kernel_forwarding: ClassVar[bool] = False
     #: Where users get the engine.
     where: ClassVar[str] = ""
+    #: Why the engine runs on the namespace testbed only ("" if it runs on any testbed):
+    #: a testbed beyond one machine starts engines on the router's host alone.
+    one_machine: ClassVar[str] = ""
 
     def check(self, sc: Scenario | None = None):
         """Raise :class:`EngineNotFound` if missing, :class:`ParameterError` if ``sc`` needs

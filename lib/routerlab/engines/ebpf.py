@@ -28,6 +28,8 @@ class Ebpf(Engine):
     name = "ebpf"
     features = {"routes", "firewall", "drop", "gre"}
     where = "clang and libbpf-dev (Debian), compiled from lib/routerlab/bpf at set-up"
+    one_machine = ("its redirects into a veth need an XDP program on the sink's side of the link, which it "
+                   "attaches itself")
 
     def check(self, sc=None):
         if not shutil.which("clang"):

@@ -1,0 +1,130 @@
+"""The journal of a testbed host: what routerlab's commands change on a host's own network
+namespace, undone afterwards, and what it cannot undo refused. Run in a scratch network
+namespace standing for a host, with a /run of its own."""
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces")
+
+SNAPSHOT = textwrap.dedent("""
+    import json, subprocess
+    def snapshot():
+        run = lambda *a: subprocess.run(a, capture_output=True, text=True).stdout
+        return {"addr": run("ip", "-br", "addr"), "route": run("ip", "route"), "neigh": run("ip", "neigh"),
+                "nft": run("nft", "list", "ruleset"), "fwd": run("sysctl", "-n", "net.ipv4.ip_forward"),
+                "rps": run("cat", "/sys/class/net/eth1/queues/rx-0/rps_cpus"),
+                "gro": [l for l in run("ethtool", "-k", "eth1").splitlines() if "generic-receive-offload" in l],
+                "link": run("ip", "-br", "link", "show", "eth1")}
+""")
+
+
+def on_a_host(script: str) -> dict:
+    """Run ``script`` (Python) as routerlab would on a host: in a network namespace of its
+    own with an interface eth1, its own /run; the script prints one JSON line."""
+    ns = f"rlhost{secrets.token_hex(3)}-scratch"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        subprocess.run(["ip", "-n", ns, "link", "add", "eth1", "type", "veth", "peer", "name", "eth1p"], check=True)
+        p = subprocess.run(["ip", "netns", "exec", ns, "unshare", "--mount", "--propagation", "private", "sh", "-c",
+                            f"mount -t tmpfs tmpfs /run && exec {sys.executable} -c \"$0\"", SNAPSHOT + script],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout.strip().splitlines()[-1])
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+
+
+def test_what_the_router_set_up_changed_is_undone_newest_first():
+    got = on_a_host(textwrap.dedent("""
+        import os
+        from pathlib import Path
+        from routerlab import hostchanges, testbed
+        from routerlab.testbed import sh, nsexec
+        ns = "rl0a0b0c-dut"
+        sh("ip", "netns", "attach", ns, str(os.getpid()))
+        before = snapshot()
+        j = hostchanges.Journal(Path("/run/routerlab/rl0a0b0c-changes.json"), [ns]).__enter__()
+        nsexec(ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        sh("ip", "-n", ns, "link", "set", "dev", "eth1", "up")
+        sh("ip", "-n", ns, "addr", "add", "10.70.1.1/24", "dev", "eth1")
+        sh("ip", "-n", ns, "route", "replace", "10.71.0.0/24", "via", "10.70.1.2", "dev", "eth1")
+        sh("ip", "-n", ns, "neigh", "replace", "10.70.1.2", "lladdr", "02:00:00:00:00:02", "dev", "eth1", "nud", "permanent")
+        nsexec(ns, "nft", "-f", "-", input="table inet rltest {\\n chain c { type filter hook forward priority 0; }\\n}\\n")
+        nsexec(ns, "sh", "-c", "echo 1 > /sys/class/net/eth1/queues/rx-0/rps_cpus")
+        nsexec(ns, "ethtool", "-K", "eth1", "gro", "on")
+        during = snapshot()
+        on_disk = json.loads(Path("/run/routerlab/rl0a0b0c-changes.json").read_text())
+        j.__exit__(None, None, None)
+        failed = j.restore()
+        print(json.dumps({"before": before, "during": during, "after": snapshot(), "failed": failed,
+                          "listed": on_disk["changes"], "file": Path(j.path).exists()}))
+    """))
+    assert got["during"] != got["before"]
+    assert got["after"] == got["before"] and got["failed"] == []
+    assert not got["file"]
+    assert any("ip_forward" in c for c in got["listed"]) and "nft tables inet rltest" in got["listed"]
+
+
+def test_a_killed_runs_journal_is_undone_by_clean():
+    got = on_a_host(textwrap.dedent("""
+        import os
+        from pathlib import Path
+        from routerlab import hostchanges, testbed
+        from routerlab.testbed import sh, nsexec
+        ns = "rl0a0b0d-dut"
+        sh("ip", "netns", "attach", ns, str(os.getpid()))
+        before = snapshot()
+        j = hostchanges.Journal(Path("/run/routerlab/rl0a0b0d-changes.json"), [ns]).__enter__()
+        sh("ip", "-n", ns, "addr", "add", "10.70.2.1/24", "dev", "eth1")
+        nsexec(ns, "nft", "-f", "-", input="table netdev rlsink {\\n counter rx { }\\n}\\n")
+        j.__exit__(None, None, None)
+        # the run's process is gone: its pid in the journal is one that is not alive
+        state = json.loads(j.path.read_text()); state["pid"] = 2 ** 22 + 1; j.path.write_text(json.dumps(state))
+        removed = testbed.clean()
+        print(json.dumps({"before": before, "after": snapshot(), "removed": removed,
+                          "handle": os.path.exists("/run/netns/" + ns), "alive": True}))
+    """))
+    assert got["after"] == got["before"]
+    assert "set-up of rl0a0b0d: nft tables netdev rlsink" in got["removed"]
+    # the handle of the host's own namespace is removed, and what runs there is not killed
+    assert not got["handle"] and got["alive"]
+
+
+def test_a_change_the_journal_cannot_undo_is_refused_before_it_is_made():
+    got = on_a_host(textwrap.dedent("""
+        import os
+        from pathlib import Path
+        from routerlab import hostchanges
+        from routerlab.testbed import sh, nsexec
+        ns = "rl0a0b0e-dut"
+        sh("ip", "netns", "attach", ns, str(os.getpid()))
+        sh("ip", "link", "set", "dev", "eth1", "up")
+        sh("ip", "addr", "add", "10.70.1.1/24", "dev", "eth1")
+        sh("ip", "route", "add", "10.71.0.0/24", "via", "10.70.1.2")  # the host's own
+        nsexec(ns, "nft", "-f", "-", input="table inet rlguard {\\n}\\n")  # the host's own
+        j = hostchanges.Journal(Path("/run/routerlab/rl0a0b0e-changes.json"), [ns]).__enter__()
+        said = []
+        for cmd, inp in ((["ip", "-n", ns, "route", "replace", "10.71.0.0/24", "via", "10.70.1.3"], None),
+                         (["ip", "netns", "exec", ns, "nft", "-f", "-"], "table inet rlguard {\\n}\\n"),
+                         (["ip", "-n", ns, "link", "set", "dev", "eth1", "mtu", "1400"], None)):
+            try:
+                sh(*cmd, input=inp)
+                said.append("ran")
+            except hostchanges.Refused as e:
+                said.append(str(e))
+        route = subprocess.run(["ip", "route", "show", "10.71.0.0/24"], capture_output=True, text=True).stdout
+        j.__exit__(None, None, None)
+        print(json.dumps({"said": said, "route": route, "undo": j.undo}))
+    """))
+    route, table, mtu = got["said"]
+    assert "would replace the host's own route to 10.71.0.0/24" in route and "10.70.1.2" in got["route"]
+    assert "nft table inet rlguard exists on this host already" in table
+    assert "cannot undo" in mtu
+    assert got["undo"] == []
