@@ -97,6 +97,18 @@ def test_a_bad_testbed_file_is_refused_in_one_line_naming_the_file_and_the_key(t
     assert msg.startswith(str(f)) and says in msg and "\n" not in msg
 
 
+@pytest.mark.parametrize("page, after", [("README.md", "### Beyond one machine"),
+                                         ("docs/testbed-ssh.md", "## The testbed file")])
+def test_the_documented_testbed_files_are_valid(tmp_path, page, after):
+    import re
+
+    text = (ROOT / page).read_text().split(after, 1)[1]
+    example = re.search(r"```yaml\n(.*?)```", text, re.S).group(1)
+    (tmp_path / "ssh_config").write_text("")
+    tf = testbedfile.load(write(tmp_path, yaml.safe_load(example)))
+    assert tf.layout == 2 and tf.interface("router", "out").name == "ens1f1"
+
+
 def test_a_host_no_role_is_on_is_refused(tmp_path):
     spec = two_hosts()
     spec["hosts"]["spare"] = {"ssh": "192.0.2.99"}
@@ -353,3 +365,17 @@ def test_click_installed_on_the_router_host_from_a_bundle_forwards_over_ssh(host
 def test_what_cannot_run_is_refused(tmp_path):
     with pytest.raises(RouterlabError):
         sshtestbed.SshTestbed()
+
+
+@needs_hosts
+def test_bench_ssh_prints_both_testbeds_next_to_the_floor(hosts, tmp_path):
+    r = subprocess.run([*ROUTERLAB, "bench", "ssh", "--testbed", str(hosts.file), "--out", str(tmp_path / "b"),
+                        "--trials", "2", "--duration", "0.3"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    rows = {line.split()[0]: line.split() for line in lines if line.split()[:1] in (["namespaces"], ["ssh"])}
+    assert set(rows) == {"namespaces", "ssh"}
+    for row in rows.values():
+        per_trial, floor, ratio = map(float, row[2:5])
+        assert floor == 0.3 and per_trial > floor and abs(ratio - per_trial / floor) < 0.01
+    assert "SSH's overhead per trial" in lines[-1]

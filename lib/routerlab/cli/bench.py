@@ -304,3 +304,22 @@ def bench_report(repeat):
     from ..benchmarks import report
 
     _run_and_report(report, repeat=repeat)
+
+
+@bench_app.command("ssh")
+@click.option("--testbed", "testbed_file", type=PATH, required=True, help="The testbed file (hosts.yaml) of the hosts.")
+@click.option("--out", type=PATH, default=Path("runs/bench-ssh"), help="Folder for both testbeds' datasets.")
+@click.option("--trials", type=click.IntRange(min=2), default=20, help="Trials of the sweep on each testbed.")
+@click.option("--duration", type=float, default=0.5, help="Seconds per sweep trial.")
+@click.option("--capacity", type=click.IntRange(min=1000), default=30000,
+              help="The calibration router's capacity for the search, pps.")
+def bench_ssh(testbed_file, out, trials, duration, capacity):
+    """The SSH testbed next to the namespace testbed: seconds per trial next to the trial's own, and the same search's answer against a known truth (needs root here and on the hosts)."""
+    from .. import testbed
+    from ..benchmarks import ssh
+
+    try:
+        testbed.require_root()
+    except RouterlabError as e:
+        fail(str(e), 1)
+    _run_and_report(ssh, testbed_file=testbed_file, out=out, trials=trials, duration=duration, capacity_pps=capacity)
