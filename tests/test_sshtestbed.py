@@ -243,28 +243,52 @@ def test_a_sweep_over_ssh_measures_and_leaves_every_host_as_it_was(hosts, tmp_pa
 
 
 @needs_hosts
-def test_ssh_and_namespaces_find_the_calibration_routers_known_capacity(hosts, tmp_path):
-    """The same search through SSH and through the namespace testbed gives consistent
-    answers: both find the PDR of a router whose PDR is known."""
+def test_ssh_and_namespaces_give_the_calibration_routers_known_answers(hosts, tmp_path):
+    """The same sweep and the same search through SSH and through the namespace testbed
+    give consistent answers: both measure the loss and find the PDR of a router whose
+    loss and PDR are known."""
+    import pandas as pd
+
+    from routerlab import testbed
     from routerlab.engines.calibration import Calibration
 
     sc = Scenario(name="single-flow")
-    answers = {}
+    capacity, loads, duration = 30000, [15000, 60000], 0.5
+    pdr, loss = {}, {}
     for where in ("ssh", "namespaces"):
-        eng = Calibration(capacity_pps=30000)
-        kw = dict(kind="pdr", ceiling_pps=120000, final_duration=1.0, final_trials=2)
-        if where == "ssh":
-            with sshtestbed.using(hosts.file):
-                (res,) = search.run_search(eng, sc, tmp_path / where, **kw)
-        else:
-            from routerlab import testbed
-
-            with testbed.generator("rlgen"):
-                (res,) = search.run_search(eng, sc, tmp_path / where, **kw)
-        answers[where] = res.lower
+        block = sshtestbed.using(hosts.file) if where == "ssh" else testbed.generator("rlgen")
+        with block:
+            eng = Calibration(capacity_pps=capacity)
+            sweep.run(sweep.SweepPlan("calibration", sc, loads, runs=2, duration=duration), tmp_path / where,
+                      engine=eng, ceiling_pps=120000, progress=False)
+            (res,) = search.run_search(Calibration(capacity_pps=capacity), sc, tmp_path / where, kind="pdr",
+                                       ceiling_pps=120000, final_duration=1.0, final_trials=2, experiment="pdr")
+        t = pd.read_csv(tmp_path / where / "trials.csv")
+        loss[where] = (t["lost"] / t["tx"]).groupby(t["offered_pps"]).mean()
+        for load, measured in loss[where].items():
+            assert abs(measured - eng.expected_loss(load, duration)) < 0.02, (where, load, measured)
+        pdr[where] = res.lower
         truth = eng.true_pdr(1.0, stats.PDR_FRACTION)
         assert abs(res.lower - truth) / truth < 0.05, (where, res.lower, truth)
-    assert abs(answers["ssh"] - answers["namespaces"]) / answers["namespaces"] < 0.05
+    assert abs(pdr["ssh"] - pdr["namespaces"]) / pdr["namespaces"] < 0.05
+    assert (abs(loss["ssh"] - loss["namespaces"]) < 0.02).all()
+
+
+@needs_hosts
+def test_a_campaign_runs_on_the_hosts(hosts, tmp_path):
+    (tmp_path / "campaign.yaml").write_text(
+        "description: a sweep of the kernel at a fraction of the ceiling, on the SSH testbed\n"
+        "ceiling: measure\n"
+        "steps:\n"
+        "  - measure: {engine: linux, scenario: single-flow, loads_frac: [0.05], runs: 2, duration: 0.3}\n")
+    r = subprocess.run([*ROUTERLAB, "campaign", "run", str(tmp_path / "campaign.yaml"), "--testbed", str(hosts.file),
+                        "--out", str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    import pandas as pd
+
+    rec = pd.read_csv(tmp_path / "out" / "experiments.csv").iloc[0]
+    assert "SSH testbed" in rec["where"] and rec["generator"].startswith("rlgen")
+    assert len(pd.read_csv(tmp_path / "out" / "trials.csv")) == 2
 
 
 @needs_hosts
