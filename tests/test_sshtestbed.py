@@ -212,12 +212,39 @@ def test_engines_are_the_router_hosts_own(hosts, tmp_path):
                                "--loads", "10000", "--runs", "1", "--duration", "0.2", "--out",
                                str(tmp_path / engine)], capture_output=True, text=True, cwd=ROOT)
 
+    r = subprocess.run([*ROUTERLAB, "doctor", "--testbed", str(hosts.file), "fastclick"], capture_output=True,
+                       text=True, cwd=ROOT)
+    assert r.returncode == 1 and "== host loadgen (generator, sink)" in r.stdout and "== host dut (router)" in r.stdout
+    assert r.stdout.split("== host dut")[1].count("missing") >= 1
     r = measure("fastclick")
     assert r.returncode != 0
     assert "host dut: fastclick: not installed (run: routerlab engines install fastclick)" in r.stderr
     r = measure("ebpf")
     assert r.returncode != 0 and "ebpf runs on the namespace testbed only" in r.stderr
     assert "ceiling" not in r.stderr  # refused before anything was measured
+
+
+@needs_hosts
+def test_a_router_routerlab_does_not_build_runs_on_the_router_host(hosts, tmp_path):
+    """The exec engine's commands run on the router's host, in its own home; without
+    --ready it is refused (its default probe would need the generator's and sink's hosts)."""
+    base = [*ROUTERLAB, "measure", "--testbed", str(hosts.file), "--engine", "exec", "--loads", "20000",
+            "--ceiling", "100000", "--runs", "2", "--duration", "0.3"]
+    r = subprocess.run(base + ["--start", "exec sleep 600", "--out", str(tmp_path / "x")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode != 0 and "give --ready" in r.stderr
+    before = states(hosts)
+    r = subprocess.run(base + ["--start", 'echo "$HOME" > "$HOME/started"; exec sleep 600', "--ready", "true",
+                               "--kernel-forwarding", "--version-command", "echo my-router 1.0",
+                               "--out", str(tmp_path / "exec")], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert (hosts.home("dut") / "started").read_text().strip() == str(hosts.home("dut"))
+    import pandas as pd
+
+    trials = pd.read_csv(tmp_path / "exec" / "trials.csv")
+    assert (trials["rx"] == trials["tx"]).all() and (trials["tx"] > 0).all()
+    assert pd.read_csv(tmp_path / "exec" / "experiments.csv").iloc[0]["engine_version"] == "my-router 1.0"
+    same_as(hosts, before)
 
 
 @needs_hosts
@@ -339,6 +366,33 @@ def test_kill_9_in_the_middle_of_a_sweep_then_clean_leaves_every_host_as_before(
     # each undone change named, by host and run
     assert "removed host dut: set-up of rl" in r.stdout and ": nft tables inet rlfw" in r.stdout
     same_as(hosts, before)
+
+
+@needs_hosts
+def test_ctrl_c_leaves_every_host_as_before_and_the_sweep_resumes(hosts, tmp_path):
+    before = states(hosts)
+    out = tmp_path / "interrupted"
+    argv = [*ROUTERLAB, "measure", "--testbed", str(hosts.file), "--engine", "linux", "--loads", "20000",
+            "--ceiling", "100000", "--runs", "6", "--duration", "0.3", "--out", str(out)]
+    # Ctrl-C at its default, as at a terminal (a caller under nohup would ignore it)
+    p = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    while not ((out / "trials.csv").is_file() and len((out / "trials.csv").read_text().splitlines()) > 2):
+        assert p.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode != 0 and "Traceback" not in err
+    kept = len((out / "trials.csv").read_text().splitlines()) - 1
+    assert 0 < kept < 6
+    same_as(hosts, before)  # without clean
+    r = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    import pandas as pd
+
+    trials = pd.read_csv(out / "trials.csv")
+    assert sorted(trials["trial"]) == list(range(6))  # the kept trials, and only the others measured
 
 
 @needs_hosts

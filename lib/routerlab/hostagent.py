@@ -296,6 +296,7 @@ def main() -> int:
         signal.signal(sig, stop)
     try:
         for line in sys.stdin:
+            req = {}
             try:
                 req = json.loads(line)
                 result = getattr(agent, "op_" + req["op"])(**req.get("args", {}))
@@ -305,7 +306,7 @@ def main() -> int:
             except Exception as e:
                 traceback.print_exc()
                 answer = {"error": f"{type(e).__name__}: {e}", "kind": "internal"}
-            replies.write(json.dumps(answer) + "\n")
+            replies.write(json.dumps({"id": req.get("id"), **answer}) + "\n")
     except KeyboardInterrupt:
         pass
     finally:

@@ -40,6 +40,7 @@ import select
 import shutil
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -66,19 +67,27 @@ class Agent:
                                stdout=subprocess.PIPE, text=True, bufsize=1)
 
     def call(self, op: str, timeout: float = ANSWER_TIMEOUT_S, **args):
+        """The agent's answer to ``op`` with ``args``; its error raised as the kind of
+        error it was, named by host. An answer to an earlier request that was interrupted
+        (Ctrl-C while waiting) is passed over: each answer names its request."""
         name = self.conn.host.name
+        self._seq = getattr(self, "_seq", 0) + 1
         try:
-            self.proc.stdin.write(json.dumps({"op": op, "args": args}) + "\n")
+            self.proc.stdin.write(json.dumps({"id": self._seq, "op": op, "args": args}) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, ValueError):
             raise SshError(f"host {name}: routerlab's agent is gone ({self._ended()})") from None
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        line = self.proc.stdout.readline() if ready else None
-        if line is None:
-            raise SshError(f"host {name}: routerlab's agent gave no answer to {op} within {timeout:g} s")
-        if not line:
-            raise SshError(f"host {name}: routerlab's agent ended during {op} ({self._ended()})")
-        answer = json.loads(line)
+        deadline = time.monotonic() + timeout
+        while True:
+            ready, _, _ = select.select([self.proc.stdout], [], [], max(deadline - time.monotonic(), 0))
+            line = self.proc.stdout.readline() if ready else None
+            if line is None:
+                raise SshError(f"host {name}: routerlab's agent gave no answer to {op} within {timeout:g} s")
+            if not line:
+                raise SshError(f"host {name}: routerlab's agent ended during {op} ({self._ended()})")
+            answer = json.loads(line)
+            if answer.get("id") == self._seq:
+                break
         if "error" in answer:
             # the kind of failure the host had, so that callers tell a missing engine apart
             if answer.get("kind") == "ParameterError":
@@ -490,3 +499,24 @@ def install_engines(path, names: list[str], *, bundle: str | None = None, sha256
     finally:
         conn.close()
         shutil.rmtree(control, ignore_errors=True)
+
+
+def on_hosts(path, argv: list[str], timeout: float = 300) -> list[tuple[str, str, int, str]]:
+    """``routerlab ARGV`` on every host of the testbed file ``path``: (host, its roles, the
+    exit status, what it printed), host by host."""
+    tf = testbedfile.load(path)
+    control = STATE_DIR / f"hosts-{secrets.token_hex(3)}-ssh"
+    out = []
+    try:
+        for host in tf.used_hosts():
+            roles = ", ".join(r for r, spec in tf.roles.items() if spec.host == host.name)
+            conn = Connection(host, control, tf.ssh_config).open()
+            try:
+                p = subprocess.run(conn.argv([host.python, "-m", "routerlab.cli", *argv]), capture_output=True,
+                                   text=True, timeout=timeout)
+            finally:
+                conn.close()
+            out.append((host.name, roles, p.returncode, p.stdout + p.stderr))
+    finally:
+        shutil.rmtree(control, ignore_errors=True)
+    return out

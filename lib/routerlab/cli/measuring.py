@@ -113,12 +113,28 @@ def clean(all_runs, testbed_file):
 
 @app.command()
 @argument("only", nargs=-1, help="Check only these (e.g. click bmv2 p4c); default everything.")
-def doctor(only):
+@click.option("--testbed", "testbed_file", type=PATH,
+              help="A testbed file (hosts.yaml): the same report from each of its hosts, over SSH.")
+def doctor(only, testbed_file):
     """Report which engines, generators and kernel features are present, and what is missing.
 
     Exits 1 when something asked for (default: everything but the optional comparison
     generators) is missing. Engines show their upstream repository and commit."""
     from rich.table import Table
+
+    if testbed_file is not None:
+        from .. import sshtestbed
+
+        try:
+            reports = sshtestbed.on_hosts(testbed_file, ["doctor", *only])
+        except RouterlabError as e:
+            fail(str(e), 1)
+        for host, roles, rc, text in reports:
+            click.echo(f"== host {host} ({roles})")
+            click.echo(text.rstrip())
+        if any(rc for _, _, rc, _ in reports):
+            raise Exit(1)
+        return
 
     from .. import doctor as doc
 

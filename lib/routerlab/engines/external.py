@@ -144,6 +144,14 @@ class ExecEngine(Engine):
     where = "a router of your own, started by your command: --engine exec --start COMMAND"
     commands: Commands | None = None
 
+    @property
+    def one_machine(self) -> str:
+        if self.commands is not None and self.commands.ready is None:
+            return ("without --ready its readiness probe sends a frame from the generator's namespace and waits "
+                    "for the sink's count, which are on other hosts: give --ready, a command that exits 0 once "
+                    "your router forwards")
+        return ""
+
     def use_commands(self, commands: Commands):
         """Run the router ``commands`` describe. A router that forwards through the kernel
         takes the scenario's routes too; any other is given one route's worth of traffic
