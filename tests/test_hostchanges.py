@@ -14,7 +14,17 @@ import pytest
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces")
 
 SNAPSHOT = textwrap.dedent("""
-    import json, subprocess
+    import json, os, subprocess
+    from pathlib import Path
+    from routerlab import hostchanges, testbed
+    from routerlab.testbed import sh, nsexec
+
+    def journal(prefix):
+        "The host's own namespace named as a run's router (as its agent does), and the run's journal."
+        ns = prefix + "-dut"
+        sh("ip", "netns", "attach", ns, str(os.getpid()))
+        return ns, hostchanges.Journal(Path(f"/run/routerlab/{prefix}-changes.json"), [ns])
+
     def snapshot():
         run = lambda *a: subprocess.run(a, capture_output=True, text=True).stdout
         return {"addr": run("ip", "-br", "addr"), "route": run("ip", "route"), "neigh": run("ip", "neigh"),
@@ -43,14 +53,9 @@ def on_a_host(script: str) -> dict:
 
 def test_what_the_router_set_up_changed_is_undone_newest_first():
     got = on_a_host(textwrap.dedent("""
-        import os
-        from pathlib import Path
-        from routerlab import hostchanges, testbed
-        from routerlab.testbed import sh, nsexec
-        ns = "rl0a0b0c-dut"
-        sh("ip", "netns", "attach", ns, str(os.getpid()))
+        ns, j = journal("rl0a0b0c")
         before = snapshot()
-        j = hostchanges.Journal(Path("/run/routerlab/rl0a0b0c-changes.json"), [ns]).__enter__()
+        j.__enter__()
         nsexec(ns, "sysctl", "-qw", "net.ipv4.ip_forward=1")
         sh("ip", "-n", ns, "link", "set", "dev", "eth1", "up")
         sh("ip", "-n", ns, "addr", "add", "10.70.1.1/24", "dev", "eth1")
@@ -74,14 +79,9 @@ def test_what_the_router_set_up_changed_is_undone_newest_first():
 
 def test_a_killed_runs_journal_is_undone_by_clean():
     got = on_a_host(textwrap.dedent("""
-        import os
-        from pathlib import Path
-        from routerlab import hostchanges, testbed
-        from routerlab.testbed import sh, nsexec
-        ns = "rl0a0b0d-dut"
-        sh("ip", "netns", "attach", ns, str(os.getpid()))
+        ns, j = journal("rl0a0b0d")
         before = snapshot()
-        j = hostchanges.Journal(Path("/run/routerlab/rl0a0b0d-changes.json"), [ns]).__enter__()
+        j.__enter__()
         sh("ip", "-n", ns, "addr", "add", "10.70.2.1/24", "dev", "eth1")
         nsexec(ns, "nft", "-f", "-", input="table netdev rlsink {\\n counter rx { }\\n}\\n")
         j.__exit__(None, None, None)
@@ -99,17 +99,12 @@ def test_a_killed_runs_journal_is_undone_by_clean():
 
 def test_a_change_the_journal_cannot_undo_is_refused_before_it_is_made():
     got = on_a_host(textwrap.dedent("""
-        import os
-        from pathlib import Path
-        from routerlab import hostchanges
-        from routerlab.testbed import sh, nsexec
-        ns = "rl0a0b0e-dut"
-        sh("ip", "netns", "attach", ns, str(os.getpid()))
+        ns, j = journal("rl0a0b0e")
         sh("ip", "link", "set", "dev", "eth1", "up")
         sh("ip", "addr", "add", "10.70.1.1/24", "dev", "eth1")
         sh("ip", "route", "add", "10.71.0.0/24", "via", "10.70.1.2")  # the host's own
         nsexec(ns, "nft", "-f", "-", input="table inet rlguard {\\n}\\n")  # the host's own
-        j = hostchanges.Journal(Path("/run/routerlab/rl0a0b0e-changes.json"), [ns]).__enter__()
+        j.__enter__()
         said = []
         for cmd, inp in ((["ip", "-n", ns, "route", "replace", "10.71.0.0/24", "via", "10.70.1.3"], None),
                          (["ip", "netns", "exec", ns, "nft", "-f", "-"], "table inet rlguard {\\n}\\n"),

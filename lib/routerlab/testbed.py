@@ -447,24 +447,32 @@ class Testbed:
 
     # lifecycle ---------------------------------------------------------------------
     def __enter__(self):
-        require_root()
-        if self.placement and userns.inside():
-            raise NeedsRoot("a testbed for measuring needs root of the machine: in a user namespace the "
-                            "receive work cannot be placed on its CPU (only checks run there, placement=False)")
+        self._may_start()
         self._install_signal_handlers()
         try:
-            if self.placement:
-                self.hold_idle()
-                self.housekeeping_mode = housekeeping.mode()
-                self.housekept = housekeeping.hold(self.kept_cpu, self._holder)
-            else:
-                self.idle_held = "os (no CPU placement: a testbed for checks)"
+            self._place()
             self.up()
         except BaseException:
             self.down()
             self._restore_signal_handlers()
             raise
         return self
+
+    def _may_start(self):
+        """Refuse, in one line, to start where this testbed cannot."""
+        require_root()
+        if self.placement and userns.inside():
+            raise NeedsRoot("a testbed for measuring needs root of the machine: in a user namespace the "
+                            "receive work cannot be placed on its CPU (only checks run there, placement=False)")
+
+    def _place(self):
+        """Before the testbed comes up: idle CPUs polling, housekeeping off the router's CPU."""
+        if self.placement:
+            self.hold_idle()
+            self.housekeeping_mode = housekeeping.mode()
+            self.housekept = housekeeping.hold(self.kept_cpu, self._holder)
+        else:
+            self.idle_held = "os (no CPU placement: a testbed for checks)"
 
     def __exit__(self, *exc):
         self.down()
