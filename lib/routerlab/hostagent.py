@@ -25,6 +25,7 @@ import signal
 import sys
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import cache, datasets, hostchanges, measuring, testbed
 from .errors import RouterlabError
@@ -223,19 +224,31 @@ class Agent:
     def op_cpu_times(self) -> dict:
         return testbed.cpu_times()
 
-    def op_engine_up(self, name: str, scenario: dict, config: str | None = None, control: str | None = None,
-                     commands: dict | None = None, settings: dict | None = None) -> dict:
+    def _engine(self, name: str, scenario: dict, config: str | None, control: str | None, commands: dict | None,
+                settings: dict | None, folder: Path):
+        """The engine and scenario the measuring machine resolved, made and checked here
+        (a configuration of one's own written into ``folder``)."""
         from . import engines
         from .engines.external import Commands
 
         path = None
         if config is not None:
-            path = STATE_DIR / f"{self.tb.prefix}-config" / "own.click"
+            path = folder / "own.click"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(config)
         made = type(engines.get(name))(**settings) if settings else name
-        eng, sc = measuring.resolve(made, Scenario(**scenario), config=path, control=control,
-                                    router=Commands(**commands) if commands else None)
+        return measuring.resolve(made, Scenario(**scenario), config=path, control=control,
+                                 router=Commands(**commands) if commands else None)
+
+    def op_engine_check(self, **spec):
+        """Whether the engine can run here for the scenario: its own check's error, else None."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="routerlab-check-") as tmp:
+            self._engine(**spec, folder=Path(tmp))
+
+    def op_engine_up(self, **spec) -> dict:
+        eng, sc = self._engine(**spec, folder=STATE_DIR / f"{self.tb.prefix}-config")
         self.engine = eng
         facts = eng.bring_up(self.tb, sc)
         return {"facts": facts, "version": eng.version(), "changes": self.tb.journal.listed}

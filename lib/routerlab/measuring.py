@@ -57,11 +57,11 @@ def resolve(engine: str | Engine, scenario: str | Scenario, config=None, router=
             raise ParameterError("control", f"{control!r}: expected one of {', '.join(CONTROLS)}")
         eng.control = control
     if testbed.beyond_one_machine():
-        # the engine is the router host's: checked there when it starts; here only what
-        # the scenario asks of it
+        # the engine is the router host's: checked there
         if eng.one_machine:
             raise ParameterError("engine", f"{eng.name} runs on the namespace testbed only: {eng.one_machine}")
         Engine.check(eng, sc)
+        testbed.check_engine(eng, sc)
     else:
         eng.check(sc)
     return eng, sc

@@ -417,18 +417,45 @@ class RemoteDropCounter(drops.DropCounter):
         return r
 
 
+class _Factory:
+    """The SSH testbeds of one testbed file, and the engines checked on its router's host
+    (through one agent, started at the first check and ended with the block)."""
+
+    def __init__(self, tf: testbedfile.TestbedFile):
+        self.tf = tf
+        self._agent: Agent | None = None
+        self._conn: Connection | None = None
+
+    def __call__(self, **kw) -> SshTestbed:
+        kw.pop("generator", None)
+        return SshTestbed(file=self.tf, **kw)
+
+    def check_engine(self, engine, scenario):
+        if self._agent is None:
+            host = self.tf.host_of("router")
+            self._conn = Connection(host, STATE_DIR / f"check-{secrets.token_hex(3)}-ssh", self.tf.ssh_config).open()
+            self._agent = Agent(self._conn)
+        self._agent.call("engine_check", **RemoteEngine(engine)._spec(scenario))
+
+    def close(self):
+        if self._agent is not None:
+            self._agent.close()
+            self._conn.close()
+            shutil.rmtree(self._conn.control_dir, ignore_errors=True)
+            self._agent = self._conn = None
+
+
 @contextmanager
 def using(path):
     """Measurements inside this ``with`` block run on the testbed of the testbed file
-    ``path`` (checked now) instead of the namespace testbed, sending with rlgen."""
-    tf = testbedfile.load(path)
-
-    def make(**kw):
-        kw.pop("generator", None)
-        return SshTestbed(file=tf, **kw)
-
-    with testbed.use(make), testbed.generator("rlgen"):
-        yield tf
+    ``path`` (checked now) instead of the namespace testbed, sending with rlgen; engines
+    are checked on its router's host."""
+    factory = _Factory(testbedfile.load(path))
+    try:
+        with testbed.use(factory), testbed.generator("rlgen"):
+            yield factory.tf
+    finally:
+        factory.close()
 
 
 def clean(path) -> list[str]:

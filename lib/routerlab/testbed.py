@@ -185,10 +185,20 @@ def beyond_one_machine() -> bool:
     return _FACTORY.get() is not None
 
 
+def check_engine(engine, scenario):
+    """Check ``engine`` for ``scenario`` where the :func:`use` block's testbed runs it (its
+    router's host), raising what its own check raises there; nothing outside such a block."""
+    factory = _FACTORY.get()
+    if factory is not None and getattr(factory, "check_engine", None):
+        factory.check_engine(engine, scenario)
+
+
 @contextmanager
 def use(factory):
     """Measurements inside this ``with`` block make their testbeds with ``factory``
-    (called with :class:`Testbed`'s parameters) instead of the namespace testbed."""
+    (called with :class:`Testbed`'s parameters) instead of the namespace testbed; a
+    factory with a ``check_engine(engine, scenario)`` method checks engines where it runs
+    them."""
     token = _FACTORY.set(factory)
     try:
         yield
