@@ -31,6 +31,7 @@ from . import cache, datasets, hostchanges, measuring, testbed
 from .errors import RouterlabError
 from .scenarios import Scenario
 from .testbed import SINK_NET, STATE_DIR, TG_NET, Testbed, nsexec, sh
+from .version import code_version
 
 #: Role of a testbed file -> the namespace suffix the testbed names it with.
 SUFFIX = {"generator": "tg", "router": "dut", "sink": "sink"}
@@ -114,7 +115,8 @@ class HostTestbed(Testbed):
             for which in ("in", "out"):
                 dev = self.roles[r].get(which)
                 if dev:
-                    nsexec(ns, "sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1")
+                    # the slash form: an interface name may hold dots (a VLAN's ens1f0.100)
+                    nsexec(ns, "sysctl", "-qw", f"net/ipv6/conf/{dev}/disable_ipv6=1")
                     sh("ip", "-n", ns, "link", "set", "dev", dev, "up")
         if "generator" in here:
             ns = here["generator"]
@@ -146,12 +148,25 @@ class HostTestbed(Testbed):
             if self.sink_cpu is not None and "router" not in here:
                 self.set_rps(ns, self.sink_if, self.sink_cpu)
 
+    @staticmethod
+    def set_rps(ns: str, dev: str, cpu: int | None):
+        """RPS on every receive queue of ``dev``: a NIC's RSS puts a flow on any of them."""
+        mask = 0 if cpu is None else 1 << cpu
+        for q in sorted(Path(f"/sys/class/net/{dev}/queues").glob("rx-*")):
+            nsexec(ns, "sh", "-c", f"echo {mask:x} > /sys/class/net/{dev}/queues/{q.name}/rps_cpus")
+
     def down(self) -> list[str]:
         """Stop this host's processes, undo its set-up, detach the handles; what could not
         be undone, one line each."""
         failed: list[str] = []
         if not self._up:
             return failed
+        # what the measuring machine ran here through routerlab.hostrun, should its
+        # sessions outlive it (a connection cut off)
+        for note in (STATE_DIR / f"{self.prefix}-procs").glob("*.proc"):
+            pid = note.read_text().strip()
+            if pid.isdigit():
+                testbed._kill_group(int(pid))
         for p in self.procs:
             testbed._kill_group(p.pid)
         for p in self.procs:
@@ -198,7 +213,7 @@ class Agent:
             drivers[key] = f"{name} ({drv})"
         h = datasets.host()
         return {**h, "drivers": drivers, "state_dir": str(STATE_DIR), "ncpu": os.cpu_count(),
-                "python": sys.executable}
+                "python": sys.executable, "routerlab": code_version()}
 
     def op_up(self, prefix: str, roles: dict, macs: dict, names: dict, direct: bool = False) -> dict:
         self.tb = HostTestbed(prefix=prefix, roles=roles, macs=macs, names=names, direct=direct)
@@ -296,7 +311,30 @@ class Agent:
         return failed
 
 
+#: The measuring machine sends a line at least this often, seconds (:data:`HEARTBEAT_S`
+#: in routerlab.sshtestbed); an agent idle this long without one takes it as gone.
+SILENCE_S = 60.0
+
+
+def _watchdog(state: dict):
+    """End the agent (SIGTERM to itself: its set-up undone) when the measuring machine
+    has said nothing for :data:`SILENCE_S` while no request runs: a connection cut off
+    without an end, which SSH may not notice for hours."""
+    import time
+
+    while True:
+        time.sleep(1.0)
+        if not state["busy"] and time.monotonic() - state["heard"] > SILENCE_S:
+            print(f"routerlab host agent: nothing from the measuring machine for {SILENCE_S:g} s: ending",
+                  file=sys.stderr)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+
+
 def main() -> int:
+    import threading
+    import time
+
     # answers go to the real standard output; anything else printed goes to stderr
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
@@ -307,11 +345,17 @@ def main() -> int:
 
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, stop)
+    state = {"busy": False, "heard": time.monotonic()}
+    threading.Thread(target=_watchdog, args=(state,), daemon=True).start()
     try:
         for line in sys.stdin:
+            state["heard"] = time.monotonic()
             req = {}
             try:
                 req = json.loads(line)
+                if req.get("op") == "ping":  # the measuring machine is there; no answer
+                    continue
+                state["busy"] = True
                 result = getattr(agent, "op_" + req["op"])(**req.get("args", {}))
                 answer = {"ok": result}
             except (RouterlabError, OSError, ValueError) as e:
@@ -319,12 +363,13 @@ def main() -> int:
             except Exception as e:
                 traceback.print_exc()
                 answer = {"error": f"{type(e).__name__}: {e}", "kind": "internal"}
+            state["busy"], state["heard"] = False, time.monotonic()
             replies.write(json.dumps({"id": req.get("id"), **answer}) + "\n")
     except KeyboardInterrupt:
         pass
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
         for problem in agent.op_down():
             print(f"routerlab host agent: not restored: {problem}", file=sys.stderr)
     return 0

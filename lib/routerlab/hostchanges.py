@@ -23,6 +23,7 @@ left (:func:`restore_left`).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -83,7 +84,18 @@ class Journal:
     def add(self, change: str, undo: list[list[str]]):
         self.listed.append(change)
         self.undo.extend(undo)
+        self._last = (len(self.listed), len(undo))
         self._save()
+
+    def failed(self):
+        """The command just journalled failed: it changed nothing, so nothing is undone
+        for it (an address it could not add may be the host's own)."""
+        n, k = getattr(self, "_last", (None, 0))
+        if n is not None and n == len(self.listed):
+            self.listed.pop()
+            del self.undo[len(self.undo) - k:]
+            self._save()
+        self._last = (None, 0)
 
     def restore(self) -> list[str]:
         """Undo every change, newest first; returns what could not be undone (one line each)."""
@@ -128,9 +140,17 @@ def _read(argv: list[str]) -> str:
 
 
 def before(argv: list[str], input: str | None = None):
-    """Journal what ``argv`` is about to change on this host (a no-op without an open journal)."""
+    """Journal what ``argv`` is about to change on this host (a no-op without an open
+    journal); :func:`after` says how it went."""
     if _open is not None:
+        _open._last = (None, 0)
         _open._before(list(argv), input)
+
+
+def after(ok: bool):
+    """The command :func:`before` journalled ran (``ok``) or failed (its change dropped)."""
+    if _open is not None and not ok:
+        _open.failed()
 
 
 def _inner(argv: list[str], journal: Journal) -> list[str] | None:
@@ -186,8 +206,19 @@ def _journal(self: Journal, argv: list[str], input: str | None):
                 if old.strip() not in ("", "[]"):
                     raise Refused(f"{line}: would replace the host's own route to {target[0]}")
             elif obj == "neigh":
+                old = _read(["ip", "-j", "neigh", "show", "to", target[0], "dev", dev])
+                if '"lladdr"' in old and "PERMANENT" in old:
+                    raise Refused(f"{line}: would replace the host's own neighbour entry for {target[0]}")
                 undo = [["ip", "neigh", "del", target[0], "dev", dev]]
             else:
+                net = str(ipaddress.ip_interface(target[0]).network)
+                old = _read(["ip", "-j", "-4", "addr", "show"])
+                held = [a["ifname"] for a in json.loads(old or "[]") for i in a.get("addr_info", [])
+                        if ipaddress.ip_interface(f"{i['local']}/{i['prefixlen']}").network.overlaps(
+                            ipaddress.ip_network(net))]
+                if held:
+                    raise Refused(f"{line}: the host has an address in {net} already ({held[0]}): routerlab's test "
+                                  "links need that network to themselves")
                 undo = [["ip", "addr", "del", target[0], "dev", dev]]
             return self.add(line, undo)
         if obj == "link" and verb == "set":
@@ -247,6 +278,8 @@ def _journal(self: Journal, argv: list[str], input: str | None):
         flag = {"OTHER": "-o", "FIFO": "-f", "RR": "-r", "BATCH": "-b", "IDLE": "-i"}.get(pol.group(1) if pol else "", "-o")
         return self.add(line, [["chrt", flag, "-p", prio.group(1) if prio else "0", pid]])
     if cmd[1:3] == ["-m", "routerlab.netlink_routes"]:
+        if _read(["ip", "route", "show", "root", FILL_NET]).strip():
+            raise Refused(f"the host has routes in {FILL_NET}, where routerlab puts a large table's fill routes")
         return self.add(f"fill routes in {FILL_NET}", [["ip", "route", "flush", "root", FILL_NET]])
     # anything else run on the host (the engines' own processes, mount, compilers) changes
     # nothing of the host's network set-up

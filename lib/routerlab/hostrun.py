@@ -1,8 +1,8 @@
 """One process on a testbed host, started over SSH, that ends when its connection does.
 
-``python -m routerlab.hostrun --state DIR -- COMMAND...`` runs COMMAND in a session of its
-own with this process's output, and notes its process group in ``DIR/<pid>.proc`` (so that
-``routerlab clean`` on the host ends it if all else fails). When its standard input ends
+``python -m routerlab.hostrun [--state DIR] -- COMMAND...`` runs COMMAND in a session of
+its own with this process's output, and notes its process group in ``DIR/<pid>.proc`` (so
+that the host's agent or ``routerlab clean`` there ends it if all else fails). When its standard input ends
 (the caller closed it, the SSH connection broke, the caller was killed) or it is sent
 SIGTERM, SIGINT or SIGHUP, the command is sent SIGTERM, and SIGKILL after
 :data:`GRACE_S`. It exits with the command's status.
@@ -21,7 +21,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 #: Seconds between SIGTERM and SIGKILL.
@@ -41,19 +40,21 @@ def _stop(pid: int, done: threading.Event):
 
 
 def main(argv: list[str]) -> int:
-    if "--" not in argv or argv[:1] != ["--state"] or len(argv) < 4:
-        print("usage: python -m routerlab.hostrun --state DIR -- COMMAND...", file=sys.stderr)
+    state = Path(argv[1]) if argv[:1] == ["--state"] and len(argv) > 1 else None
+    cmd = argv[argv.index("--") + 1:] if "--" in argv else []
+    if not cmd or (argv[0] != "--" and state is None):
+        print("usage: python -m routerlab.hostrun [--state DIR] -- COMMAND...", file=sys.stderr)
         return 2
-    state = Path(argv[1])
-    cmd = argv[argv.index("--") + 1:]
-    state.mkdir(parents=True, exist_ok=True)
     try:
         p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, start_new_session=True)
     except OSError as e:
         print(f"routerlab.hostrun: cannot run {cmd[0]}: {e.strerror}", file=sys.stderr)
         return 127
-    note = state / f"{p.pid}.proc"
-    note.write_text(f"{p.pid}\n")
+    note = None
+    if state is not None:
+        state.mkdir(parents=True, exist_ok=True)
+        note = state / f"{p.pid}.proc"
+        note.write_text(f"{p.pid}\n")
     done = threading.Event()
     stopping = threading.Lock()
 
@@ -85,8 +86,8 @@ def main(argv: list[str]) -> int:
         os.killpg(p.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    note.unlink(missing_ok=True)
-    time.sleep(0)
+    if note is not None:
+        note.unlink(missing_ok=True)
     return rc if rc >= 0 else 128 - rc
 
 

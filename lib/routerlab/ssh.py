@@ -91,7 +91,7 @@ class Connection:
 
     def argv(self, argv: list[str]) -> list[str]:
         """The local argv that runs ``argv`` on the host through the shared connection."""
-        return ["ssh", *self.options(), "-o", "ControlMaster=no", "-T", self.host.destination, "--",
+        return ["ssh", *self.options(), "-o", "ControlMaster=no", "-T", "--", self.host.destination,
                 self.remote(argv)]
 
     def open(self):
@@ -100,18 +100,18 @@ class Connection:
         self.control_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.control_path.unlink(missing_ok=True)
         self._master = subprocess.Popen(["ssh", *self.options(), "-o", "ControlMaster=yes", "-o", "ControlPersist=no",
-                                         "-N", "-T", self.host.destination],
+                                         "-N", "-T", "--", self.host.destination],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                         text=True, start_new_session=True, preexec_fn=_dies_with_parent)
         deadline = time.monotonic() + CONNECT_TIMEOUT_S + 5
         while time.monotonic() < deadline:
             if self._master.poll() is not None:
                 err = self._master.stderr.read().strip()
-                self._master = None
+                rc, self._master = self._master.returncode, None
                 raise SshError(f"host {self.host.name} ({self.host.ssh}): ssh could not connect: "
-                               f"{err.splitlines()[-1] if err else 'exit ' + str(self._master)}")
+                               f"{err.splitlines()[-1] if err else 'exit ' + str(rc)}")
             if self.control_path.exists() and subprocess.run(
-                    ["ssh", *self.options(), "-O", "check", self.host.destination],
+                    ["ssh", *self.options(), "-O", "check", "--", self.host.destination],
                     capture_output=True).returncode == 0:
                 return self
             time.sleep(0.05)
@@ -124,7 +124,7 @@ class Connection:
         the host, the command and its error output."""
         try:
             p = subprocess.run(self.argv(argv) if env else self._argv_plain(argv), input=input, capture_output=True,
-                               text=True, timeout=timeout)
+                               text=True, timeout=timeout, stdin=subprocess.DEVNULL if input is None else None)
         except subprocess.TimeoutExpired:
             raise SshError(f"host {self.host.name}: {shlex.join(argv)[:200]}: no answer within {timeout:g} s") from None
         if check and p.returncode != 0:
@@ -133,19 +133,20 @@ class Connection:
         return p.stdout
 
     def _argv_plain(self, argv):
-        return ["ssh", *self.options(), "-o", "ControlMaster=no", "-T", self.host.destination, "--",
+        return ["ssh", *self.options(), "-o", "ControlMaster=no", "-T", "--", self.host.destination,
                 self.remote(argv, env=False)]
 
     def popen(self, argv: list[str], **kw) -> subprocess.Popen:
         """Start ``argv`` on the host, its standard streams those of the local process."""
         return subprocess.Popen(self.argv(argv), start_new_session=True, **kw)
 
-    def spawn(self, argv: list[str], state_dir: str, **kw) -> RemoteProcess:
+    def spawn(self, argv: list[str], state_dir: str | None, **kw) -> RemoteProcess:
         """Start ``argv`` on the host under :mod:`routerlab.hostrun` (it ends when its
-        standard input does), noted in the host's ``state_dir``."""
+        standard input does), noted in the host's ``state_dir`` if one is given."""
         kw.pop("stdin", None)
-        return RemoteProcess(self.argv([self.host.python, "-m", "routerlab.hostrun", "--state", state_dir, "--",
-                                        *argv]), start_new_session=True, **kw)
+        note = ["--state", state_dir] if state_dir else []
+        return RemoteProcess(self.argv([self.host.python, "-m", "routerlab.hostrun", *note, "--", *argv]),
+                             start_new_session=True, **kw)
 
     def put(self, local: Path, remote: str, timeout: float = 600):
         """Copy the file ``local`` to the path ``remote`` on the host (through the shared
@@ -162,7 +163,8 @@ class Connection:
         m, self._master = self._master, None
         if m is None:
             return
-        subprocess.run(["ssh", *self.options(), "-O", "exit", self.host.destination], capture_output=True, timeout=10)
+        subprocess.run(["ssh", *self.options(), "-O", "exit", "--", self.host.destination], capture_output=True,
+                       timeout=10)
         try:
             m.wait(timeout=5)
         except subprocess.TimeoutExpired:

@@ -35,6 +35,7 @@ killed agent left, on every host (:func:`clean`).
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import select
 import shutil
@@ -49,6 +50,7 @@ from . import drops, errors, testbed, testbedfile
 from .errors import ParameterError, RouterlabError
 from .ssh import Connection, SshError
 from .testbed import STATE_DIR, Testbed
+from .version import code_version
 
 #: How long an agent may take to answer one request, seconds (an engine's start loads its
 #: routes: the largest table takes minutes).
@@ -58,13 +60,52 @@ ROLE_OF = {v: k for k, v in SUFFIX.items()}
 SHORT = {"generator.out": "g0", "router.in": "d0", "router.out": "d1", "sink.in": "s0"}
 
 
+#: How often an agent is told the measuring machine is there, seconds (it ends itself after
+#: :data:`routerlab.hostagent.SILENCE_S` without a word).
+HEARTBEAT_S = 15.0
+
+
 class Agent:
-    """One host's agent: the SSH process that runs :mod:`routerlab.hostagent` there."""
+    """One host's agent: the SSH process that runs :mod:`routerlab.hostagent` there, sent
+    a heartbeat every :data:`HEARTBEAT_S` while it runs."""
 
     def __init__(self, conn: Connection):
+        import threading
+
         self.conn = conn
         self.proc = conn.popen([conn.host.python, "-m", "routerlab.hostagent"], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True, bufsize=1)
+                               stdout=subprocess.PIPE)
+        self._lock = threading.Lock()
+        self._buffer = b""
+        self._stopped = threading.Event()
+        threading.Thread(target=self._heartbeat, daemon=True).start()
+
+    def _send(self, line: str):
+        with self._lock:
+            self.proc.stdin.write(line.encode() + b"\n")
+            self.proc.stdin.flush()
+
+    def _heartbeat(self):
+        while not self._stopped.wait(HEARTBEAT_S):
+            try:
+                self._send(json.dumps({"op": "ping"}))
+            except (OSError, ValueError):
+                return
+
+    def _line(self, deadline: float) -> bytes | None:
+        """The agent's next line (b"" when it ended), read from the pipe itself so that no
+        line waits unseen in a buffer; None at the deadline."""
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
+            if not ready:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return b""
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line + b"\n"
 
     def call(self, op: str, timeout: float = ANSWER_TIMEOUT_S, **args):
         """The agent's answer to ``op`` with ``args``; its error raised as the kind of
@@ -73,20 +114,21 @@ class Agent:
         name = self.conn.host.name
         self._seq = getattr(self, "_seq", 0) + 1
         try:
-            self.proc.stdin.write(json.dumps({"id": self._seq, "op": op, "args": args}) + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, ValueError):
+            self._send(json.dumps({"id": self._seq, "op": op, "args": args}))
+        except (OSError, ValueError):
             raise SshError(f"host {name}: routerlab's agent is gone ({self._ended()})") from None
         deadline = time.monotonic() + timeout
         while True:
-            ready, _, _ = select.select([self.proc.stdout], [], [], max(deadline - time.monotonic(), 0))
-            line = self.proc.stdout.readline() if ready else None
+            line = self._line(deadline)
             if line is None:
                 raise SshError(f"host {name}: routerlab's agent gave no answer to {op} within {timeout:g} s")
             if not line:
                 raise SshError(f"host {name}: routerlab's agent ended during {op} ({self._ended()})")
-            answer = json.loads(line)
-            if answer.get("id") == self._seq:
+            try:
+                answer = json.loads(line)
+            except ValueError:  # not the agent's (a login script's output): passed over
+                continue
+            if isinstance(answer, dict) and answer.get("id") == self._seq:
                 break
         if "error" in answer:
             # the kind of failure the host had, so that callers tell a missing engine apart
@@ -113,15 +155,17 @@ class Agent:
     def close(self, timeout: float = 60) -> list[str]:
         """Ask the agent to undo its host's set-up and end; what it could not undo."""
         failed = []
+        self._stopped.set()
         if self.proc.poll() is None:
             try:
                 failed = self.call("down", timeout=timeout)
             except RouterlabError as e:
                 failed = [str(e)]
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
+            with self._lock:
+                try:
+                    self.proc.stdin.close()
+                except OSError:
+                    pass
             try:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -205,7 +249,15 @@ class SshTestbed(Testbed):
 
     # lifecycle ---------------------------------------------------------------------
     def _may_start(self):
-        """Root is the hosts' to have: their agents check it."""
+        """Root is the hosts' to have (their agents check it); here the state folder must
+        be writable."""
+        try:
+            STATE_DIR.mkdir(parents=True, exist_ok=True)
+            if not os.access(STATE_DIR, os.W_OK):
+                raise PermissionError(13, "not writable")
+        except OSError as e:
+            raise errors.NeedsRoot(f"{STATE_DIR} ({e.strerror}): run as root, or set ROUTERLAB_STATE_DIR to a "
+                                   "folder of yours") from None
 
     def _place(self):
         """The hosts' kernel threads and idle states are left as they are."""
@@ -237,10 +289,15 @@ class SshTestbed(Testbed):
             self.agents[host] = Agent(conn)
             self.procs.append(self.agents[host].proc)
             self._write_state()
+        here = code_version()
         for host, roles in plan.items():
             played = {"router" if self.direct and r == "sink" else r for r in roles}
             mine = {k: [names[k], macs[k]] for k in names if k.split(".")[0] in played}
             self.facts[host] = self.agents[host].call("hello", interfaces=mine)
+            theirs = self.facts[host]["routerlab"]
+            if theirs.split(" (")[0] != here.split(" (")[0] and not self.direct:
+                print(f"routerlab: host {host} runs routerlab {theirs}, this machine {here}: the record names both",
+                      file=sys.stderr)
         mtus = []
         for host, roles in plan.items():
             got = self.agents[host].call("up", prefix=self.prefix, roles=roles, macs=macs, names=names,
@@ -273,6 +330,11 @@ class SshTestbed(Testbed):
         self._up = False
         for p in problems:
             print(f"routerlab: {p} (run: routerlab clean --testbed {self.file.path})", file=sys.stderr)
+
+    @property
+    def state_file(self) -> Path:
+        # not the agents' file: the measuring machine may be one of the hosts
+        return STATE_DIR / f"{self.prefix}-driver.json"
 
     def _write_state(self):
         super()._write_state()
@@ -337,7 +399,9 @@ class SshTestbed(Testbed):
             parts.append(f"{'/'.join(roles)} on {host}: {facts['kernel']}, {facts['cpu']}, NIC "
                          f"{', '.join(facts['drivers'].values())}")
         setting = f"SSH testbed {self.file.path.name}, {self.file.layout} hosts; " + "; ".join(parts)
-        return {"where": f"{h['node']} ({setting}; {h['virt']})", "kernel": h["kernel"], "cpu": h["cpu"]}
+        versions = "; ".join(f"routerlab on {host}: {facts['routerlab']}" for host, facts in self.facts.items())
+        return {"where": f"{h['node']} ({setting}; {h['virt']})", "kernel": h["kernel"], "cpu": h["cpu"],
+                "versions": versions}
 
 
 class RemoteEngine:
@@ -435,7 +499,11 @@ class _Factory:
             host = self.tf.host_of("router")
             self._conn = Connection(host, STATE_DIR / f"check-{secrets.token_hex(3)}-ssh", self.tf.ssh_config).open()
             self._agent = Agent(self._conn)
-        self._agent.call("engine_check", **RemoteEngine(engine)._spec(scenario))
+        try:
+            self._agent.call("engine_check", **RemoteEngine(engine)._spec(scenario))
+        except errors.EngineNotFound as e:
+            raise errors.EngineNotFound(f"{e}; from here: routerlab engines install --testbed {self.tf.path} "
+                                        f"{engine.name}") from None
 
     def close(self):
         if self._agent is not None:
@@ -458,7 +526,7 @@ def using(path):
         factory.close()
 
 
-def clean(path) -> list[str]:
+def clean(path, all_runs: bool = False) -> list[str]:
     """Undo on every host of the testbed file ``path`` what killed runs left (their
     processes, their journalled set-up, their namespace handles: ``routerlab clean`` on
     each host), and end the SSH connections such runs left here. Returns what was
@@ -480,17 +548,26 @@ def clean(path) -> list[str]:
             f.unlink(missing_ok=True)
             shutil.rmtree(STATE_DIR / f"{st['prefix']}-ssh", ignore_errors=True)
     control = STATE_DIR / f"clean-{secrets.token_hex(3)}-ssh"
+    unreached = []
     try:
         for host in tf.used_hosts():
-            conn = Connection(host, control, tf.ssh_config).open()
             try:
-                out = conn.run([host.python, "-m", "routerlab.cli", "clean"], timeout=300)
-            finally:
-                conn.close()
+                conn = Connection(host, control, tf.ssh_config).open()
+                try:
+                    out = conn.run([host.python, "-m", "routerlab.cli", "clean", *(["--all"] if all_runs else [])],
+                                   timeout=300)
+                finally:
+                    conn.close()
+            except SshError as e:  # the other hosts are cleaned all the same
+                unreached.append(str(e))
+                continue
             removed += [f"host {host.name}: {line.strip().removeprefix('removed ')}" for line in out.splitlines()
                         if line.strip() and not line.startswith("nothing")]
     finally:
         shutil.rmtree(control, ignore_errors=True)
+    if unreached:
+        raise SshError("; ".join(unreached) + f" (removed elsewhere: {len(removed)}); on a host out of reach, run "
+                       "`routerlab clean` on its console")
     return removed
 
 
@@ -512,8 +589,14 @@ def install_engines(path, names: list[str], *, bundle: str | None = None, sha256
                 conn.put(Path(bundle), remote)
             argv += ["--from", remote or bundle] + (["--sha256", sha256] if sha256 else [])
         try:
-            p = conn.popen(argv, stdin=subprocess.DEVNULL)
-            rc = p.wait()
+            # under hostrun: an interrupted install ends on the host too (it removes what it left)
+            p = conn.spawn(argv, None)
+            try:
+                rc = p.wait()
+            except KeyboardInterrupt:
+                p.terminate()
+                p.wait(timeout=60)
+                raise
         finally:
             if remote:
                 conn.run(["rm", "-f", remote], check=False)

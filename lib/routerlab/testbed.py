@@ -281,7 +281,9 @@ def sh(*args: str, input: str | None = None, check: bool = True, timeout: float 
     On a host of a testbed beyond one machine, what it changes is journalled first
     (:mod:`routerlab.hostchanges`)."""
     hostchanges.before(list(args), input)
+    # a command that times out or is interrupted may have changed something: its undo stays
     p = subprocess.run(list(args), input=input, capture_output=True, text=True, timeout=timeout)
+    hostchanges.after(p.returncode == 0)
     if check and p.returncode != 0:
         raise TestbedError(f"{' '.join(args)[:200]}: {p.stderr.strip() or p.stdout.strip()}")
     return p.stdout

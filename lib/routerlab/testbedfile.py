@@ -49,7 +49,9 @@ HOST_KEYS = ("ssh", "python", "env")
 ROLE_KEYS = ("host", "cpu", "interfaces")
 INTERFACE_KEYS = ("name", "mac")
 TOP_KEYS = ("hosts", "roles", "links", "ssh_config")
-SSH_RE = re.compile(r"^(?:(?P<user>[A-Za-z0-9._-]+)@)?(?P<host>[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::(?P<port>\d{1,5}))?$")
+#: ``[user@]host[:port]``; neither user nor host may start with "-" (ssh would read an option).
+SSH_RE = re.compile(r"^(?:(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]*)@)?"
+                    r"(?P<host>[A-Za-z0-9][A-Za-z0-9._-]*|\[[0-9A-Fa-f:.]+\])(?::(?P<port>\d{1,5}))?$")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 IFNAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,15}$")
 MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
@@ -215,6 +217,10 @@ def load(path) -> TestbedFile:
             found[which] = Interface(i["name"], mac)
         roles[r] = Role(r, spec["host"], cpu, found)
 
+    for r in ROLES:
+        names = [i.name for i in roles[r].interfaces.values()]
+        if len(set(names)) < len(names):
+            fail(f"role {r}: interfaces", f"{names[0]} is named twice: each interface is its own port")
     router_host = roles["router"].host
     for r in ("generator", "sink"):
         if roles[r].host == router_host:
