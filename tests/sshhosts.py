@@ -9,6 +9,7 @@ interfaces or routes."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import shutil
 import subprocess
@@ -150,10 +151,16 @@ class Hosts:
         rps = {d: run("cat", f"/sys/class/net/{d}/queues/rx-0/rps_cpus").strip() for d in ("eth1", "eth2")
                if run("cat", f"/sys/class/net/{d}/ifindex").strip()}
         sysctls = run("sysctl", "net.ipv4.ip_forward", "net.ipv4.conf.all.rp_filter", "net.ipv4.conf.default.rp_filter",
-                      "net.ipv4.conf.all.send_redirects", "net.ipv6.conf.eth1.disable_ipv6")
+                      "net.ipv4.conf.all.send_redirects", "net.ipv6.conf.eth1.disable_ipv6",
+                      "net.ipv6.conf.eth2.disable_ipv6")
+        features = {d: run("ethtool", "-k", d) for d in ("eth1", "eth2")}
         procs = sorted(_cmdline(p) for p in set(sh("ip", "netns", "pids", ns).split()) - {str(pid)}
                        - set(sh("pgrep", "sshd").split()))
-        return {"addr": run("ip", "-br", "addr"), "route": run("ip", "route"), "neigh": run("ip", "neigh"),
+        return {"addr": run("ip", "-br", "addr"), "route": run("ip", "route", "show", "table", "all"),
+                # the kernel gives a link its default qdisc the first time it goes up and
+                # leaves it when it goes down again: not a change of the run's
+                "neigh": run("ip", "neigh"), "link": re.sub(r"qdisc \S+ ", "", run("ip", "-d", "link")),
+                "features": features,
                 "nft": run("nft", "list", "ruleset"), "sysctl": sysctls, "rps": rps,
                 "handles": run("ls", "/run/netns"), "state": run("ls", "/run/routerlab"), "procs": procs}
 

@@ -87,14 +87,17 @@ def test_a_killed_runs_journal_is_undone_by_clean():
         j.__exit__(None, None, None)
         # the run's process is gone: its pid in the journal is one that is not alive
         state = json.loads(j.path.read_text()); state["pid"] = 2 ** 22 + 1; j.path.write_text(json.dumps(state))
+        # something else the host runs, in its own namespace
+        other = subprocess.Popen(["sleep", "60"])
         removed = testbed.clean()
         print(json.dumps({"before": before, "after": snapshot(), "removed": removed,
-                          "handle": os.path.exists("/run/netns/" + ns), "alive": True}))
+                          "handle": os.path.exists("/run/netns/" + ns), "other": other.poll()}))
+        other.kill()
     """))
     assert got["after"] == got["before"]
     assert "set-up of rl0a0b0d: nft tables netdev rlsink" in got["removed"]
     # the handle of the host's own namespace is removed, and what runs there is not killed
-    assert not got["handle"] and got["alive"]
+    assert not got["handle"] and got["other"] is None
 
 
 def test_a_change_the_journal_cannot_undo_is_refused_before_it_is_made():
@@ -123,3 +126,41 @@ def test_a_change_the_journal_cannot_undo_is_refused_before_it_is_made():
     assert "nft table inet rlguard exists on this host already" in table
     assert "cannot undo" in mtu
     assert got["undo"] == []
+
+
+def test_a_failed_command_is_not_undone_and_the_hosts_own_networks_are_refused():
+    got = on_a_host(textwrap.dedent("""
+        ns, j = journal("rl0a0b0f")
+        sh("ip", "link", "add", "eth1.100", "type", "veth", "peer", "name", "p100")
+        sh("ip", "link", "set", "dev", "eth1", "up")
+        sh("ip", "addr", "add", "10.70.2.7/24", "dev", "eth1")  # the host's own, in the sink's network
+        sh("ip", "route", "add", "10.128.0.9/32", "dev", "eth1")  # the host's own, in the fill range
+        before = snapshot()
+        j.__enter__()
+        said = []
+        for cmd in (["ip", "-n", ns, "addr", "add", "10.70.1.1/24", "dev", "nosuchdev"],
+                    ["ip", "-n", ns, "addr", "add", "10.70.2.1/24", "dev", "eth1"],
+                    ["ip", "netns", "exec", ns, "python3", "-m", "routerlab.netlink_routes", "10.128.0.0", "3",
+                     "10.70.2.2", "eth1"]):
+            try:
+                sh(*cmd)
+                said.append("ran")
+            except hostchanges.Refused as e:
+                said.append(str(e))
+            except testbed.TestbedError as e:
+                said.append("failed")
+        # a name with a dot, as a VLAN's: its sysctl in the slash form
+        nsexec(ns, "sysctl", "-qw", "net/ipv6/conf/eth1.100/disable_ipv6=1")
+        listed = list(j.listed)
+        j.__exit__(None, None, None)
+        failed = j.restore()
+        v6 = subprocess.run(["sysctl", "-n", "net/ipv6/conf/eth1.100/disable_ipv6"], capture_output=True, text=True)
+        print(json.dumps({"said": said, "listed": listed, "failed": failed, "v6": v6.stdout.strip(),
+                          "before": before, "after": snapshot()}))
+    """))
+    nodev, taken, fill = got["said"]
+    assert nodev == "failed" and "nosuchdev" not in " ".join(got["listed"])  # nothing to undo for it
+    assert "the host has an address in 10.70.2.0/24 already (eth1)" in taken
+    assert "the host has routes in 10.128.0.0/9" in fill
+    assert got["listed"] == ["sysctl -qw net/ipv6/conf/eth1.100/disable_ipv6=1"]
+    assert got["failed"] == [] and got["v6"] == "0" and got["after"] == got["before"]

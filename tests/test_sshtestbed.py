@@ -377,6 +377,36 @@ def test_kill_9_in_the_middle_of_a_sweep_then_clean_leaves_every_host_as_before(
 
 
 @needs_hosts
+def test_a_killed_measurement_leaves_every_host_as_before_without_clean(hosts, tmp_path):
+    """Only the measuring process dies: its SSH sessions end with it, and each agent undoes
+    its host's set-up by itself."""
+    before = states(hosts)
+    out = tmp_path / "killed"
+    p = subprocess.Popen([*ROUTERLAB, "measure", "--testbed", str(hosts.file), "--engine", "nft",
+                          "--loads", "20000", "--ceiling", "100000", "--runs", "100", "--duration", "0.5",
+                          "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not ((out / "trials.csv").is_file() and len((out / "trials.csv").read_text().splitlines()) > 2):
+        assert p.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    assert states(hosts)["dut"] != before["dut"]
+    p.kill()
+    p.wait()
+    deadline = time.monotonic() + 30
+    while states(hosts) != before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    same_as(hosts, before)
+    # here, the killed process's state file is what is left: clean removes it
+    def left():
+        return [f for f in Path("/run/routerlab").glob("rl*-driver.json") if str(hosts.file) in f.read_text()]
+
+    assert left()
+    subprocess.run([*ROUTERLAB, "clean", "--testbed", str(hosts.file)], check=True, capture_output=True, cwd=ROOT)
+    assert not left()
+    assert not subprocess.run(["pgrep", "-f", str(hosts.folder / "ssh_config")], capture_output=True).stdout
+
+
+@needs_hosts
 def test_ctrl_c_leaves_every_host_as_before_and_the_sweep_resumes(hosts, tmp_path):
     before = states(hosts)
     out = tmp_path / "interrupted"
@@ -432,7 +462,7 @@ def test_click_installed_on_the_router_host_from_a_bundle_forwards_over_ssh(host
     r = subprocess.run([*ROUTERLAB, "engines", "install", "--testbed", str(hosts.file), "--from", str(bundle)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert (hosts.folder / "dut" / "engines").glob("click*")
+    assert any((hosts.folder / "dut" / "engines").glob("click*"))  # on the router's host, in its own folder
     before = states(hosts)
     with sshtestbed.using(hosts.file):
         from routerlab import measuring

@@ -88,6 +88,10 @@ def main(argv: list[str]) -> int:
         pass
     if note is not None:
         note.unlink(missing_ok=True)
+        try:  # the last of the run's processes takes the folder with it
+            state.rmdir()
+        except OSError:
+            pass
     return rc if rc >= 0 else 128 - rc
 
 
