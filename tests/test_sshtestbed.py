@@ -223,10 +223,14 @@ def test_engines_are_the_router_hosts_own(hosts, tmp_path):
     r = subprocess.run([*ROUTERLAB, "doctor", "--testbed", str(hosts.file), "fastclick"], capture_output=True,
                        text=True, cwd=ROOT)
     assert r.returncode == 1 and "== host loadgen (generator, sink)" in r.stdout and "== host dut (router)" in r.stdout
+    r2 = subprocess.run([*ROUTERLAB, "doctor", "--testbed", str(hosts.file), "ip"], capture_output=True, text=True,
+                        cwd=ROOT)
+    assert "== host dut (router)" in r2.stdout
     assert r.stdout.split("== host dut")[1].count("missing") >= 1
     r = measure("fastclick")
     assert r.returncode != 0
     assert "host dut: fastclick: not installed (run: routerlab engines install fastclick)" in r.stderr
+    assert f"from here: routerlab engines install --testbed {hosts.file} fastclick" in r.stderr
     r = measure("ebpf")
     assert r.returncode != 0 and "ebpf runs on the namespace testbed only" in r.stderr
     assert "ceiling" not in r.stderr  # refused before anything was measured

@@ -5,8 +5,8 @@ plays (``generator``, ``router``: the device under test, ``sink``), the role's t
 interfaces and the two links between the roles::
 
     hosts:
-      loadgen: {ssh: "lab@192.0.2.10"}
-      dut:     {ssh: "lab@192.0.2.11:2222", env: {ROUTERLAB_ENGINES_DIR: /srv/routerlab/engines}}
+      loadgen: {ssh: "root@192.0.2.10"}
+      dut:     {ssh: "root@192.0.2.11:2222", env: {ROUTERLAB_ENGINES_DIR: /srv/routerlab/engines}}
     roles:
       generator: {host: loadgen, cpu: 2, interfaces: {out: {name: ens1f0, mac: "3c:fd:fe:9e:00:10"}}}
       router:    {host: dut, cpu: 3, interfaces: {in:  {name: ens1f0, mac: "3c:fd:fe:9e:00:20"},
