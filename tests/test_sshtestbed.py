@@ -313,6 +313,22 @@ def test_ssh_and_namespaces_give_the_calibration_routers_known_answers(hosts, tm
 
 
 @needs_hosts
+def test_compare_fills_its_cells_on_the_hosts_and_greys_what_cannot_run_there(hosts, tmp_path):
+    r = subprocess.run([*ROUTERLAB, "compare", "--testbed", str(hosts.file), "--engine", "nft", "--engine", "ebpf",
+                        "--engine", "fastclick", "--scenario", "single-flow-fw50", "--loads-frac", "0.05",
+                        "--runs", "1", "--duration", "0.3", "--ceiling", "100000", "--out", str(tmp_path / "cmp")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    import pandas as pd
+
+    cells = pd.read_csv(tmp_path / "cmp" / "cells.csv").set_index("engine")
+    assert bool(cells.loc["nft", "runnable"]) and not bool(cells.loc["ebpf", "runnable"])
+    assert "namespace testbed only" in cells.loc["ebpf", "reason"]
+    assert "host dut: fastclick: not installed" in cells.loc["fastclick", "reason"]
+    assert "SSH testbed" in pd.read_csv(tmp_path / "cmp" / "experiments.csv").iloc[0]["where"]
+
+
+@needs_hosts
 def test_a_campaign_runs_on_the_hosts(hosts, tmp_path):
     (tmp_path / "campaign.yaml").write_text(
         "description: a sweep of the kernel at a fraction of the ceiling, on the SSH testbed\n"
@@ -488,9 +504,17 @@ def test_an_engine_installed_on_the_router_host_from_a_bundle_forwards_over_ssh(
     same_as(hosts, before)
 
 
-def test_what_cannot_run_is_refused(tmp_path):
-    with pytest.raises(RouterlabError):
+def test_the_ssh_testbed_refuses_the_xdp_generator_and_a_testbed_without_its_file(tmp_path):
+    from routerlab import testbed
+
+    with pytest.raises(RouterlabError, match="needs its testbed file"):
         sshtestbed.SshTestbed()
+    with testbed.generator("xdp"), pytest.raises(RouterlabError, match="generator: the SSH testbed sends with rlgen"):
+        with sshtestbed.using(write(tmp_path, two_hosts())):
+            pass
+    with testbed.generator("rlgen"), sshtestbed.using(write(tmp_path, two_hosts())) as tf:
+        assert tf.layout == 2 and testbed.beyond_one_machine() and testbed.default_generator() == "rlgen"
+    assert not testbed.beyond_one_machine()
 
 
 @needs_hosts

@@ -518,6 +518,10 @@ def using(path):
     """Measurements inside this ``with`` block run on the testbed of the testbed file
     ``path`` (checked now) instead of the namespace testbed, sending with rlgen; engines
     are checked on its router's host."""
+    asked = testbed.generator_asked()
+    if asked not in (None, "rlgen"):
+        raise ParameterError("generator", f"the SSH testbed sends with rlgen; {asked} sends into a veth of the same "
+                                          "machine (leave --generator out)")
     factory = _Factory(testbedfile.load(path))
     try:
         with testbed.use(factory), testbed.generator("rlgen"):

@@ -163,6 +163,13 @@ def default_generator() -> str:
     return _GENERATOR.current()
 
 
+def generator_asked() -> str | None:
+    """The generator the innermost :func:`generator` block names (a command's
+    ``--generator``), or None outside one."""
+    chosen = _GENERATOR._chosen.get()
+    return chosen[-1] if chosen else None
+
+
 def generator(name: str):
     """Testbeds made inside this ``with`` block drive the generator ``name`` (one of
     :data:`GENERATORS`), whatever the environment says."""
