@@ -366,17 +366,28 @@ def test_loss_over_ssh_is_attributed_where_the_router_dropped_it(hosts, tmp_path
     assert rows["place"].str.match(r"^(dut|sink|tg|(loadgen|dut):cpu\d+)$").all()
 
 
+def wait_for_trials(p, out, n=2):
+    """Wait (up to 60 s) until the measurement ``p`` has written ``n`` trials into ``out``."""
+    deadline = time.monotonic() + 60
+    while not ((out / "trials.csv").is_file() and len((out / "trials.csv").read_text().splitlines()) > n):
+        assert p.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+
+
+def mid_sweep(hosts, out):
+    """A long nft sweep over SSH, once it has written its first trials."""
+    p = subprocess.Popen([*ROUTERLAB, "measure", "--testbed", str(hosts.file), "--engine", "nft",
+                          "--loads", "20000", "--ceiling", "100000", "--runs", "100", "--duration", "0.5",
+                          "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for_trials(p, out)
+    return p
+
+
 @needs_hosts
 def test_kill_9_in_the_middle_of_a_sweep_then_clean_leaves_every_host_as_before(hosts, tmp_path):
     before = states(hosts)
     out = tmp_path / "killed"
-    p = subprocess.Popen([*ROUTERLAB, "measure", "--testbed", str(hosts.file), "--engine", "nft",
-                          "--loads", "20000", "--ceiling", "100000", "--runs", "100", "--duration", "0.5",
-                          "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not ((out / "trials.csv").is_file() and len((out / "trials.csv").read_text().splitlines()) > 2):
-        assert p.poll() is None and time.monotonic() < deadline
-        time.sleep(0.1)
+    p = mid_sweep(hosts, out)
     during = states(hosts)
     assert during["dut"] != before["dut"]  # the router's set-up is there
     # the measuring process and every host's agent die at once: only clean can undo it
@@ -401,13 +412,7 @@ def test_a_killed_measurement_leaves_every_host_as_before_without_clean(hosts, t
     its host's set-up by itself."""
     before = states(hosts)
     out = tmp_path / "killed"
-    p = subprocess.Popen([*ROUTERLAB, "measure", "--testbed", str(hosts.file), "--engine", "nft",
-                          "--loads", "20000", "--ceiling", "100000", "--runs", "100", "--duration", "0.5",
-                          "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not ((out / "trials.csv").is_file() and len((out / "trials.csv").read_text().splitlines()) > 2):
-        assert p.poll() is None and time.monotonic() < deadline
-        time.sleep(0.1)
+    p = mid_sweep(hosts, out)
     assert states(hosts)["dut"] != before["dut"]
     p.kill()
     p.wait()
@@ -434,10 +439,7 @@ def test_ctrl_c_leaves_every_host_as_before_and_the_sweep_resumes(hosts, tmp_pat
     # Ctrl-C at its default, as at a terminal (a caller under nohup would ignore it)
     p = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 60
-    while not ((out / "trials.csv").is_file() and len((out / "trials.csv").read_text().splitlines()) > 2):
-        assert p.poll() is None and time.monotonic() < deadline
-        time.sleep(0.1)
+    wait_for_trials(p, out)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode != 0 and "Traceback" not in err
