@@ -428,6 +428,8 @@ def test_a_killed_measurement_leaves_every_host_as_before_without_clean(hosts, t
     subprocess.run([*ROUTERLAB, "clean", "--testbed", str(hosts.file)], check=True, capture_output=True, cwd=ROOT)
     assert not left()
     assert not subprocess.run(["pgrep", "-f", str(hosts.folder / "ssh_config")], capture_output=True).stdout
+    # nor the control sockets' folders of the killed process
+    assert not list(Path("/run/routerlab").glob(f"ssh-{p.pid}-*"))
 
 
 @needs_hosts

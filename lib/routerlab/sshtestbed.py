@@ -481,6 +481,22 @@ class RemoteDropCounter(drops.DropCounter):
         return r
 
 
+def _control_dir(what: str) -> Path:
+    """A folder for the SSH control sockets of one command's connections (``what`` it
+    does), named by this process so that :func:`clean` removes those of a killed one."""
+    return STATE_DIR / f"ssh-{os.getpid()}-{what}-{secrets.token_hex(3)}"
+
+
+def _clean_control_dirs() -> list[str]:
+    removed = []
+    for d in STATE_DIR.glob("ssh-*-*"):
+        pid = d.name.split("-")[1]
+        if d.is_dir() and pid.isdigit() and not testbed._alive(pid):
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(f"here: folder {d}")
+    return removed
+
+
 class _Factory:
     """The SSH testbeds of one testbed file, and the engines checked on its router's host
     (through one agent, started at the first check and ended with the block)."""
@@ -497,7 +513,7 @@ class _Factory:
     def check_engine(self, engine, scenario):
         if self._agent is None:
             host = self.tf.host_of("router")
-            self._conn = Connection(host, STATE_DIR / f"check-{secrets.token_hex(3)}-ssh", self.tf.ssh_config).open()
+            self._conn = Connection(host, _control_dir("check"), self.tf.ssh_config).open()
             self._agent = Agent(self._conn)
         try:
             self._agent.call("engine_check", **RemoteEngine(engine)._spec(scenario))
@@ -536,7 +552,7 @@ def clean(path, all_runs: bool = False) -> list[str]:
     each host), and end the SSH connections such runs left here. Returns what was
     removed, one line each, named by host."""
     tf = testbedfile.load(path)
-    removed = []
+    removed = _clean_control_dirs() if STATE_DIR.is_dir() else []
     if STATE_DIR.is_dir():
         for f in STATE_DIR.glob("rl*.json"):
             try:
@@ -551,7 +567,7 @@ def clean(path, all_runs: bool = False) -> list[str]:
                     removed.append(f"here: process {pid} (ssh)")
             f.unlink(missing_ok=True)
             shutil.rmtree(STATE_DIR / f"{st['prefix']}-ssh", ignore_errors=True)
-    control = STATE_DIR / f"clean-{secrets.token_hex(3)}-ssh"
+    control = _control_dir("clean")
     unreached = []
     try:
         for host in tf.used_hosts():
@@ -582,7 +598,7 @@ def install_engines(path, names: list[str], *, bundle: str | None = None, sha256
     from ``bundle`` (a local file is copied there first, a URL is fetched by the host)."""
     tf = testbedfile.load(path)
     host = tf.host_of("router")
-    control = STATE_DIR / f"install-{secrets.token_hex(3)}-ssh"
+    control = _control_dir("install")
     conn = Connection(host, control, tf.ssh_config).open()
     try:
         argv = [host.python, "-m", "routerlab.cli", "engines", "install", *names] + (["--force"] if force else [])
@@ -615,7 +631,7 @@ def on_hosts(path, argv: list[str], timeout: float = 300) -> list[tuple[str, str
     """``routerlab ARGV`` on every host of the testbed file ``path``: (host, its roles, the
     exit status, what it printed), host by host."""
     tf = testbedfile.load(path)
-    control = STATE_DIR / f"hosts-{secrets.token_hex(3)}-ssh"
+    control = _control_dir("hosts")
     out = []
     try:
         for host in tf.used_hosts():
