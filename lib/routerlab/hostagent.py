@@ -31,10 +31,9 @@ from . import cache, datasets, hostchanges, measuring, testbed
 from .errors import RouterlabError
 from .scenarios import Scenario
 from .testbed import SINK_NET, STATE_DIR, TG_NET, Testbed, nsexec, sh
+from .testbedfile import LINK_NAMES, NAMESPACE_SUFFIX, ROLE_OF_SUFFIX
 from .version import code_version
 
-#: Role of a testbed file -> the namespace suffix the testbed names it with.
-SUFFIX = {"generator": "tg", "router": "dut", "sink": "sink"}
 
 
 @dataclass
@@ -83,10 +82,10 @@ class HostTestbed(Testbed):
 
     @property
     def namespaces(self):
-        return [f"{self.prefix}-{SUFFIX[r]}" for r in self.roles]
+        return [f"{self.prefix}-{NAMESPACE_SUFFIX[r]}" for r in self.roles]
 
     def mac(self, ns: str, dev: str) -> str:
-        role = {"tg": "generator", "dut": "router", "sink": "sink"}[ns.rsplit("-", 1)[1]]
+        role = ROLE_OF_SUFFIX[ns.rsplit("-", 1)[1]]
         if self.direct and role == "sink":
             return self.macs["router.in"]
         return next(self.macs[k] for k, v in self.names.items() if k.startswith(role + ".") and v == dev)
@@ -94,14 +93,13 @@ class HostTestbed(Testbed):
     @property
     def pin_name(self) -> str:
         # hosts that are namespaces of one machine share its BPF filesystem
-        return f"{self.prefix}-{SUFFIX[next(iter(self.roles))]}"
+        return f"{self.prefix}-{NAMESPACE_SUFFIX[next(iter(self.roles))]}"
 
     def own_device(self, dev: str) -> bool:
         return dev in {spec.get(w) for spec in self.roles.values() for w in ("in", "out")}
 
     def link_name(self, dev: str) -> str:
-        short = {"generator.out": "g0", "router.in": "d0", "router.out": "d1", "sink.in": "s0"}
-        return next((short[k] for k, v in self.names.items() if v == dev), dev)
+        return next((LINK_NAMES[k] for k, v in self.names.items() if v == dev), dev)
 
     def up(self):
         self._up = True
@@ -110,7 +108,7 @@ class HostTestbed(Testbed):
             testbed._delete_ns(ns)  # a handle a run of the same prefix left
             sh("ip", "netns", "attach", ns, str(os.getpid()))
         self.journal = hostchanges.Journal(STATE_DIR / f"{self.prefix}-changes.json", self.namespaces).__enter__()
-        here = {r: f"{self.prefix}-{SUFFIX[r]}" for r in self.roles}
+        here = {r: f"{self.prefix}-{NAMESPACE_SUFFIX[r]}" for r in self.roles}
         for r, ns in here.items():
             for which in ("in", "out"):
                 dev = self.roles[r].get(which)
@@ -140,11 +138,7 @@ class HostTestbed(Testbed):
                 sh("ip", "-n", ns, "addr", "add", f"{TG_NET}.1/24", "dev", self.sink_if)
             else:
                 sh("ip", "-n", ns, "addr", "add", f"{SINK_NET}.2/24", "dev", self.sink_if)
-            # the sink drops everything at ingress, counting it
-            nsexec(ns, "nft", "-f", "-", input=(
-                "table netdev rlsink {\n  counter rx { }\n"
-                f"  chain in {{ type filter hook ingress device \"{self.sink_if}\" priority -500; "
-                "counter name \"rx\" drop; }\n}\n"))
+            self.count_at_sink()
             if self.sink_cpu is not None and "router" not in here:
                 self.set_rps(ns, self.sink_if, self.sink_cpu)
 

@@ -104,6 +104,118 @@ class Journal:
         self.path.unlink(missing_ok=True)
         return failed
 
+    def _before(self, argv: list[str], input: str | None):
+        """Journal what ``argv`` changes, before it runs (:func:`before`)."""
+        cmd = _inner(argv, self)
+        if cmd is None or not cmd:
+            return
+        name = os.path.basename(cmd[0])
+        words = [w for w in cmd[1:]]
+        line = shlex.join(cmd)
+        for ro in READ_ONLY:
+            if (name,) + tuple(words[:len(ro) - 1]) == ro:
+                return
+        if name == "sysctl":
+            sets = [w for w in words if "=" in w]
+            if not sets:
+                return
+            undo = []
+            for s in sets:
+                key = s.split("=", 1)[0]
+                old = _read(["sysctl", "-n", key]).strip()
+                if old:
+                    undo.append(["sysctl", "-qw", f"{key}={old}"])
+            return self.add(line, undo)
+        if name == "ip":
+            obj = words[0] if words else ""
+            verb = words[1] if len(words) > 1 else ""
+            if obj in ("addr", "address", "route", "neigh") and verb in ("add", "replace", "change"):
+                target = words[2:]
+                dev = _value_after(words, "dev")
+                if obj == "route":
+                    old = _read(["ip", "-j", "route", "show", "exact", target[0]]) if target else ""
+                    undo = [["ip", "route", "del", target[0]]]
+                    if old.strip() not in ("", "[]"):
+                        raise Refused(f"{line}: would replace the host's own route to {target[0]}")
+                elif obj == "neigh":
+                    old = _read(["ip", "-j", "neigh", "show", "to", target[0], "dev", dev])
+                    if '"lladdr"' in old and "PERMANENT" in old:
+                        raise Refused(f"{line}: would replace the host's own neighbour entry for {target[0]}")
+                    undo = [["ip", "neigh", "del", target[0], "dev", dev]]
+                else:
+                    net = str(ipaddress.ip_interface(target[0]).network)
+                    old = _read(["ip", "-j", "-4", "addr", "show"])
+                    held = [a["ifname"] for a in json.loads(old or "[]") for i in a.get("addr_info", [])
+                            if ipaddress.ip_interface(f"{i['local']}/{i['prefixlen']}").network.overlaps(
+                                ipaddress.ip_network(net))]
+                    if held:
+                        raise Refused(f"{line}: the host has an address in {net} already ({held[0]}): routerlab's test "
+                                      "links need that network to themselves")
+                    undo = [["ip", "addr", "del", target[0], "dev", dev]]
+                return self.add(line, undo)
+            if obj == "link" and verb == "set":
+                dev = _value_after(words, "dev") or (words[2] if len(words) > 2 else "")
+                mode = next((w for w in words if w.startswith("xdp")), None)
+                if mode:
+                    return self.add(line, [["ip", "link", "set", "dev", dev, mode, "off"]])
+                if "up" in words:
+                    state = _read(["ip", "-j", "link", "show", "dev", dev])
+                    was_up = '"UP"' in state.split('"flags"', 1)[-1].split("]", 1)[0]
+                    return self.add(line, [] if was_up else [["ip", "link", "set", "dev", dev, "down"]])
+            raise Refused(f"{line}: a change the journal of this host cannot undo")
+        if name == "nft":
+            if words[:2] == ["-f", "-"]:
+                tables = re.findall(r"^\s*table\s+(\w+)\s+(\w+)", input or "", re.M)
+                existing = _read(["nft", "list", "tables"])
+                for fam, tname in tables:
+                    if f"table {fam} {tname}" in existing:
+                        raise Refused(f"nft table {fam} {tname} exists on this host already: routerlab does not change it")
+                return self.add(f"nft tables {', '.join(f'{f} {t}' for f, t in tables)}",
+                                [["nft", "delete", "table", f, t] for f, t in tables])
+            if words[:1] == ["delete"]:
+                return
+            raise Refused(f"{line}: a change the journal of this host cannot undo")
+        if name == "ethtool" and words[:1] in (["-K"], ["--features"], ["--offload"]):
+            dev = words[1]
+            old = {}
+            for ln in _read(["ethtool", "-k", dev]).splitlines():
+                m = re.match(r"\s*([\w-]+):\s+(on|off)", ln)
+                if m:
+                    old[m.group(1)] = m.group(2)
+            undo = ["ethtool", "-K", dev]
+            for feat in words[2::2]:
+                long = ETHTOOL_ALIASES.get(feat, feat)
+                if long in old:
+                    undo += [feat, old[long]]
+                else:
+                    raise Refused(f"{line}: {dev} has no feature {feat} to read back")
+            return self.add(line, [undo] if len(undo) > 3 else [])
+        if name == "sh" and words[:1] == ["-c"]:
+            m = re.fullmatch(r"echo (\S+) > (/sys/class/net/[\w.:-]+/[\w/.-]+|/proc/sys/[\w/.-]+)", words[1].strip())
+            if not m:
+                raise Refused(f"{line}: a change the journal of this host cannot undo")
+            try:
+                old = Path(m.group(2)).read_text().strip()
+            except OSError:
+                old = ""
+            return self.add(line, [["sh", "-c", f"echo {shlex.quote(old)} > {m.group(2)}"]] if old else [])
+        if name in ("taskset", "chrt") and "-p" in " ".join(words):
+            pid = words[-1]
+            if name == "taskset":
+                old = _read(["taskset", "-pc", pid]).rsplit(":", 1)[-1].strip()
+                return self.add(line, [["taskset", "-pc", old, pid]] if old else [])
+            out = _read(["chrt", "-p", pid])
+            pol = re.search(r"policy: SCHED_(\w+)", out)
+            prio = re.search(r"priority: (\d+)", out)
+            flag = {"OTHER": "-o", "FIFO": "-f", "RR": "-r", "BATCH": "-b", "IDLE": "-i"}.get(pol.group(1) if pol else "", "-o")
+            return self.add(line, [["chrt", flag, "-p", prio.group(1) if prio else "0", pid]])
+        if cmd[1:3] == ["-m", "routerlab.netlink_routes"]:
+            if _read(["ip", "route", "show", "root", FILL_NET]).strip():
+                raise Refused(f"the host has routes in {FILL_NET}, where routerlab puts a large table's fill routes")
+            return self.add(f"fill routes in {FILL_NET}", [["ip", "route", "flush", "root", FILL_NET]])
+        # anything else run on the host (the engines' own processes, mount, compilers) changes
+        # nothing of the host's network set-up
+
 
 def _undo(steps: list[list[str]]) -> list[str]:
     failed = []
@@ -171,118 +283,3 @@ def _inner(argv: list[str], journal: Journal) -> list[str] | None:
 
 def _value_after(argv: list[str], word: str) -> str | None:
     return argv[argv.index(word) + 1] if word in argv and argv.index(word) + 1 < len(argv) else None
-
-
-def _journal(self: Journal, argv: list[str], input: str | None):
-    cmd = _inner(argv, self)
-    if cmd is None or not cmd:
-        return
-    name = os.path.basename(cmd[0])
-    words = [w for w in cmd[1:]]
-    line = shlex.join(cmd)
-    for ro in READ_ONLY:
-        if (name,) + tuple(words[:len(ro) - 1]) == ro:
-            return
-    if name == "sysctl":
-        sets = [w for w in words if "=" in w]
-        if not sets:
-            return
-        undo = []
-        for s in sets:
-            key = s.split("=", 1)[0]
-            old = _read(["sysctl", "-n", key]).strip()
-            if old:
-                undo.append(["sysctl", "-qw", f"{key}={old}"])
-        return self.add(line, undo)
-    if name == "ip":
-        obj = words[0] if words else ""
-        verb = words[1] if len(words) > 1 else ""
-        if obj in ("addr", "address", "route", "neigh") and verb in ("add", "replace", "change"):
-            target = words[2:]
-            dev = _value_after(words, "dev")
-            if obj == "route":
-                old = _read(["ip", "-j", "route", "show", "exact", target[0]]) if target else ""
-                undo = [["ip", "route", "del", target[0]]]
-                if old.strip() not in ("", "[]"):
-                    raise Refused(f"{line}: would replace the host's own route to {target[0]}")
-            elif obj == "neigh":
-                old = _read(["ip", "-j", "neigh", "show", "to", target[0], "dev", dev])
-                if '"lladdr"' in old and "PERMANENT" in old:
-                    raise Refused(f"{line}: would replace the host's own neighbour entry for {target[0]}")
-                undo = [["ip", "neigh", "del", target[0], "dev", dev]]
-            else:
-                net = str(ipaddress.ip_interface(target[0]).network)
-                old = _read(["ip", "-j", "-4", "addr", "show"])
-                held = [a["ifname"] for a in json.loads(old or "[]") for i in a.get("addr_info", [])
-                        if ipaddress.ip_interface(f"{i['local']}/{i['prefixlen']}").network.overlaps(
-                            ipaddress.ip_network(net))]
-                if held:
-                    raise Refused(f"{line}: the host has an address in {net} already ({held[0]}): routerlab's test "
-                                  "links need that network to themselves")
-                undo = [["ip", "addr", "del", target[0], "dev", dev]]
-            return self.add(line, undo)
-        if obj == "link" and verb == "set":
-            dev = _value_after(words, "dev") or (words[2] if len(words) > 2 else "")
-            mode = next((w for w in words if w.startswith("xdp")), None)
-            if mode:
-                return self.add(line, [["ip", "link", "set", "dev", dev, mode, "off"]])
-            if "up" in words:
-                state = _read(["ip", "-j", "link", "show", "dev", dev])
-                was_up = '"UP"' in state.split('"flags"', 1)[-1].split("]", 1)[0]
-                return self.add(line, [] if was_up else [["ip", "link", "set", "dev", dev, "down"]])
-        raise Refused(f"{line}: a change the journal of this host cannot undo")
-    if name == "nft":
-        if words[:2] == ["-f", "-"]:
-            tables = re.findall(r"^\s*table\s+(\w+)\s+(\w+)", input or "", re.M)
-            existing = _read(["nft", "list", "tables"])
-            for fam, tname in tables:
-                if f"table {fam} {tname}" in existing:
-                    raise Refused(f"nft table {fam} {tname} exists on this host already: routerlab does not change it")
-            return self.add(f"nft tables {', '.join(f'{f} {t}' for f, t in tables)}",
-                            [["nft", "delete", "table", f, t] for f, t in tables])
-        if words[:1] == ["delete"]:
-            return
-        raise Refused(f"{line}: a change the journal of this host cannot undo")
-    if name == "ethtool" and words[:1] in (["-K"], ["--features"], ["--offload"]):
-        dev = words[1]
-        old = {}
-        for ln in _read(["ethtool", "-k", dev]).splitlines():
-            m = re.match(r"\s*([\w-]+):\s+(on|off)", ln)
-            if m:
-                old[m.group(1)] = m.group(2)
-        undo = ["ethtool", "-K", dev]
-        for feat in words[2::2]:
-            long = ETHTOOL_ALIASES.get(feat, feat)
-            if long in old:
-                undo += [feat, old[long]]
-            else:
-                raise Refused(f"{line}: {dev} has no feature {feat} to read back")
-        return self.add(line, [undo] if len(undo) > 3 else [])
-    if name == "sh" and words[:1] == ["-c"]:
-        m = re.fullmatch(r"echo (\S+) > (/sys/class/net/[\w.:-]+/[\w/.-]+|/proc/sys/[\w/.-]+)", words[1].strip())
-        if not m:
-            raise Refused(f"{line}: a change the journal of this host cannot undo")
-        try:
-            old = Path(m.group(2)).read_text().strip()
-        except OSError:
-            old = ""
-        return self.add(line, [["sh", "-c", f"echo {shlex.quote(old)} > {m.group(2)}"]] if old else [])
-    if name in ("taskset", "chrt") and "-p" in " ".join(words):
-        pid = words[-1]
-        if name == "taskset":
-            old = _read(["taskset", "-pc", pid]).rsplit(":", 1)[-1].strip()
-            return self.add(line, [["taskset", "-pc", old, pid]] if old else [])
-        out = _read(["chrt", "-p", pid])
-        pol = re.search(r"policy: SCHED_(\w+)", out)
-        prio = re.search(r"priority: (\d+)", out)
-        flag = {"OTHER": "-o", "FIFO": "-f", "RR": "-r", "BATCH": "-b", "IDLE": "-i"}.get(pol.group(1) if pol else "", "-o")
-        return self.add(line, [["chrt", flag, "-p", prio.group(1) if prio else "0", pid]])
-    if cmd[1:3] == ["-m", "routerlab.netlink_routes"]:
-        if _read(["ip", "route", "show", "root", FILL_NET]).strip():
-            raise Refused(f"the host has routes in {FILL_NET}, where routerlab puts a large table's fill routes")
-        return self.add(f"fill routes in {FILL_NET}", [["ip", "route", "flush", "root", FILL_NET]])
-    # anything else run on the host (the engines' own processes, mount, compilers) changes
-    # nothing of the host's network set-up
-
-
-Journal._before = _journal

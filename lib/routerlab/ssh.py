@@ -83,10 +83,10 @@ class Connection:
                        "-o", "ServerAliveCountMax=3", "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}",
                        "-o", f"ControlPath={self.control_path}"]
 
-    def remote(self, argv: list[str], env: bool = True) -> str:
+    def remote(self, argv: list[str]) -> str:
         """The command line the host's shell is given: ``argv`` quoted word by word, after
         the host's variables (its ``env`` in the testbed file)."""
-        pre = ["env", *[f"{k}={v}" for k, v in self.host.env]] if env and self.host.env else []
+        pre = ["env", *[f"{k}={v}" for k, v in self.host.env]] if self.host.env else []
         return shlex.join(pre + list(argv))
 
     def argv(self, argv: list[str]) -> list[str]:
@@ -118,12 +118,11 @@ class Connection:
         self.close()
         raise SshError(f"host {self.host.name} ({self.host.ssh}): no SSH connection within {CONNECT_TIMEOUT_S + 5} s")
 
-    def run(self, argv: list[str], input: str | None = None, check: bool = True, timeout: float = 120,
-            env: bool = True) -> str:
+    def run(self, argv: list[str], input: str | None = None, check: bool = True, timeout: float = 120) -> str:
         """Run ``argv`` on the host; its standard output, or an :class:`SshError` naming
         the host, the command and its error output."""
         try:
-            p = subprocess.run(self.argv(argv) if env else self._argv_plain(argv), input=input, capture_output=True,
+            p = subprocess.run(self.argv(argv), input=input, capture_output=True,
                                text=True, timeout=timeout, stdin=subprocess.DEVNULL if input is None else None)
         except subprocess.TimeoutExpired:
             raise SshError(f"host {self.host.name}: {shlex.join(argv)[:200]}: no answer within {timeout:g} s") from None
@@ -131,10 +130,6 @@ class Connection:
             err = p.stderr.strip() or p.stdout.strip()
             raise SshError(f"host {self.host.name}: {shlex.join(argv)[:200]}: {err or 'exit ' + str(p.returncode)}")
         return p.stdout
-
-    def _argv_plain(self, argv):
-        return ["ssh", *self.options(), "-o", "ControlMaster=no", "-T", "--", self.host.destination,
-                self.remote(argv, env=False)]
 
     def popen(self, argv: list[str], **kw) -> subprocess.Popen:
         """Start ``argv`` on the host, its standard streams those of the local process."""

@@ -50,14 +50,12 @@ from . import drops, errors, testbed, testbedfile
 from .errors import ParameterError, RouterlabError
 from .ssh import Connection, SshError
 from .testbed import STATE_DIR, Testbed
+from .testbedfile import LINK_NAMES, ROLE_OF_SUFFIX
 from .version import code_version
 
 #: How long an agent may take to answer one request, seconds (an engine's start loads its
 #: routes: the largest table takes minutes).
 ANSWER_TIMEOUT_S = 900
-SUFFIX = {"generator": "tg", "router": "dut", "sink": "sink"}
-ROLE_OF = {v: k for k, v in SUFFIX.items()}
-SHORT = {"generator.out": "g0", "router.in": "d0", "router.out": "d1", "sink.in": "s0"}
 
 
 #: How often an agent is told the measuring machine is there, seconds (it ends itself after
@@ -227,21 +225,21 @@ class SshTestbed(Testbed):
 
     def host_of_ns(self, ns: str) -> str:
         """The host (its name in the testbed file) that holds the namespace ``ns``."""
-        return self._role_host(ROLE_OF[ns.rsplit("-", 1)[1]])
+        return self._role_host(ROLE_OF_SUFFIX[ns.rsplit("-", 1)[1]])
 
     @property
     def probe_ns(self):
         return self.ns_sink if self.direct else self.ns_dut
 
     def mac(self, ns: str, dev: str) -> str:
-        role = ROLE_OF[ns.rsplit("-", 1)[1]]
+        role = ROLE_OF_SUFFIX[ns.rsplit("-", 1)[1]]
         if self.direct and role == "sink":
             return self.file.interface("router", "in").mac
         ifaces = self.file.roles[role].interfaces
         return next(i.mac for i in ifaces.values() if i.name == dev)
 
     def link_name(self, dev: str) -> str:
-        return next((SHORT[k] for k in SHORT if self._iface(k) == dev), dev)
+        return next((short for k, short in LINK_NAMES.items() if self._iface(k) == dev), dev)
 
     @property
     def namespaces(self):
@@ -353,7 +351,7 @@ class SshTestbed(Testbed):
         return p
 
     def program(self, name: str) -> str:
-        role = "generator" if name == "rlgen" else ROLE_OF[self.probe_ns.rsplit("-", 1)[1]]
+        role = "generator" if name == "rlgen" else ROLE_OF_SUFFIX[self.probe_ns.rsplit("-", 1)[1]]
         key = (name, self._role_host(role))
         if key not in self._programs:
             self._programs[key] = self.agent(role).call("program", name=name)
@@ -487,6 +485,18 @@ def _control_dir(what: str) -> Path:
     return STATE_DIR / f"ssh-{os.getpid()}-{what}-{secrets.token_hex(3)}"
 
 
+@contextmanager
+def connected(tf: testbedfile.TestbedFile, host: testbedfile.Host, what: str):
+    """One command's shared connection to ``host`` (``what`` it is for), closed and its
+    folder removed afterwards, whatever happens."""
+    conn = Connection(host, _control_dir(what), tf.ssh_config)
+    try:
+        yield conn.open()
+    finally:
+        conn.close()
+        shutil.rmtree(conn.control_dir, ignore_errors=True)
+
+
 def _clean_control_dirs() -> list[str]:
     removed = []
     for d in STATE_DIR.glob("ssh-*-*"):
@@ -567,24 +577,17 @@ def clean(path, all_runs: bool = False) -> list[str]:
                     removed.append(f"here: process {pid} (ssh)")
             f.unlink(missing_ok=True)
             shutil.rmtree(STATE_DIR / f"{st['prefix']}-ssh", ignore_errors=True)
-    control = _control_dir("clean")
     unreached = []
-    try:
-        for host in tf.used_hosts():
-            try:
-                conn = Connection(host, control, tf.ssh_config).open()
-                try:
-                    out = conn.run([host.python, "-m", "routerlab.cli", "clean", *(["--all"] if all_runs else [])],
-                                   timeout=300)
-                finally:
-                    conn.close()
-            except SshError as e:  # the other hosts are cleaned all the same
-                unreached.append(str(e))
-                continue
-            removed += [f"host {host.name}: {line.strip().removeprefix('removed ')}" for line in out.splitlines()
-                        if line.strip() and not line.startswith("nothing")]
-    finally:
-        shutil.rmtree(control, ignore_errors=True)
+    for host in tf.used_hosts():
+        try:
+            with connected(tf, host, "clean") as conn:
+                out = conn.run([host.python, "-m", "routerlab.cli", "clean", *(["--all"] if all_runs else [])],
+                               timeout=300)
+        except SshError as e:  # the other hosts are cleaned all the same
+            unreached.append(str(e))
+            continue
+        removed += [f"host {host.name}: {line.strip().removeprefix('removed ')}" for line in out.splitlines()
+                    if line.strip() and not line.startswith("nothing")]
     if unreached:
         raise SshError("; ".join(unreached) + f" (removed elsewhere: {len(removed)}); on a host out of reach, run "
                        "`routerlab clean` on its console")
@@ -598,9 +601,7 @@ def install_engines(path, names: list[str], *, bundle: str | None = None, sha256
     from ``bundle`` (a local file is copied there first, a URL is fetched by the host)."""
     tf = testbedfile.load(path)
     host = tf.host_of("router")
-    control = _control_dir("install")
-    conn = Connection(host, control, tf.ssh_config).open()
-    try:
+    with connected(tf, host, "install") as conn:
         argv = [host.python, "-m", "routerlab.cli", "engines", "install", *names] + (["--force"] if force else [])
         remote = None
         if bundle is not None:
@@ -622,27 +623,17 @@ def install_engines(path, names: list[str], *, bundle: str | None = None, sha256
                 conn.run(["rm", "-f", remote], check=False)
         if rc != 0:
             raise SshError(f"host {host.name}: routerlab engines install failed (exit {rc})")
-    finally:
-        conn.close()
-        shutil.rmtree(control, ignore_errors=True)
 
 
 def on_hosts(path, argv: list[str], timeout: float = 300) -> list[tuple[str, str, int, str]]:
     """``routerlab ARGV`` on every host of the testbed file ``path``: (host, its roles, the
     exit status, what it printed), host by host."""
     tf = testbedfile.load(path)
-    control = _control_dir("hosts")
     out = []
-    try:
-        for host in tf.used_hosts():
-            roles = ", ".join(r for r, spec in tf.roles.items() if spec.host == host.name)
-            conn = Connection(host, control, tf.ssh_config).open()
-            try:
-                p = subprocess.run(conn.argv([host.python, "-m", "routerlab.cli", *argv]), capture_output=True,
-                                   text=True, timeout=timeout)
-            finally:
-                conn.close()
-            out.append((host.name, roles, p.returncode, p.stdout + p.stderr))
-    finally:
-        shutil.rmtree(control, ignore_errors=True)
+    for host in tf.used_hosts():
+        roles = ", ".join(r for r, spec in tf.roles.items() if spec.host == host.name)
+        with connected(tf, host, "hosts") as conn:
+            p = subprocess.run(conn.argv([host.python, "-m", "routerlab.cli", *argv]), capture_output=True,
+                               text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        out.append((host.name, roles, p.returncode, p.stdout + p.stderr))
     return out

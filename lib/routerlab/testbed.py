@@ -552,17 +552,21 @@ class Testbed:
         if self.generator == "xdp":
             self._xdp_chain(far_ns, far_if)
             return
-        # the sink drops everything at ingress, counting it: it never becomes the bottleneck
-        nsexec(self.ns_sink, "nft", "-f", "-", input=(
-            "table netdev rlsink {\n  counter rx { }\n"
-            f"  chain in {{ type filter hook ingress device \"{self.sink_if}\" priority -500; "
-            "counter name \"rx\" drop; }\n}\n"))
+        self.count_at_sink()
         if not self.placement:
             return
         # the router's (or, direct, the sink's) receive work runs on router_cpu, not on the generator's
         self.set_rps(far_ns, far_if, self.router_cpu)
         if not self.direct:
             self._sink_queue()
+
+    def count_at_sink(self):
+        """rlgen's sink: the sink's interface drops everything at nft ingress, counting it
+        (:meth:`sink_count`), so that it never becomes the bottleneck."""
+        nsexec(self.ns_sink, "nft", "-f", "-", input=(
+            "table netdev rlsink {\n  counter rx { }\n"
+            f"  chain in {{ type filter hook ingress device \"{self.sink_if}\" priority -500; "
+            "counter name \"rx\" drop; }\n}\n"))
 
     def _xdp_chain(self, far_ns: str, far_if: str):
         """The XDP generator's chain: the XDP sink on the sink's veth, its NAPI thread on

@@ -45,6 +45,12 @@ ROLES = ("generator", "router", "sink")
 ROLE_INTERFACES = {"generator": ("out",), "router": ("in", "out"), "sink": ("in",)}
 #: The two links a testbed has, as the file names their ends.
 LINKS = (("generator.out", "router.in"), ("router.out", "sink.in"))
+#: Each role's network namespace suffix on a testbed (``<prefix>-tg`` and so on: the
+#: names the engines and the namespace testbed use), and back.
+NAMESPACE_SUFFIX = {"generator": "tg", "router": "dut", "sink": "sink"}
+ROLE_OF_SUFFIX = {v: k for k, v in NAMESPACE_SUFFIX.items()}
+#: Each interface's name in datasets (the namespace testbed's links without its prefix).
+LINK_NAMES = {"generator.out": "g0", "router.in": "d0", "router.out": "d1", "sink.in": "s0"}
 HOST_KEYS = ("ssh", "python", "env")
 ROLE_KEYS = ("host", "cpu", "interfaces")
 INTERFACE_KEYS = ("name", "mac")
