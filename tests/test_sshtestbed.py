@@ -291,18 +291,20 @@ def test_ssh_and_namespaces_give_the_calibration_routers_known_answers(hosts, tm
     from routerlab.engines.calibration import Calibration
 
     sc = Scenario(name="single-flow")
-    capacity, loads, duration = 30000, [15000, 60000], 0.5
+    # three trials a load, their median: one trial disturbed by the busy machine (the
+    # generator's catch-up burst meets a token bucket the load keeps empty) moves no answer
+    capacity, loads, duration, runs = 30000, [15000, 60000], 0.5, 3
     pdr, loss = {}, {}
     for where in ("ssh", "namespaces"):
         block = sshtestbed.using(hosts.file) if where == "ssh" else testbed.generator("rlgen")
         with block:
             eng = Calibration(capacity_pps=capacity)
-            sweep.run(sweep.SweepPlan("calibration", sc, loads, runs=2, duration=duration), tmp_path / where,
+            sweep.run(sweep.SweepPlan("calibration", sc, loads, runs=runs, duration=duration), tmp_path / where,
                       engine=eng, ceiling_pps=120000, progress=False)
             (res,) = search.run_search(Calibration(capacity_pps=capacity), sc, tmp_path / where, kind="pdr",
                                        ceiling_pps=120000, final_duration=1.0, final_trials=2, experiment="pdr")
         t = pd.read_csv(tmp_path / where / "trials.csv")
-        loss[where] = (t["lost"] / t["tx"]).groupby(t["offered_pps"]).mean()
+        loss[where] = (t["lost"] / t["tx"]).groupby(t["offered_pps"]).median()
         for load, measured in loss[where].items():
             assert abs(measured - eng.expected_loss(load, duration)) < 0.02, (where, load, measured)
         pdr[where] = res.lower
