@@ -257,8 +257,12 @@ def test_a_counters_line_that_is_not_name_count_is_refused_before_any_trial(tmp_
 def test_a_router_that_dies_during_the_measurement_stops_it(tmp_path):
     """Its trials would measure nothing: the sweep stops with the router's last words, the
     trials before are kept."""
+    # it dies once it has forwarded 1,200 packets, in the third trial of 500, however long
+    # the set-up took on a busy machine
+    dies = ("echo serving; while [ $(cat /sys/class/net/$OUT_DEV/statistics/tx_packets) -lt 1200 ]; do sleep 0.05; "
+            "done; echo crashed; exit 7")
     r = run("measure", "--engine", "exec", "--kernel-forwarding", "--ready", "true",
-            "--start", "echo serving; sleep 2; echo crashed; exit 7", "--loads", "1000", "--runs", "20",
+            "--start", dies, "--loads", "1000", "--runs", "20",
             "--duration", "0.5", "--ceiling", "100000", "--out", tmp_path / "d")
     assert r.exit_code == 2
     assert ("exec: the start command exited with status 7 during the measurement; its last output: "
