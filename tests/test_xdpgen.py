@@ -65,9 +65,9 @@ def test_it_sends_rlgens_frames_flows_and_drop_share():
 def test_a_lag_is_made_up_at_one_and_a_half_times_the_rate():
     """Stopped for 200 ms, 400 ms into a trial at 100,000 pps, the generator owes 20,000
     frames when it resumes. It makes them up at 1.5 times the rate (over about 400 ms):
-    in the 100 ms after it resumes the sink counts about 15,000 frames, where sending
-    what it owed at once would have made it 20,000 + 10,000. All 150,000 are sent
-    and (but for a handful) arrive in the end, and the lag is reported."""
+    100 ms after it resumes the sink holds about 40,000 + 15,000 frames, where sending
+    what it owed at once would have made it 40,000 + 20,000 + 10,000. All 150,000 arrive
+    in the end, and the lag is reported."""
     import signal
     import threading
     import time
@@ -82,28 +82,20 @@ def test_a_lag_is_made_up_at_one_and_a_half_times_the_rate():
             while not (gen := [p for p in list(tb.procs) if "rlxdpgen" in " ".join(map(str, p.args))]):
                 assert time.monotonic() < deadline, "the generator did not start"
                 time.sleep(0.005)
-            c = tb.sink_count()
-            while tb.sink_count() == c:  # its first frames: the schedule has started
+            c0 = tb.sink_count()
+            while tb.sink_count() == c0:  # its first frames: the schedule has started
                 time.sleep(0.001)
             time.sleep(0.4)
             os.kill(gen[0].pid, signal.SIGSTOP)
             time.sleep(0.2)
             os.kill(gen[0].pid, signal.SIGCONT)
-            # the rate the sink sees after the resume, over the time that really passed (a
-            # busy machine's sleep can last longer than asked)
-            t0, n0 = time.monotonic(), tb.sink_count()
             time.sleep(0.1)
-            n1, t1 = tb.sink_count(), time.monotonic()
+            after = tb.sink_count() - c0
         finally:
             t.join(30)
         r = done["r"]
-        rate = (n1 - n0) / (t1 - t0)
-        # the bounds the count had: above the rate, below halfway from 1.5 times it to all at
-        # once (300,000)
-        assert 100_000 < rate < 225_000, (rate, t1 - t0)
-        # all of it sent; the sink, on a machine busy elsewhere, may miss a handful of the
-        # catch-up's frames (it is the measuring chain, not the generator's schedule)
-        assert r.tx == 150_000 and r.tx - r.rx <= r.tx // 1000 and r.gen_late_ms > 150, r
+        assert 50_000 < after < 62_500, after
+        assert r.rx == r.tx == 150_000 and r.gen_late_ms > 150
 
 
 @root
