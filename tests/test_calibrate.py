@@ -185,16 +185,22 @@ def test_an_answer_the_generator_bounded_is_never_within():
 @on_testbed
 def test_the_limiter_limits_on_the_testbed():
     """Loss near 50% at twice the capacity and near 0 at half of it, all taken by the
-    limiter (short: 1 s trials, run it under the testbed lock)."""
+    limiter (short: 1 s trials, run it under the testbed lock). At twice the capacity
+    the trial of the three whose loss beside the limiter's is the median is judged: one
+    trial in which a machine busy elsewhere made the chain lose packets of its own moves
+    no answer."""
     eng = Calibration(capacity_pps=20_000)
     with testbed.Testbed() as tb:
         eng.start(tb, scenarios.load("single-flow"))
         seen = {}
-        for factor in (0.5, 2.0):
-            c0 = eng.limiter_counts(tb)
-            r = traffic.run_trial(tb, factor * 20_000, 1.0, traffic.TrafficSpec())
-            c1 = eng.limiter_counts(tb)
-            seen[factor] = (1 - r.rx / r.tx, c1["limited"] - c0["limited"], r.tx - r.rx)
+        for factor, runs in ((0.5, 1), (2.0, 3)):
+            trials = []
+            for _ in range(runs):
+                c0 = eng.limiter_counts(tb)
+                r = traffic.run_trial(tb, factor * 20_000, 1.0, traffic.TrafficSpec())
+                c1 = eng.limiter_counts(tb)
+                trials.append((1 - r.rx / r.tx, c1["limited"] - c0["limited"], r.tx - r.rx))
+            seen[factor] = sorted(trials, key=lambda t: t[2] - t[1])[runs // 2]
     loss, limited, lost = seen[2.0]
     assert eng.burst == 200 and eng.expected_loss(40_000, 1.0) == pytest.approx(0.495)  # 1 - 20,200 / 40,000
     assert loss == pytest.approx(eng.expected_loss(40_000, 1.0), abs=0.01)

@@ -14,6 +14,15 @@ root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespa
 live = pytest.mark.skipif(bool(testbed.live_frames_missing()), reason=f"{testbed.live_frames_missing()}")
 
 
+def _taken(tb, k0):
+    """(taken, refused): the frames the sink's veth ring took and refused since the
+    generator link's counters read ``k0`` (``xdp_xmit``, ``xdp_xmit_errors``). A sink
+    whose thread a busy machine held up refuses what its 256-slot ring cannot hold: the
+    kernel counts each such frame, so every frame sent is accounted for."""
+    k1 = tb.tx_counters()
+    return k1["tx_packets"] - k0["tx_packets"], k1["tx_dropped"] - k0["tx_dropped"]
+
+
 def test_parse_the_loaders_line():
     r = xdpgen.parse("sent=10000 legit=5000 span_s=0.499950 late_ms=0.123 lagged_ms=0.000 runs=512")
     assert (r.sent, r.legit, r.span_s, r.late_ms, r.lagged_ms, r.runs) == (10000, 5000, 0.49995, 0.123, 0.0, 512)
@@ -34,12 +43,16 @@ def test_the_generator_is_chosen_by_name_and_checked(monkeypatch):
 @root
 @live
 def test_paced_frames_arrive_one_for_one_at_the_rate():
-    """20,000 pps for 0.5 s: every one of the 10,000 frames reaches the XDP sink, spread
-    over the half second in rlgen's bursts of 32 (not sent at once), and the trial says
-    so as an rlgen trial would."""
+    """20,000 pps for 0.5 s: all 10,000 frames are sent and the XDP sink counts every
+    one its ring took (on an idle machine all of them), spread over the half second in
+    rlgen's bursts of 32 (not sent at once), and the trial says so as an rlgen trial
+    would."""
     with TB(direct=True, generator="xdp") as tb:
+        k0 = tb.tx_counters()
         r = traffic.run_trial(tb, 20000, 0.5, traffic.TrafficSpec(), probe_period_ms=None)
-        assert (r.tx, r.rx, r.kernel_tx, r.refused) == (10000, 10000, 10000, 0)
+        taken, refused = _taken(tb, k0)
+        assert (r.tx, r.kernel_tx, r.refused) == (10000, 10000, 0)
+        assert r.rx == taken == 10000 - refused and refused <= 100, (taken, refused)
         assert not r.generator_limited
         # the schedule: the last burst is due 9,984 intervals after the first
         assert r.sent_pps == pytest.approx(20000, rel=0.01)
@@ -55,47 +68,70 @@ def test_it_sends_rlgens_frames_flows_and_drop_share():
         lines = traffic.frames(tb, spec).splitlines()
         assert len(lines) == 1024 and {ln[0] for ln in lines} == {"0", "1"}
         assert len({ln.split()[1][60:68] for ln in lines}) == 254  # the destination addresses
+        k0 = tb.tx_counters()
         r = traffic.run_trial(tb, 20480, 0.5, spec, probe_period_ms=None)
+        taken, refused = _taken(tb, k0)
         legit = sum(ln[0] == "1" for ln in lines) * 10  # 10,240 frames: each template 10 times
-        assert (r.tx, r.rx) == (legit, 10240)
+        assert (r.tx, r.kernel_tx) == (legit, 10240)
+        assert r.rx == taken == 10240 - refused and refused <= 100, (taken, refused)
 
 
 @root
 @live
 def test_a_lag_is_made_up_at_one_and_a_half_times_the_rate():
-    """Stopped for 200 ms, 400 ms into a trial at 100,000 pps, the generator owes 20,000
-    frames when it resumes. It makes them up at 1.5 times the rate (over about 400 ms):
-    100 ms after it resumes the sink holds about 40,000 + 15,000 frames, where sending
-    what it owed at once would have made it 40,000 + 20,000 + 10,000. All 150,000 arrive
-    in the end, and the lag is reported."""
+    """Stopped for 300 ms, 400 ms into a trial at 100,000 pps, the generator owes 30,000
+    frames when it resumes, and makes them up at 1.5 times the rate (over about 600 ms),
+    never at once: between a count of the sink taken before the stop and one taken
+    50 ms after the resume, the sink gains no more than 1.5 times the rate over the
+    time the generator ran between the two, where sending what it owed at once would
+    have added the 30,000. All 150,000 are sent within the trial, the sink counts every
+    frame its ring took, and the lag is reported.
+
+    The bounds use the times the test really took (its sleeps and the counts' bpftool
+    calls last longer on a busy machine), read on the clock the program paces by
+    (CLOCK_MONOTONIC)."""
     import signal
     import threading
     import time
 
+    rate, stop_s = 100_000, 0.3
     with TB(direct=True, generator="xdp") as tb:
-        done = {}
+        k0, done = tb.tx_counters(), {}
         t = threading.Thread(target=lambda: done.update(r=traffic.run_trial(
-            tb, 100_000, 1.5, traffic.TrafficSpec(), probe_period_ms=None)))
+            tb, rate, 1.5, traffic.TrafficSpec(), probe_period_ms=None)))
         t.start()
         try:
             deadline = time.monotonic() + 10
             while not (gen := [p for p in list(tb.procs) if "rlxdpgen" in " ".join(map(str, p.args))]):
                 assert time.monotonic() < deadline, "the generator did not start"
                 time.sleep(0.005)
-            c0 = tb.sink_count()
-            while tb.sink_count() == c0:  # its first frames: the schedule has started
+            c = tb.sink_count()
+            while tb.sink_count() == c:  # its first frames: the schedule has started
                 time.sleep(0.001)
             time.sleep(0.4)
+            a0 = time.monotonic()
+            a = tb.sink_count()
             os.kill(gen[0].pid, signal.SIGSTOP)
-            time.sleep(0.2)
+            a1 = time.monotonic()
+            time.sleep(stop_s)
+            b0 = time.monotonic()
             os.kill(gen[0].pid, signal.SIGCONT)
-            time.sleep(0.1)
-            after = tb.sink_count() - c0
+            time.sleep(0.05)
+            b = tb.sink_count()
+            b1 = time.monotonic()
         finally:
             t.join(30)
         r = done["r"]
-        assert 50_000 < after < 62_500, after
-        assert r.rx == r.tx == 150_000 and r.gen_late_ms > 150
+        taken, refused = _taken(tb, k0)
+    ran_s = (a1 - a0) + (b1 - b0)  # the most the generator may have run between the counts
+    owed = rate * (b0 - a1)
+    # a frame sent before the first count may still wait in the sink's ring (256 slots);
+    # a burst (32) more at each end of the two stretches
+    slack = 256 + 4 * 32
+    assert owed > 0.5 * rate * ran_s + slack, f"the test was held up ({ran_s:.3f} s between counts): it cannot tell"
+    assert b - a <= 1.5 * rate * ran_s + slack, (b - a, ran_s)
+    assert r.tx == r.kernel_tx == 150_000 and r.gen_late_ms > 0.8 * stop_s * 1e3, r
+    assert r.rx == taken == 150_000 - refused and refused <= 1500, (taken, refused)
 
 
 @root
