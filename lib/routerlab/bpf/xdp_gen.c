@@ -30,12 +30,13 @@
  * near its ceiling, where it runs a little behind all the time, 6-8% of its rate
  * (docs/journal/2026-11-28-housekeeping-off-the-router-cpu.md) */
 #define CATCHUP_OVER_BURSTS 1ULL
-/* the catch-up's own schedule makes up no more than this much of its time at once: the
- * sink's turns on the generator's CPU (tens of microseconds) are made up, a stop of the
- * generator during a catch-up is made up at 1.5 times the rate like any other lag (a stop
- * that came while a catch-up was under way, with the machine busy elsewhere, went out at
- * once: docs/journal/2026-12-02-catch-up-after-a-stop.md) */
-#define CATCHUP_BEHIND_NS 1000000ULL
+/* the catch-up's own schedule makes up no more than this many bursts at once: the sink's
+ * turns on the generator's CPU (the frames of its ring, a few tens of microseconds) are
+ * made up, half the router's 256-slot ring at most; a stop of the generator that comes
+ * during a catch-up (its process or the machine held up), which that schedule would send
+ * at once, is made up at 1.5 times the rate like any other lag
+ * (docs/journal/2026-12-02-catch-up-after-a-stop.md) */
+#define CATCHUP_BEHIND_BURSTS 4ULL
 #define HDR 48                   /* Ethernet, IPv4 and UDP headers, rounded up */
 #define MAX_TEMPLATES 1024       /* as rlgen's */
 
@@ -115,11 +116,12 @@ int xdp_gen(struct xdp_md *ctx)
         __u64 catch_due = s->catch_ns + (s->sent - s->catch_sent) * s->interval_ps * CATCHUP_DEN / (CATCHUP_NUM * 1000);
         if (now < catch_due)
             return XDP_DROP;
-        /* behind that schedule too by more than CATCHUP_BEHIND_NS: a stop during the
-         * catch-up (the generator's process or the machine held up) would go out at once;
-         * its schedule moves on by the excess, which is then made up at the same rate */
-        if (now - catch_due > CATCHUP_BEHIND_NS)
-            s->catch_ns += now - catch_due - CATCHUP_BEHIND_NS;
+        /* behind that schedule too by more than CATCHUP_BEHIND_BURSTS: the schedule's
+         * start moves on by the excess. No frame is written off: what is owed stays owed
+         * to the main schedule, and is sent at 1.5 times the rate from here */
+        __u64 behind = CATCHUP_BEHIND_BURSTS * s->burst * s->interval_ps * CATCHUP_DEN / (CATCHUP_NUM * 1000);
+        if (now - catch_due > behind)
+            s->catch_ns += now - catch_due - behind;
     }
     if (late > s->late_max_ns)
         s->late_max_ns = late;
