@@ -474,7 +474,10 @@ class RemoteDropCounter(drops.DropCounter):
         r: drops.Reading = {}
         for host, a in self.tb.agents.items():
             for place, source, reason, n in a.call("drops_read"):
-                key = (f"{host}:{place}" if place.startswith("cpu") else place, source, reason)
+                # a CPU's counters and the drops of packets without a device are the host's
+                # as a whole, not a role's: named by host
+                machine_wide = place.startswith("cpu") or place == "nodev"
+                key = (f"{host}:{place}" if machine_wide else place, source, reason)
                 r[key] = r.get(key, 0) + n
         return r
 
