@@ -130,10 +130,10 @@ def test_a_lag_is_made_up_at_one_and_a_half_times_the_rate():
         taken, refused = _taken(tb, k0)
     ran_s = (a1 - a0) + (b1 - b0)  # the most the generator may have run between the counts
     owed = rate * (b0 - a1)
-    # frames sent before the first count may wait in the sink's ring (256 slots); the
-    # program sends up to 4 bursts of its catch-up at once (CATCHUP_BEHIND_BURSTS), and a
-    # burst (32) more at each end of the two stretches
-    slack = 256 + 4 * 32 + 4 * 32
+    # frames sent before the first count may wait in the sink's ring; the program sends up
+    # to 4 bursts of its catch-up at once (CATCHUP_BEHIND_BURSTS), and a burst more at each
+    # end of the two stretches
+    slack = testbed.VETH_RING_SIZE + 4 * traffic.BURST + 4 * traffic.BURST
     assert owed > 0.5 * rate * ran_s + slack, f"the test was held up ({ran_s:.3f} s between counts): it cannot tell"
     assert b - a <= 1.5 * rate * ran_s + slack, (b - a, ran_s)
     assert r.tx == r.kernel_tx == 150_000 and r.gen_late_ms > 0.8 * stop_s * 1e3, r
