@@ -9,7 +9,11 @@ import pytest
 from conftest import engine_marks
 from click.testing import CliRunner
 
-from routerlab import engines, measuring, scenarios, search, testbed, traffic
+from routerlab import engines
+from routerlab.measuring import measurement, search
+from routerlab.analysis import scenarios
+from routerlab.testbed import traffic
+from routerlab.testbed import namespaces
 from routerlab.benchmarks import calibrate
 from routerlab.cli.app import app
 from routerlab.engines.calibration import Calibration
@@ -114,7 +118,7 @@ def test_a_missing_capacity_is_refused_before_the_testbed_is_touched():
     sc = scenarios.load("single-flow")
     eng = engines.get("calibration")
     assert isinstance(eng, Calibration) and eng.capacity_pps is None
-    for attempt in (lambda: measuring.resolve("calibration", "single-flow"),
+    for attempt in (lambda: measurement.resolve("calibration", "single-flow"),
                     lambda: eng.start(None, sc),  # no testbed: the refusal comes first
                     lambda: eng.true_pdr(2.0)):
         with pytest.raises(ParameterError) as e:
@@ -190,7 +194,7 @@ def test_the_limiter_limits_on_the_testbed():
     trial in which a machine busy elsewhere made the chain lose packets of its own moves
     no answer."""
     eng = Calibration(capacity_pps=20_000)
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         eng.start(tb, scenarios.load("single-flow"))
         seen = {}
         for factor, runs in ((0.5, 1), (2.0, 3)):

@@ -12,7 +12,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from routerlab import campaign, campaignfile, comparison, datasets, measuring, testbed
+from routerlab.publish import campaign
+from routerlab.measuring import campaignfile, comparison, measurement
+from routerlab.analysis import datasets
+from routerlab.testbed import capabilities, settings
 from routerlab.cli import app
 from routerlab.errors import DataFormatError, ParameterError, RouterlabError
 
@@ -27,7 +30,7 @@ def test_each_testbed_dataset_was_made_by_its_campaign_file(name):
     """Measured by ``routerlab campaign run`` of the file beside it: every record names the
     file's SHA-256, and each sweep's loads are the file's fractions of the ceiling the run
     measured (one for every sweep), or its fixed loads."""
-    from routerlab import facts
+    from routerlab.publish import facts
 
     folder = DATASETS / name
     c = campaign.load(folder / "campaign.yaml")
@@ -140,7 +143,7 @@ def test_the_measure_keys_are_the_parameters_of_measure():
     """...or the exec engine's commands, which measure takes as one parameter, ``router``."""
     from routerlab.engines.external import Commands
 
-    params = inspect.signature(measuring.measure).parameters
+    params = inspect.signature(measurement.measure).parameters
     assert "router" in params
     assert set(campaignfile.STEPS["measure"]) <= set(params) | set(Commands.keys())
     assert set(Commands.keys()) <= set(campaignfile.STEPS["measure"])
@@ -196,8 +199,8 @@ def fake_steps(monkeypatch):
     for name in campaign.RUNNERS:
         monkeypatch.setitem(campaign.RUNNERS, name, fake)
     monkeypatch.setattr(campaign, "check", lambda c, steps: None)
-    monkeypatch.setattr(testbed, "require_root", lambda: None)
-    monkeypatch.setattr(measuring, "generator_ceiling", lambda **kw: ceilings.append(1) or 123456.0)
+    monkeypatch.setattr(capabilities, "require_root", lambda: None)
+    monkeypatch.setattr(measurement, "generator_ceiling", lambda **kw: ceilings.append(1) or 123456.0)
     return calls, ceilings
 
 
@@ -226,13 +229,13 @@ def test_a_rerun_skips_the_finished_steps_and_reuses_the_ceiling(tmp_path, fake_
     assert lines[-1].startswith("step 3 of 3 (0:00:0") and lines[-1].endswith("routerlab reroute --runs 1")
     progress = yaml.safe_load((out / campaign.PROGRESS_FILE).read_text())
     assert progress["campaign"] == c.label and progress["ceiling_pps"] == 123456.0
-    assert progress["generator"] == testbed.runnable(testbed.default_generator())
+    assert progress["generator"] == capabilities.runnable(settings.default_generator())
     assert [f["step"] for f in progress["finished"]] == [1, 2]
     assert (out / "campaign.yaml").read_bytes() == c.text
     # resumed with the other generator: refused before a step runs, naming the one to give
     other = "rlgen" if progress["generator"] == "xdp" else "xdp"
-    if testbed.runnable(other) == other:
-        with testbed.generator(other), pytest.raises(ParameterError, match=f"--generator {progress['generator']}"):
+    if capabilities.runnable(other) == other:
+        with settings.generator(other), pytest.raises(ParameterError, match=f"--generator {progress['generator']}"):
             campaign.run(c, out, announce=lines.append, report=reports.append)
 
     monkeypatch.setitem(campaign.RUNNERS, "reroute", real)
@@ -252,18 +255,18 @@ def test_a_rerun_skips_the_finished_steps_and_reuses_the_ceiling(tmp_path, fake_
 
 def test_the_steps_call_the_library_as_their_commands_did(tmp_path, monkeypatch):
     # testbed-veth's steps through the real step runners, the measuring itself recorded
-    from routerlab import search
+    from routerlab.measuring import search
     from routerlab.benchmarks import engines
 
     seen = []
-    monkeypatch.setattr(measuring, "measure", lambda engine, scenario, out, **kw: seen.append(
+    monkeypatch.setattr(measurement, "measure", lambda engine, scenario, out, **kw: seen.append(
         (engine, scenario, {k: v for k, v in kw.items() if k != "announce"})) or [])
     monkeypatch.setattr(engines, "run", lambda *a, **kw: seen.append(("bench engines", a, kw)) or (1.0, pd.DataFrame()))
     monkeypatch.setattr(engines, "report", lambda ceil, df: "")
     monkeypatch.setattr(search, "format_ratios", lambda res: [])
-    monkeypatch.setattr(measuring, "generator_ceiling", lambda **kw: 359250.0)
+    monkeypatch.setattr(measurement, "generator_ceiling", lambda **kw: 359250.0)
     monkeypatch.setattr(campaign, "check", lambda c, steps: None)
-    monkeypatch.setattr(testbed, "require_root", lambda: None)
+    monkeypatch.setattr(capabilities, "require_root", lambda: None)
     c = campaign.load(DATASETS / "testbed-veth" / "campaign.yaml")
     campaign.run(c, tmp_path)
     fractions = ",".join(f"{x:g}" for x in c.steps[0].options["loads_frac"])
@@ -302,7 +305,7 @@ def test_a_missing_engine_is_named_with_its_step_before_anything_runs(tmp_path, 
     def missing(engine, *a, **kw):
         raise EngineNotFound(f"{engine}: not built")
 
-    monkeypatch.setattr(measuring, "resolve", missing)
+    monkeypatch.setattr(measurement, "resolve", missing)
     path = write(tmp_path, GOOD)
     with pytest.raises(RouterlabError, match=rf"^{path}: step 1 \(measure\): linux: not built$"):
         campaign.run(campaign.load(path), tmp_path / "out")
@@ -314,8 +317,8 @@ def test_compare_takes_its_defaults_from_the_comparisons_campaign_file(tmp_path,
     assert comparison.scenarios()["single_flow_50fw"] == "single-flow-fw50"
     seen = []
     # every cell runnable, whatever is built here: the plan, not the engines, is tested
-    monkeypatch.setattr(measuring, "resolve", lambda engine, scenario, *a, **kw: (None, None))
-    monkeypatch.setattr(measuring, "measure", lambda engine, scenario, out, **kw: seen.append(kw))
+    monkeypatch.setattr(measurement, "resolve", lambda engine, scenario, *a, **kw: (None, None))
+    monkeypatch.setattr(measurement, "measure", lambda engine, scenario, out, **kw: seen.append(kw))
     comparison.campaign(tmp_path, ceiling_pps=1e5)
     cells = pd.read_csv(tmp_path / "cells.csv")
     assert len(cells) == len(step.options["engines"]) * len(step.options["scenarios"]) == len(seen)
@@ -325,7 +328,7 @@ def test_compare_takes_its_defaults_from_the_comparisons_campaign_file(tmp_path,
 
 def test_compare_refuses_a_bad_plan_before_measuring_the_ceiling(tmp_path, monkeypatch):
     """A fraction out of range used to grey every cell, one by one, after the ceiling."""
-    monkeypatch.setattr(measuring, "generator_ceiling", lambda *a, **k: pytest.fail("measured the ceiling"))
+    monkeypatch.setattr(measurement, "generator_ceiling", lambda *a, **k: pytest.fail("measured the ceiling"))
     for kw in ({"fractions": [2.0]}, {"duration": -1}, {"runs": 0}):
         with pytest.raises(ParameterError):
             comparison.campaign(tmp_path, **kw)
@@ -337,7 +340,7 @@ def test_a_bench_search_step_without_mlrsearch_stops_before_step_one(tmp_path, m
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "MLRsearch" else real(name, *a))
-    monkeypatch.setattr(measuring, "resolve", lambda *a, **kw: (None, None))
+    monkeypatch.setattr(measurement, "resolve", lambda *a, **kw: (None, None))
     path = write(tmp_path, with_step(1, {"bench": {"benchmark": "search", "engine": "linux",
                                                    "scenario": "single-flow", "kind": "both"}}))
     with pytest.raises(RouterlabError, match=r"step 2 \(bench search\): .*routerlab\[mlrsearch\]"):

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from routerlab import citations, notebooks
+from routerlab.analysis import citations
+from routerlab.publish import notebooks
 from routerlab.errors import DataFormatError, ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]

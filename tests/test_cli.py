@@ -73,7 +73,7 @@ def test_malformed_file_is_named_and_others_still_assessed(tmp_path, pastrami_sa
 def test_batched_assess_prints_what_each_file_alone_gives(pastrami_sample):
     # `assess` reads and judges every raw file in one batch; each line must be what the
     # file gives on its own, in both modes, in the order of the files
-    from routerlab import pastrami, stats
+    from routerlab.analysis import pastrami, stats
 
     files = sorted(pastrami_sample.rglob("*.txt"))
     for mode in ("strict", "notebook"):
@@ -196,7 +196,7 @@ def _book(folder, name, code):
 
 
 def test_figures_carries_on_past_a_failing_notebook(tmp_path, monkeypatch):
-    from routerlab import notebooks
+    from routerlab.publish import notebooks
 
     broken = _book(tmp_path, "a_broken", "raise ValueError('boom')")
     good = _book(tmp_path, "b_good", "from pathlib import Path\nPath(out_dir).mkdir(parents=True)\n(Path(out_dir) / 'ok').write_text('1')")
@@ -216,7 +216,7 @@ def _rendezvous(me, other, folder):
 
 
 def test_figures_runs_notebooks_at_the_same_time_and_reports_in_order(tmp_path, monkeypatch):
-    from routerlab import notebooks
+    from routerlab.publish import notebooks
 
     books = [_book(tmp_path, "a", _rendezvous("a", "b", tmp_path)), _book(tmp_path, "b", _rendezvous("b", "a", tmp_path))]
     monkeypatch.setattr(notebooks, "list_notebooks", lambda folder=None: books)
@@ -230,7 +230,7 @@ def test_figures_runs_notebooks_at_the_same_time_and_reports_in_order(tmp_path, 
 def test_figures_starts_the_slowest_first(tmp_path, monkeypatch):
     import nbformat
 
-    from routerlab import notebooks
+    from routerlab.publish import notebooks
 
     books = [_book(tmp_path, name, "pass") for name in ("a_quick", "b_slow", "c_unknown")]
     nb = nbformat.read(books[1], as_version=4)
@@ -247,7 +247,7 @@ def test_figures_starts_the_slowest_first(tmp_path, monkeypatch):
 def test_figures_interrupted_leaves_no_kernel(tmp_path, monkeypatch):
     import psutil
 
-    from routerlab import notebooks
+    from routerlab.publish import notebooks
 
     # without the kill, the slow kernel would run on for ten minutes and leave its mark
     mark = tmp_path / "slow-finished"
@@ -351,7 +351,7 @@ def test_a_sweep_that_reached_the_generators_ceiling_is_not_told_to_go_there():
     """Worked example: loss never passes 0.5% up to the highest load. Told to offer loads up
     to the generator's ceiling, unless the loads already reached it: then the advice says
     what that means."""
-    from routerlab import stats
+    from routerlab.analysis import stats
     from routerlab.cli.common import verdict_lines
 
     v = stats.saturation_verdict([1e5, 2e5, 3e5], [0.0, 0.001, 0.002])

@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import engine_absent
 
-from routerlab import engines, scenarios, testbed, traffic
+from routerlab import engines
+from routerlab.analysis import scenarios
+from routerlab.testbed import traffic
+from routerlab.testbed import namespaces, shell
 from routerlab.engines import click
 from routerlab.errors import EngineNotFound
 
@@ -167,7 +170,7 @@ def test_on_the_testbed_forwarding_counters_and_drop(engine):
     eng = engine
     for name, legit_share in (("single-flow", 1.0), ("ddos-drop50-fw5", 0.5)):
         sc = scenarios.load(name, routes=100)
-        with testbed.Testbed() as tb:
+        with namespaces.NamespaceTestbed() as tb:
             eng.start(tb, sc)
             f0 = eng.forwarded(tb)
             r = traffic.run_trial(tb, 5_000, 0.5, traffic.TrafficSpec(flows=sc.flows, drop_share=sc.drop_share))
@@ -199,10 +202,10 @@ SEND_TTL1 = textwrap.dedent("""
 @root
 def test_ttl_expiry_is_answered_with_icmp_on_the_testbed(engine):
     eng = engine
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         eng.start(tb, scenarios.load("single-flow"))
-        p = tb.spawn(tb.ns_tg, sys.executable, "-c", SEND_TTL1, tb.tg_if, testbed.Testbed.mac(tb.ns_tg, tb.tg_if),
-                     testbed.Testbed.mac(tb.ns_dut, tb.dut_in), stdout=subprocess.PIPE, text=True)
+        p = tb.spawn(tb.ns_tg, sys.executable, "-c", SEND_TTL1, tb.tg_if, namespaces.NamespaceTestbed.mac(tb.ns_tg, tb.tg_if),
+                     namespaces.NamespaceTestbed.mac(tb.ns_dut, tb.dut_in), stdout=subprocess.PIPE, text=True)
         src, icmp_type, code = p.communicate(timeout=20)[0].split()
         eng.stop(tb)
     assert src == "0a460101" and (icmp_type, code) == ("11", "0")  # time exceeded from 10.70.1.1
@@ -226,10 +229,10 @@ def test_fastclick_dpdk_holds_the_queue_it_declares():
     except EngineNotFound as e:
         engine_absent(str(e))
     sc, load = scenarios.load("single-flow"), 20_000
-    with testbed.Testbed(generator="rlgen") as tb:
+    with namespaces.NamespaceTestbed(generator="rlgen") as tb:
         queue = eng.bring_up(tb, sc)["router_queue_packets"]
         try:
-            pid = int(testbed.sh("pgrep", "-f", f"file-prefix {tb.prefix}").split()[0])
+            pid = int(shell.sh("pgrep", "-f", f"file-prefix {tb.prefix}").split()[0])
             lost = []
             for share in (0.8, 1.25):
                 def pause():

@@ -12,8 +12,8 @@ import yaml
 from click.testing import CliRunner
 
 from conftest import engine_marks
-from routerlab import clickexercises as ce
-from routerlab import measuring
+from routerlab.course import clickexercises as ce
+from routerlab.measuring import measurement
 from routerlab.cli import app
 from routerlab.errors import ParameterError
 
@@ -53,7 +53,7 @@ def test_the_skeletons_todos_are_the_readmes_steps(exercise):
 
 
 def test_a_firewall_case_becomes_the_frame_it_names():
-    from routerlab.checks import parse
+    from routerlab.course.checks import parse
 
     p = parse(ce.parse_case("tcp 192.0.2.7 > 10.71.0.5:80", sport=2004))
     assert (p["IP"].src, p["IP"].dst, p["TCP"].sport, p["TCP"].dport) == ("192.0.2.7", "10.71.0.5", 2004, 80)
@@ -184,14 +184,14 @@ def test_element_manuals_come_from_this_click_build():
 @needs_click
 def test_measure_takes_a_configuration_of_ones_own_only_where_it_can(tmp_path):
     mine = ce.config_path("iprouter", solution=True)
-    eng, sc = measuring.resolve("click", "single-flow", mine)
+    eng, sc = measurement.resolve("click", "single-flow", mine)
     assert eng.own_config == mine and not eng.features
     with pytest.raises(ParameterError, match="does not support firewall"):
-        measuring.resolve("click", "single-flow-fw5", mine)  # its own rules, not the scenario's
+        measurement.resolve("click", "single-flow-fw5", mine)  # its own rules, not the scenario's
     with pytest.raises(ParameterError, match="engine linux runs no configuration file of yours"):
-        measuring.resolve("linux", "single-flow", mine)
+        measurement.resolve("linux", "single-flow", mine)
     with pytest.raises(ParameterError, match="no such file"):
-        measuring.resolve("click", "single-flow", tmp_path / "none.click")
+        measurement.resolve("click", "single-flow", tmp_path / "none.click")
 
 
 # -- with Click, on the testbed ---------------------------------------------------------------
@@ -322,7 +322,7 @@ STEPS = Path(__file__).parent / "data" / "iprouter-steps"
 def test_a_student_going_step_by_step_sees_the_steps_done_pass_and_the_next_named(after, progress):
     """iprouter as a student has it after each TODO (tests/data/iprouter-steps: each one
     starts, its later outputs connected to Discard; 0 the skeleton, 6 the solution)."""
-    from routerlab import checks
+    from routerlab.course import checks
 
     config = {0: None, 6: ce.config_path("iprouter", solution=True)}.get(after, STEPS / f"after-todo-{after}.click")
     results = ce.check("iprouter", config, memory=True)
@@ -340,7 +340,7 @@ def test_a_student_going_step_by_step_sees_the_steps_done_pass_and_the_next_name
 def test_every_expectation_of_a_todo_exercise_names_its_step(exercise):
     """Each expectation but Click taking the file (and what the skeleton already does)
     holds after a numbered TODO of the exercise's skeleton, the last TODO among them."""
-    from routerlab import checks
+    from routerlab.course import checks
 
     results = ce.check(exercise, solution=True, memory=True)
     todos = {int(n) for n in re.findall(r"TODO (\d+):", ce.config_path(exercise).read_text())}
@@ -350,7 +350,7 @@ def test_every_expectation_of_a_todo_exercise_names_its_step(exercise):
 
 
 def test_steps_fold_a_todo_seen_only_through_the_next_and_put_extra_cases_last():
-    from routerlab.checks import Expectation, progress, steps
+    from routerlab.course.checks import Expectation, progress, steps
 
     results = [Expectation("starts", True), Expectation("a", True, step=2), Expectation("b", False, step=5),
                Expectation("c", True, step=3), Expectation("hidden", False, step=None), Expectation("d", False, step=5)]
@@ -393,7 +393,7 @@ def test_a_student_tries_packets_on_the_router_and_sees_where_they_leave(capsys)
 
 
 def test_a_packet_line_is_what_it_says_or_is_refused_naming_it():
-    from routerlab.checks import describe, packet_line
+    from routerlab.course.checks import describe, packet_line
 
     f, port = packet_line("out: tcp 10.70.2.2 -> 10.70.1.2:22 ttl 3")
     assert port == 1 and describe(f) == "TCP 10.70.2.2:1234 > 10.70.1.2:22 TTL 3"

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from routerlab import comparison, datasets, plots, scenarios, stats
+from routerlab.measuring import comparison
+from routerlab.analysis import datasets, plots, scenarios, stats
 
 
 @pytest.mark.parametrize("loss, colour", [(0.0, "green"), (-0.1, "green"), (0.01, "yellow"), (0.1, "yellow"),
@@ -217,7 +218,7 @@ def test_plan_greys_what_an_engine_cannot_do():
 
 
 def test_a_failing_cell_turns_grey_with_its_reason_and_the_rest_goes_on(tmp_path, monkeypatch):
-    from routerlab import measuring
+    from routerlab.measuring import measurement
     from routerlab.errors import RouterlabError
 
     done = []
@@ -228,7 +229,7 @@ def test_a_failing_cell_turns_grey_with_its_reason_and_the_rest_goes_on(tmp_path
         done.append((engine, scenario))
         return out
 
-    monkeypatch.setattr(measuring, "measure", fake_measure)
+    monkeypatch.setattr(measurement, "measure", fake_measure)
     comparison.campaign(tmp_path, ("linux", "nft"), ("single-flow-fw50", "ddos-drop50"), ceiling_pps=1e5)
     cells = pd.read_csv(tmp_path / "cells.csv").set_index(["engine", "scenario"])
     assert cells.loc[("nft", "single-flow-fw50"), "reason"] == "failed: nft did not become ready"
@@ -273,7 +274,7 @@ def test_the_kernel_module_check_reads_this_machine(tmp_path, monkeypatch):
     loadable, absent, or unknown (no module lists, as in a container)."""
     import os
 
-    from routerlab import doctor
+    from routerlab.measuring import doctor
 
     release = os.uname().release
     assert doctor.kernel_module("ip_gre", tmp_path) == "unknown"
@@ -293,7 +294,8 @@ def test_the_kernel_module_check_reads_this_machine(tmp_path, monkeypatch):
 @pytest.mark.parametrize("state, says", [("absent", "has no GRE module"), ("loaded", "has its GRE module (ip_gre) loaded"),
                                          ("unknown", "no module list")])
 def test_the_gre_sentence_is_this_machines(monkeypatch, state, says):
-    from routerlab import doctor, engines
+    from routerlab.measuring import doctor
+    from routerlab import engines
 
     monkeypatch.setattr(doctor, "kernel_module", lambda name, root=None: state)
     text = comparison.gre_here()

@@ -1,9 +1,9 @@
-"""routerlab.datasets: the tidy format, validation with file and line, resumable writing."""
+"""routerlab.analysis.datasets: the tidy format, validation with file and line, resumable writing."""
 
 import pandas as pd
 import pytest
 
-from routerlab import datasets
+from routerlab.analysis import datasets
 from routerlab.errors import DataFormatError
 
 

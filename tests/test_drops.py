@@ -14,7 +14,11 @@ from pathlib import Path
 import pytest
 from conftest import checked_engine, engine_absent
 
-from routerlab import drops, engines, scenarios, testbed, traffic
+from routerlab.measuring import drops
+from routerlab import engines
+from routerlab.analysis import scenarios
+from routerlab.testbed import traffic
+from routerlab.testbed import cleanup, interface, namespaces, settings, shell
 from routerlab.errors import RouterlabError
 
 root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and BPF")
@@ -184,14 +188,14 @@ def dropping_testbed(tb, every: int):
     """The linux router, plus an nft rule on the DUT's ingress that drops one packet in
     ``every``, counted: a known number of drops that are the router's."""
     engines.get("linux").start(tb, scenarios.load("single-flow"))
-    testbed.nsexec(tb.ns_dut, "nft", "-f", "-", input=(
+    shell.nsexec(tb.ns_dut, "nft", "-f", "-", input=(
         "table netdev rltest {\n  counter dropped { }\n"
         f"  chain in {{ type filter hook ingress device \"{tb.dut_in}\" priority 0; "
         f"numgen inc mod {every} 0 counter name \"dropped\" drop; }}\n}}\n"))
 
 
 def nft_dropped(tb) -> int:
-    out = json.loads(testbed.nsexec(tb.ns_dut, "nft", "-j", "list", "counter", "netdev", "rltest", "dropped"))
+    out = json.loads(shell.nsexec(tb.ns_dut, "nft", "-j", "list", "counter", "netdev", "rltest", "dropped"))
     return next(o["counter"]["packets"] for o in out["nftables"] if "counter" in o)
 
 
@@ -230,7 +234,7 @@ def untouched_trial(tb, dc, count=lambda: 0):
 @root
 def test_the_attributed_count_is_the_count_dropped():
     needs_tools()
-    with testbed.Testbed() as tb, drops.DropCounter(tb, engines.get("linux")) as dc:
+    with namespaces.NamespaceTestbed() as tb, drops.DropCounter(tb, engines.get("linux")) as dc:
         dropping_testbed(tb, every=10)
         r, dropped = untouched_trial(tb, dc, lambda: nft_dropped(tb))
     assert dropped == pytest.approx(r.tx / 10, abs=1) and r.lost == dropped
@@ -248,7 +252,7 @@ def test_a_router_of_known_capacity_loses_what_it_drops():
     from routerlab.engines.calibration import Calibration
 
     eng = Calibration(capacity_pps=5_000)
-    with testbed.Testbed() as tb, drops.DropCounter(tb, eng) as dc:
+    with namespaces.NamespaceTestbed() as tb, drops.DropCounter(tb, eng) as dc:
         eng.start(tb, scenarios.load("single-flow"))
         r, _ = untouched_trial(tb, dc)
     assert r.lost > 1_000  # half of 3,000 offered, less the bucket
@@ -259,7 +263,7 @@ def test_a_router_of_known_capacity_loses_what_it_drops():
 @root
 def test_only_the_testbeds_own_namespaces_are_counted():
     needs_tools()
-    with testbed.Testbed() as a, testbed.Testbed() as b, drops.DropCounter(a) as dc:
+    with namespaces.NamespaceTestbed() as a, namespaces.NamespaceTestbed() as b, drops.DropCounter(a) as dc:
         engines.get("linux").start(a, scenarios.load("single-flow"))
         dropping_testbed(b, every=2)  # b drops, a does not
         # the tracer's blind spot can hide a batch of a's sink drops (first_untouched):
@@ -285,12 +289,12 @@ def test_the_testbeds_own_loopback_connections_are_not_counted():
     # is counted.
     needs_tools()
     connect = "import socket,sys\ntry: socket.create_connection((sys.argv[1], 9), timeout=1)\nexcept OSError: pass"
-    with testbed.Testbed() as tb, drops.DropCounter(tb) as dc:
+    with namespaces.NamespaceTestbed() as tb, drops.DropCounter(tb) as dc:
         s0 = dc.snapshot()
         for _ in range(3):
-            testbed.nsexec(tb.ns_dut, sys.executable, "-c", connect, "127.0.0.1")
+            shell.nsexec(tb.ns_dut, sys.executable, "-c", connect, "127.0.0.1")
         s1 = dc.snapshot()
-        testbed.nsexec(tb.ns_dut, sys.executable, "-c", connect, f"{testbed.SINK_NET}.2")
+        shell.nsexec(tb.ns_dut, sys.executable, "-c", connect, f"{interface.SINK_NET}.2")
         s2 = dc.snapshot()
     assert s1 == s0
     assert sum(v - s1.get(k, 0) for k, v in s2.items() if k[0] == "sink") >= 1, (s1, s2)
@@ -301,7 +305,8 @@ def test_a_sweep_writes_the_attribution_beside_its_trials(tmp_path):
     needs_tools()
     import pandas as pd
 
-    from routerlab import datasets, sweep
+    from routerlab.analysis import datasets
+    from routerlab.measuring import sweep
 
     plan = sweep.SweepPlan("linux", scenarios.load("single-flow"), [5_000], runs=2, duration=0.3)
     sweep.run(plan, tmp_path, ceiling_pps=100_000, progress=False)
@@ -310,7 +315,7 @@ def test_a_sweep_writes_the_attribution_beside_its_trials(tmp_path):
     assert (t["lost"] == t["tx"] - t["rx"]).all()
     assert (t["lost_unexplained"] == t["lost"] - t["lost_attributed"]).all()
     rows = datasets.read_kind(tmp_path, "drops.csv")
-    sink = rows[(rows["place"] == "sink") & (rows["reason"] == drops.SINK_REASONS[testbed.default_generator()])]
+    sink = rows[(rows["place"] == "sink") & (rows["reason"] == drops.SINK_REASONS[settings.default_generator()])]
     assert sorted(sink["trial"]) == [0, 1] and set(sink["counted_as"]) == {"design"}
     assert (sink["packets"].to_numpy() <= t.sort_values("trial")["rx"].to_numpy()).all()
 
@@ -331,27 +336,27 @@ def test_clean_removes_the_pins_of_a_killed_run():
     p = subprocess.Popen([sys.executable, "-c", KILLED, prefix], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "up"
-        pins = testbed.BPF_PINS / prefix
-        link = json.loads(testbed.sh("bpftool", "-j", "link", "show", "pinned", str(pins / "link")))["id"]
+        pins = interface.BPF_PINS / prefix
+        link = json.loads(shell.sh("bpftool", "-j", "link", "show", "pinned", str(pins / "link")))["id"]
     finally:
         p.kill()
         p.wait()
     assert pins.is_dir()  # kill -9 leaves the program attached...
-    removed = testbed.clean()
+    removed = cleanup.clean()
     assert not pins.exists() and any(str(pins) in r for r in removed)
-    ids = {x["id"] for x in json.loads(testbed.sh("bpftool", "-j", "link", "show"))}
+    ids = {x["id"] for x in json.loads(shell.sh("bpftool", "-j", "link", "show"))}
     assert link not in ids  # ...and routerlab clean detaches it
 
 
 @root
 def test_leaving_the_counter_detaches_it():
     needs_tools()
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         with drops.DropCounter(tb) as dc:
             pins = dc.pins
-            link = json.loads(testbed.sh("bpftool", "-j", "link", "show", "pinned", str(pins / "link")))["id"]
+            link = json.loads(shell.sh("bpftool", "-j", "link", "show", "pinned", str(pins / "link")))["id"]
         assert not Path(pins).exists()
-    assert link not in {x["id"] for x in json.loads(testbed.sh("bpftool", "-j", "link", "show"))}
+    assert link not in {x["id"] for x in json.loads(shell.sh("bpftool", "-j", "link", "show"))}
 
 
 def test_softnet_has_a_row_per_cpu():
@@ -366,7 +371,7 @@ def test_loss_places_worked_example():
     each place is over both trials."""
     import pandas as pd
 
-    from routerlab import stats
+    from routerlab.analysis import stats
 
     trials = pd.DataFrame({"experiment": ["e", "e"], "offered_pps": [1e5, 1e5], "trial": [0, 1],
                            "tx": [1000, 1000], "lost_unexplained": [10, 0], "generator_limited": [False, False]})
@@ -375,7 +380,7 @@ def test_loss_places_worked_example():
                          "packets": [20, 970], "counted_as": ["loss", "design"]})
     got = stats.loss_places(trials, rows).set_index("where")["loss"]
     assert got.to_dict() == pytest.approx({"dut CPU_BACKLOG": 0.01, stats.UNEXPLAINED: 0.005})
-    fig = __import__("routerlab.plots", fromlist=["plots"]).loss_places(stats.loss_places(trials, rows))
+    fig = __import__("routerlab.analysis.plots", fromlist=["plots"]).loss_places(stats.loss_places(trials, rows))
     hatched = [p for p in fig.axes[0].patches if p.get_hatch() == "//"]
     assert len(hatched) == 1 and hatched[0].get_height() == pytest.approx(0.5)  # percent
     # a trial where no counter moved: all its loss is unexplained, and still counted
@@ -389,7 +394,7 @@ def test_without_what_the_counter_needs_the_trials_go_on_without_it(monkeypatch,
         raise drops.ToolMissing("bpftool is not installed (Debian package bpftool)")
 
     monkeypatch.setattr(drops.DropCounter, "__enter__", missing)
-    with drops.attached(testbed.Testbed.__new__(testbed.Testbed)) as counter:
+    with drops.attached(namespaces.NamespaceTestbed.__new__(namespaces.NamespaceTestbed)) as counter:
         assert counter is None
     assert "loss attribution off (bpftool is not installed" in capsys.readouterr().err
 
@@ -400,7 +405,7 @@ def test_assess_says_where_a_sweeps_loss_went(tmp_path):
     needs_tools()
     from click.testing import CliRunner
 
-    from routerlab import sweep
+    from routerlab.measuring import sweep
     from routerlab.cli import app
     from routerlab.engines.calibration import Calibration
 
@@ -438,7 +443,7 @@ def test_a_user_space_engines_overload_is_attributed_to_its_own_counters(engine,
     # (engines.bmv2.queue_reads): 36-5,348 packets a trial went unexplained without it.
     needs_tools()
     eng = checked_engine(engine)
-    with testbed.Testbed() as tb, drops.DropCounter(tb, eng) as dc:
+    with namespaces.NamespaceTestbed() as tb, drops.DropCounter(tb, eng) as dc:
         eng.start(tb, scenarios.load("single-flow"))
         try:
             r = traffic.run_trial(tb, 2_000_000, 0.5, traffic.TrafficSpec(), drops=dc)
@@ -457,7 +462,7 @@ def test_bmv2s_full_egress_queue_is_counted():
     # capacity whose only loss is the queue's, which bmv2 counts nowhere itself.
     needs_tools()
     eng = checked_engine("bmv2")
-    with testbed.Testbed() as tb, drops.DropCounter(tb, eng) as dc:
+    with namespaces.NamespaceTestbed() as tb, drops.DropCounter(tb, eng) as dc:
         eng.start(tb, scenarios.load("single-flow"))
         try:
             eng.cli_run(["set_queue_rate 1000 1"])

@@ -22,7 +22,7 @@ from conftest import ROOT, engine_absent
 from routerlab.cli import app
 from routerlab.engines.external import Commands, note
 from routerlab.errors import ParameterError
-from routerlab.testbed import STATE_DIR
+from routerlab.testbed.interface import STATE_DIR
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and veth")
 OVS = 'sh "$ROUTERS/ovs/ovs-router.sh"'
@@ -74,7 +74,8 @@ def test_measure_refuses_exec_without_a_start_command_and_commands_for_other_eng
 
 
 def test_a_campaign_step_measures_an_exec_router_and_writes_its_command_quoted(tmp_path):
-    from routerlab import campaign, campaignfile
+    from routerlab.publish import campaign
+    from routerlab.measuring import campaignfile
 
     f = tmp_path / "campaign.yaml"
     f.write_text(yaml.safe_dump({"description": "x", "steps": [

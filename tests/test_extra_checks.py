@@ -9,8 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import engine_marks
-from routerlab import checks, engines
-from routerlab import clickexercises as ce
+from routerlab.course import checks
+from routerlab import engines
+from routerlab.course import clickexercises as ce
 from routerlab.cli.app import app
 from routerlab.errors import DataFormatError
 
@@ -123,7 +124,7 @@ _, needs_bmv2 = engine_marks("bmv2", lambda: engines.get("bmv2").check())
 
 @needs_bmv2
 def test_the_cases_run_after_the_exercises_own_checks_in_the_p4_track(tmp_path):
-    from routerlab import p4exercises
+    from routerlab.course import p4exercises
 
     path = write(tmp_path, """\
 cases:

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from conftest import engine_absent
 
-from routerlab import fastreroute, testbed
+from routerlab.measuring import fastreroute
+from routerlab.testbed import interface
 
 root = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("iperf3"),
                           reason="needs root (network namespaces) and iperf3")
@@ -21,7 +22,7 @@ def left_behind(prefix):
     machine, e.g. a second test session, do not count)."""
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     return ([line for line in out.splitlines() if line.startswith(prefix + "-")]
-            + [str(p) for p in testbed.STATE_DIR.glob(prefix + "*")])
+            + [str(p) for p in interface.STATE_DIR.glob(prefix + "*")])
 
 
 @root
@@ -77,7 +78,7 @@ def test_summary_outage_recovery_and_intervals():
 def test_timeseries_figure_marks_the_failure():
     import matplotlib.pyplot as plt
 
-    from routerlab import plots
+    from routerlab.analysis import plots
 
     t = np.round(np.arange(0.2, 20.01, 0.2), 3)
     df = pd.concat([pd.DataFrame({"t": t, "throughput_bps": np.where((t > 10) & (t < 12), 0.0, 1e9 * (v + 1)),

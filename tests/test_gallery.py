@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import ROOT
-from routerlab import gallery, notebooks
+from routerlab.publish import gallery, notebooks
 from routerlab.cli import app
 from routerlab.errors import RouterlabError
 
@@ -56,7 +56,7 @@ def test_inputs_are_the_notebook_and_the_tables_of_its_datasets():
                                                                             "testbed-click"}
     assert not [p for p in got if p.endswith((".md", ".png", "facts.json"))]
     assert list(gallery.inputs("pastrami-experiments"))[1] == "lib/routerlab/data/pastrami-registry.txt"
-    with pytest.raises(RouterlabError, match="'nosuch' is not in routerlab.gallery.INPUTS"):
+    with pytest.raises(RouterlabError, match="'nosuch' is not in routerlab.publish.gallery.INPUTS"):
         gallery.inputs("nosuch")
 
 

@@ -140,7 +140,7 @@ def test_a_failed_command_is_not_undone_and_the_hosts_own_networks_are_refused()
         said = []
         for cmd in (["ip", "-n", ns, "addr", "add", "10.70.1.1/24", "dev", "nosuchdev"],
                     ["ip", "-n", ns, "addr", "add", "10.70.2.1/24", "dev", "eth1"],
-                    ["ip", "netns", "exec", ns, "python3", "-m", "routerlab.netlink_routes", "10.128.0.0", "3",
+                    ["ip", "netns", "exec", ns, "python3", "-m", "routerlab.testbed.netlink_routes", "10.128.0.0", "3",
                      "10.70.2.2", "eth1"]):
             try:
                 sh(*cmd)

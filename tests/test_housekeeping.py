@@ -15,12 +15,13 @@ import textwrap
 
 import pytest
 
-from routerlab import housekeeping, testbed
+from routerlab.testbed import housekeeping
+from routerlab.testbed import cleanup, namespaces
 from routerlab.errors import ParameterError
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: moving kernel threads")
 
-ROUTER_CPU = testbed.Testbed.router_cpu
+ROUTER_CPU = namespaces.NamespaceTestbed.router_cpu
 
 
 @pytest.fixture
@@ -47,7 +48,7 @@ def sets(pids):
 
 @needs_root
 def test_the_router_cpu_is_left_to_the_router_while_up_and_given_back_after(threads):
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         now = sets(threads)
         assert now and all(ROUTER_CPU not in s for s in now.values())
         assert housekeeping.movable(ROUTER_CPU) == []
@@ -60,8 +61,8 @@ def test_the_router_cpu_is_left_to_the_router_while_up_and_given_back_after(thre
 @needs_root
 def test_wired_straight_to_the_sink_the_generators_cpu_is_kept_free(threads):
     """Measuring the generator's ceiling, the router's CPU idles: the threads go there."""
-    gen_cpu = testbed.Testbed.gen_cpu
-    with testbed.Testbed(direct=True) as tb:
+    gen_cpu = namespaces.NamespaceTestbed.gen_cpu
+    with namespaces.NamespaceTestbed(direct=True) as tb:
         assert tb.kept_cpu == gen_cpu != ROUTER_CPU
         now = sets(threads)
         assert now and all(gen_cpu not in s and ROUTER_CPU in s for s in now.values())
@@ -72,9 +73,9 @@ def test_wired_straight_to_the_sink_the_generators_cpu_is_kept_free(threads):
 
 @needs_root
 def test_two_testbeds_at_once_give_the_cpus_back_when_both_are_down(threads):
-    outer = testbed.Testbed()
+    outer = namespaces.NamespaceTestbed()
     with outer:
-        with testbed.Testbed():
+        with namespaces.NamespaceTestbed():
             pass
         assert all(ROUTER_CPU not in s for s in sets(threads).values())  # the outer one still holds them
     assert sets(threads) == {p: threads[p].cpus for p in sets(threads)}
@@ -83,7 +84,7 @@ def test_two_testbeds_at_once_give_the_cpus_back_when_both_are_down(threads):
 @needs_root
 def test_leave_mode_moves_nothing(threads, monkeypatch):
     monkeypatch.setenv("ROUTERLAB_HOUSEKEEPING", "leave")
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         assert sets(threads) == {p: threads[p].cpus for p in sets(threads)}
         assert tb.housekept == [] and "kernel threads left where they were (ROUTERLAB_HOUSEKEEPING=leave)" in tb.chain()
     monkeypatch.setenv("ROUTERLAB_HOUSEKEEPING", "pin")
@@ -111,7 +112,7 @@ def test_a_killed_run_s_threads_get_their_cpus_back_from_clean(threads):
         p.kill()
         p.wait()
     assert all(ROUTER_CPU not in s for s in sets(threads).values())  # kill -9 leaves them moved...
-    removed = testbed.clean()
+    removed = cleanup.clean()
     after = sets(threads)
     assert after == {p: threads[p].cpus for p in after}  # ...and routerlab clean gives them back
     assert any("CPUs given back" in r for r in removed)

@@ -10,7 +10,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from routerlab import datasets, measuring, testbed
+from routerlab.analysis import datasets
+from routerlab.measuring import measurement
+from routerlab.testbed import capabilities, namespaces, settings
 from routerlab.benchmarks import idle
 from routerlab.cli import app, bench as cli_benchmarks
 from routerlab.errors import DataFormatError, ParameterError
@@ -49,7 +51,7 @@ def worked_example(tmp_path):
         + rows("linux-single-flow-poll-2", 200, [0, 0, 0], [0.01, 0.01, 0.01])
         + rows("linux-single-flow-poll-3", 100, [500, 500, 500], [0.3, 0.3, 0.3])
         + rows("linux-single-flow-first", 100, [500], [0.5]))  # another benchmark's: not read
-    pin = f"generator CPU 0; drops at nft ingress; {testbed.IDLE_NOTE}"
+    pin = f"generator CPU 0; drops at nft ingress; {namespaces.IDLE_NOTE}"
     held = {"os-1": f"os (the kernel's idle states; {HALTPOLL})", "os-2": f"os (the kernel's idle states; {HALTPOLL})",
             "os-3": "poll (os asked; another process holds /dev/cpu_dma_latency at 0 us)",
             "poll-1": f"poll (/dev/cpu_dma_latency 0 us held while up; {HALTPOLL})",
@@ -117,15 +119,15 @@ def test_the_modes_alternate_and_each_trial_is_measured_once(monkeypatch, tmp_pa
     calls, ceilings = [], []
 
     def measure(engine, sc, out, **kw):
-        calls.append((kw["experiment"], testbed.default_cpu_idle(), kw["max_repeats"], kw["ceiling_pps"]))
+        calls.append((kw["experiment"], settings.default_cpu_idle(), kw["max_repeats"], kw["ceiling_pps"]))
 
     def generator_ceiling(sc, announce):
-        ceilings.append(testbed.default_cpu_idle())
+        ceilings.append(settings.default_cpu_idle())
         return 1234.0
 
     monkeypatch.delenv("ROUTERLAB_CPU_IDLE", raising=False)
-    monkeypatch.setattr(measuring, "measure", measure)
-    monkeypatch.setattr(measuring, "generator_ceiling", generator_ceiling)
+    monkeypatch.setattr(measurement, "measure", measure)
+    monkeypatch.setattr(measurement, "generator_ceiling", generator_ceiling)
     monkeypatch.setattr(idle, "read", lambda out, name: name)
     assert idle.run("linux", out=tmp_path, rounds=2, ceiling_pps=1000.0) == "linux-single-flow"
     assert calls == [("linux-single-flow-os-1", "os", 0, 1000.0), ("linux-single-flow-poll-1", "poll", 0, 1000.0),
@@ -138,20 +140,20 @@ def test_the_modes_alternate_and_each_trial_is_measured_once(monkeypatch, tmp_pa
 
 def test_the_idle_mode_is_checked_and_blocks_nest(monkeypatch):
     monkeypatch.setenv("ROUTERLAB_CPU_IDLE", "os")
-    assert testbed.default_cpu_idle() == "os"
-    with testbed.cpu_idle("poll"):
-        assert testbed.Testbed().cpu_idle == "poll"
-        with testbed.cpu_idle("os"):
-            assert testbed.default_cpu_idle() == "os"
-        assert testbed.default_cpu_idle() == "poll"
-    assert testbed.default_cpu_idle() == "os"
+    assert settings.default_cpu_idle() == "os"
+    with settings.cpu_idle("poll"):
+        assert namespaces.NamespaceTestbed().cpu_idle == "poll"
+        with settings.cpu_idle("os"):
+            assert settings.default_cpu_idle() == "os"
+        assert settings.default_cpu_idle() == "poll"
+    assert settings.default_cpu_idle() == "os"
     monkeypatch.setenv("ROUTERLAB_CPU_IDLE", "halt")
     with pytest.raises(ParameterError, match="ROUTERLAB_CPU_IDLE: must be one of poll, os, got 'halt'"):
-        testbed.Testbed()
+        namespaces.NamespaceTestbed()
     with pytest.raises(ParameterError, match="cpu_idle"):
-        testbed.Testbed(cpu_idle="deep")
+        namespaces.NamespaceTestbed(cpu_idle="deep")
     with pytest.raises(ParameterError, match="cpu_idle"):
-        with testbed.cpu_idle("deep"):
+        with settings.cpu_idle("deep"):
             pass
 
 
@@ -169,11 +171,11 @@ def test_the_command_needs_root_and_says_so(monkeypatch, tmp_path):
 
 
 def test_doctor_says_whether_idle_cpus_can_poll(monkeypatch, tmp_path):
-    from routerlab import doctor
+    from routerlab.measuring import doctor
 
     latency, driver = tmp_path / "cpu_dma_latency", tmp_path / "current_driver"
-    monkeypatch.setattr(testbed, "CPU_LATENCY", latency)
-    monkeypatch.setattr(testbed, "CPUIDLE_DRIVER", driver)
+    monkeypatch.setattr(capabilities, "CPU_LATENCY", latency)
+    monkeypatch.setattr(capabilities, "CPUIDLE_DRIVER", driver)
     c = doctor._cpu_latency_check()
     assert (c.ok, c.optional) == (False, True)
     assert c.detail == f"{latency}: no such file; idle CPUs halt during measurements (in a VM, more steal)"

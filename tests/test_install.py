@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, SAMPLE
 
-from routerlab import notebooks
-from routerlab.datasets import BUNDLED
+from routerlab.publish import notebooks
+from routerlab.analysis.datasets import BUNDLED
 from routerlab.errors import NeedsRoot
 
 
@@ -90,7 +90,7 @@ def test_colab_user_replays_every_notebook_from_an_empty_folder(wheel, tmp_path)
     if not (SAMPLE / "verdicts.tsv").is_file():
         pytest.skip(f"PASTRAMI sample not found at {SAMPLE} (set ROUTERLAB_PASTRAMI_SAMPLE)")
     # the installed package, not the clone, answers
-    where = subprocess.run([str(py), "-c", "import routerlab.notebooks as n; print(n.notebooks_dir())"],
+    where = subprocess.run([str(py), "-c", "import routerlab.publish.notebooks as n; print(n.notebooks_dir())"],
                            cwd=work, env=env, capture_output=True, text=True, check=True).stdout.strip()
     assert str(venv) in where and str(ROOT) not in where
     subprocess.run([str(venv / "bin" / "routerlab"), "notebooks", "copy", "nb"], cwd=work, env=env, check=True,

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from conftest import engine_absent
 
-from routerlab import datasets, microbench
+from routerlab.analysis import datasets
+from routerlab.measuring import microbench
 from routerlab.benchmarks import consolidation
 from routerlab.errors import EngineNotFound, RouterlabError
 

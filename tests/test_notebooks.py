@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from routerlab import notebooks
+from routerlab.publish import notebooks
 
 BOOKS = notebooks.list_notebooks()
 
@@ -21,7 +21,7 @@ def test_layout(path):
     nb = nbformat.read(path, as_version=4)
     assert nb.cells[0].source == notebooks.bootstrap_source(), "first cell: regenerate from pyproject's URL"
     assert notebooks.sources_block(path.stem) in notebooks.first_markdown(path), (
-        "first markdown cell: its sources are not data/sources.yaml's; run routerlab.notebooks.refresh_sources")
+        "first markdown cell: its sources are not data/sources.yaml's; run routerlab.publish.notebooks.refresh_sources")
     tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(tagged) == 1
     params = notebooks.parameters_of(path)

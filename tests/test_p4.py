@@ -9,7 +9,11 @@ import time
 
 import pytest
 
-from routerlab import engines, p4exercises, scenarios, testbed, traffic, userns
+from routerlab import engines
+from routerlab.course import p4exercises
+from routerlab.analysis import scenarios
+from routerlab.testbed import traffic, userns
+from routerlab.testbed import cleanup, namespaces
 from routerlab.engines import p4
 from routerlab.errors import DataFormatError, EngineNotFound, RouterlabError
 
@@ -275,7 +279,7 @@ def test_engine_forwards_and_counts(scenario, control):
     sc = scenarios.load(scenario, routes=100)
     eng = engines.get("bmv2")
     eng.control = control
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         try:
             facts = eng.start(tb, sc)
             r = traffic.run_trial(tb, 2000, 0.5, traffic.TrafficSpec.for_scenario(sc))
@@ -306,7 +310,7 @@ def test_a_capped_route_table_says_how_long_its_entries_took(monkeypatch):
     for control in ("thrift", "p4runtime"):
         eng = engines.get("bmv2")
         eng.control = control
-        with testbed.Testbed() as tb:
+        with namespaces.NamespaceTestbed() as tb:
             try:
                 loaded[control] = eng.start(tb, sc)
             finally:
@@ -342,7 +346,7 @@ def test_an_entry_the_program_lacks_stops_the_run_before_anything_is_written():
     eng.control = "p4runtime"
     entries = p4.read_entries(p4.p4_dir() / "router" / "entries.json")
     entries[1] = {**entries[1], "action_params": {**entries[1]["action_params"], "mac": "02:00:00:00:00:01"}}
-    with testbed.Testbed(generator="rlgen", placement=False) as tb:
+    with namespaces.NamespaceTestbed(generator="rlgen", placement=False) as tb:
         try:
             with pytest.raises(DataFormatError, match=r"^my-entries.json: table_entries\[1\]: action RlIngress.forward "
                                                       r"takes parameters \['src', 'dst', 'port'\]"):
@@ -370,7 +374,7 @@ def _fake_switch(monkeypatch, tmp_path, script: str, answer_timeout: float):
 @needs_bmv2
 def test_a_switch_that_does_not_answer_p4runtime_is_named_with_its_log(monkeypatch, tmp_path):
     eng = _fake_switch(monkeypatch, tmp_path, "echo 'listening nowhere'\nexec sleep 600\n", 2.0)
-    with testbed.Testbed(generator="rlgen", placement=False) as tb:
+    with namespaces.NamespaceTestbed(generator="rlgen", placement=False) as tb:
         try:
             with pytest.raises(RouterlabError) as err:
                 eng.run(tb, "router", [])
@@ -388,7 +392,7 @@ def test_a_switch_that_does_not_answer_p4runtime_is_named_with_its_log(monkeypat
 def test_a_switch_that_exits_at_start_is_said_at_once(monkeypatch, tmp_path):
     eng = _fake_switch(monkeypatch, tmp_path, "echo 'no such interface' >&2\nexit 1\n", 20.0)
     t0 = time.monotonic()
-    with testbed.Testbed(generator="rlgen", placement=False) as tb:
+    with namespaces.NamespaceTestbed(generator="rlgen", placement=False) as tb:
         try:
             with pytest.raises(RouterlabError, match=r"simple_switch_grpc exited \(1\); the end of its log .*\n"
                                                      r"no such interface"):
@@ -425,7 +429,7 @@ def test_a_killed_run_leaves_no_switch_once_cleaned():
         p.kill()
         p.wait()
     assert os.path.exists(f"/proc/{pid}")  # kill -9 leaves the switch running...
-    testbed.clean()
+    cleanup.clean()
     deadline = time.monotonic() + 10
     while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -60,7 +60,7 @@ def test_setup_bundles_the_folders_the_package_names(monkeypatch):
 
     import setuptools
 
-    from routerlab import datasets
+    from routerlab.analysis import datasets
 
     monkeypatch.setattr(setuptools, "setup", lambda **kw: None)
     assert runpy.run_path(str(ROOT / "setup.py"))["bundled"]() == datasets.BUNDLED

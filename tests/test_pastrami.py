@@ -1,4 +1,4 @@
-"""routerlab.pastrami: the raw format, file names, the published set, and real verdicts."""
+"""routerlab.analysis.pastrami: the raw format, file names, the published set, and real verdicts."""
 
 import hashlib
 
@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from conftest import write_raw
-from routerlab import pastrami, stats
+from routerlab.analysis import pastrami, stats
 from routerlab.errors import DataFormatError, DataUnavailable
 
 

@@ -1,8 +1,8 @@
-"""routerlab.plots: figures build from tidy data and save as PNG and SVG."""
+"""routerlab.analysis.plots: figures build from tidy data and save as PNG and SVG."""
 
 import pandas as pd
 
-from routerlab import plots, stats, synthetic
+from routerlab.analysis import plots, stats, synthetic
 
 
 def test_panel_and_save(tmp_path):
@@ -29,7 +29,7 @@ def test_verdict_summary_counts():
 
 
 def _sample_assessments(pastrami_sample, n):
-    from routerlab import pastrami
+    from routerlab.analysis import pastrami
 
     return stats.assess(pastrami.read_dir(pastrami_sample))[:n]
 
@@ -87,7 +87,7 @@ def test_load_loss_band_is_the_student_t_interval_every_run():
 
 def test_a_panel_drawn_into_a_used_figure_is_the_panel_drawn_anew(tmp_path, pastrami_sample):
     # draw_panels reuses one figure for speed: nothing of the panel before may remain
-    from routerlab import pastrami
+    from routerlab.analysis import pastrami
 
     res = stats.assess(pastrami.read_dir(pastrami_sample))
     small, big = min(res, key=lambda a: a.summary.offered_pps.max()), max(res, key=lambda a: len(a.summary))
@@ -146,7 +146,7 @@ def test_a_pdr_the_generator_bounded_has_no_bar_but_its_lower_bound():
 
 
 def test_a_sweep_that_never_failed_is_drawn_as_at_least_its_highest_load():
-    from routerlab import datasets, stats
+    from routerlab.analysis import datasets, stats
 
     t = datasets.read(datasets.datasets_dir() / "click-course").trials
     # the kernel's sweep cut before its first lossy load: real trials of a sweep that never failed

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from routerlab import datasets
+from routerlab.analysis import datasets
 from routerlab.benchmarks import repeat
 from routerlab.cli import app, bench as cli_benchmarks
 from routerlab.errors import DataFormatError
@@ -120,11 +120,11 @@ def test_both_sweeps_offer_the_same_loads_when_the_ceiling_is_measured(monkeypat
     second sweep (and a resumed run) reads that record. Measured as 478,605.4 pps and used
     unrounded, 0.1 and 0.5 of it gave 47,861 and 239,303 pps in the first sweep against
     47,860 and 239,302 in the second (bench repeat of 2026-11-25), so those two loads were not compared."""
-    from routerlab import measuring, sweep
+    from routerlab.measuring import measurement, sweep
 
-    monkeypatch.setattr(measuring, "require_root", lambda: None)
-    monkeypatch.setattr(measuring.traffic, "ceiling", lambda spec=None: 478605.4)
-    measured = measuring.generator_ceiling()
+    monkeypatch.setattr(measurement, "require_root", lambda: None)
+    monkeypatch.setattr(measurement.traffic, "ceiling", lambda spec=None: 478605.4)
+    measured = measurement.generator_ceiling()
     recorded = float(round(measured))  # as sweep.py writes generator_ceiling_pps
     frac = repeat.LOADS_FRAC
     assert sweep.parse_loads(None, frac, measured) == sweep.parse_loads(None, frac, recorded)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from routerlab import facts, report
+from routerlab.publish import facts, report
 from routerlab.cli.app import app
 from routerlab.errors import DataFormatError
 

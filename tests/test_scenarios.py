@@ -1,8 +1,9 @@
-"""routerlab.scenarios: presets, files, overrides, and clear errors."""
+"""routerlab.analysis.scenarios: presets, files, overrides, and clear errors."""
 
 import pytest
 
-from routerlab import engines, scenarios
+from routerlab import engines
+from routerlab.analysis import scenarios
 from routerlab.errors import DataFormatError, ParameterError
 
 

@@ -1,11 +1,11 @@
-"""routerlab.search: the search algorithm against a model router with known thresholds,
+"""routerlab.measuring.search: the search algorithm against a model router with known thresholds,
 and the MLRsearch adapter on the same model. (The model stands in for the testbed so the
 algorithm can be checked exactly; real searches are in datasets/.)"""
 
 import pandas as pd
 import pytest
 
-from routerlab import search
+from routerlab.measuring import search
 from routerlab.errors import ParameterError
 
 CAP, NDR = 300_000, 250_000
@@ -164,7 +164,7 @@ def test_the_committed_searches_say_what_bounded_them():
     the search's own trials: bound by the generator exactly when a trial at the failing
     load (or, when no load failed, any trial) was generator-limited, and then never a plain
     number."""
-    from routerlab import datasets
+    from routerlab.analysis import datasets
 
     folder = datasets.datasets_dir() / "testbed-click"
     s = datasets.read_searches([folder])
@@ -190,7 +190,7 @@ def test_the_committed_searches_say_what_bounded_them():
 def test_no_ratio_is_set_against_a_pdr_that_nothing_failed_below_the_ceiling():
     import pandas as pd
 
-    from routerlab import datasets
+    from routerlab.analysis import datasets
     from routerlab.benchmarks import forwarding
 
     searches = pd.DataFrame({"engine": ["linux", "click", "fastclick-dpdk"], "kind": "pdr", "method": "routerlab",
@@ -227,12 +227,12 @@ def test_without_mlrsearch_the_commands_that_need_it_stop_in_one_line(monkeypatc
 
     from click.testing import CliRunner
 
-    from routerlab import measuring
+    from routerlab.measuring import measurement
     from routerlab.cli.app import app
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "MLRsearch" else real(name, *a))
-    monkeypatch.setattr(measuring, "measure", lambda *a, **k: pytest.fail("measured without MLRsearch"))
+    monkeypatch.setattr(measurement, "measure", lambda *a, **k: pytest.fail("measured without MLRsearch"))
     for args in (["bench", "search"], ["bench", "calibrate"]):
         r = CliRunner().invoke(app, args)
         assert r.exit_code == 1, r.output

@@ -17,10 +17,12 @@ import yaml
 
 import sshhosts
 from conftest import ROOT, engine_marks
-from routerlab import search, sshtestbed, stats, sweep, testbedfile
+from routerlab.measuring import search, sweep
+from routerlab.remote import sshtestbed, testbedfile
+from routerlab.analysis import stats
 from routerlab.errors import DataFormatError, RouterlabError
-from routerlab.scenarios import Scenario
-from routerlab.ssh import Connection, SshError
+from routerlab.analysis.scenarios import Scenario
+from routerlab.remote.ssh import Connection, SshError
 
 ROUTERLAB = [sys.executable, "-m", "routerlab.cli"]
 MACS = ("02:00:00:00:00:01", "02:00:00:00:00:02", "02:00:00:00:00:03", "02:00:00:00:00:04")
@@ -287,7 +289,7 @@ def test_ssh_and_namespaces_give_the_calibration_routers_known_answers(hosts, tm
     loss and PDR are known."""
     import pandas as pd
 
-    from routerlab import testbed
+    from routerlab.testbed import settings
     from routerlab.engines.calibration import Calibration
 
     sc = Scenario(name="single-flow")
@@ -296,7 +298,7 @@ def test_ssh_and_namespaces_give_the_calibration_routers_known_answers(hosts, tm
     capacity, loads, duration, runs = 30000, [15000, 60000], 0.5, 3
     pdr, loss = {}, {}
     for where in ("ssh", "namespaces"):
-        block = sshtestbed.using(hosts.file) if where == "ssh" else testbed.generator("rlgen")
+        block = sshtestbed.using(hosts.file) if where == "ssh" else settings.generator("rlgen")
         with block:
             eng = Calibration(capacity_pps=capacity)
             sweep.run(sweep.SweepPlan("calibration", sc, loads, runs=runs, duration=duration), tmp_path / where,
@@ -394,7 +396,7 @@ def test_kill_9_in_the_middle_of_a_sweep_then_clean_leaves_every_host_as_before(
     during = states(hosts)
     assert during["dut"] != before["dut"]  # the router's set-up is there
     # the measuring process and every host's agent die at once: only clean can undo it
-    agents = subprocess.run(["pgrep", "-f", f"{sys.executable} -m routerlab.hostagent"], capture_output=True,
+    agents = subprocess.run(["pgrep", "-f", f"{sys.executable} -m routerlab.remote.hostagent"], capture_output=True,
                             text=True).stdout.split()
     assert agents
     for pid in agents:
@@ -465,9 +467,9 @@ def test_three_hosts(tmp_path):
         f = h.write()
         before = states(h)
         with sshtestbed.using(f):
-            from routerlab import measuring
+            from routerlab.measuring import measurement
 
-            measuring.measure("linux", "single-flow", tmp_path / "out", loads="20000", runs=2, duration=0.5,
+            measurement.measure("linux", "single-flow", tmp_path / "out", loads="20000", runs=2, duration=0.5,
                               ceiling_pps=100000, progress=False)
         import pandas as pd
 
@@ -498,9 +500,9 @@ def test_an_engine_installed_on_the_router_host_from_a_bundle_forwards_over_ssh(
     assert any((hosts.folder / "dut" / "engines").glob(f"{engine}-*"))  # on the router's host, in its own folder
     before = states(hosts)
     with sshtestbed.using(hosts.file):
-        from routerlab import measuring
+        from routerlab.measuring import measurement
 
-        measuring.measure(engine, "single-flow", tmp_path / "out", loads="5000", runs=2, duration=0.5,
+        measurement.measure(engine, "single-flow", tmp_path / "out", loads="5000", runs=2, duration=0.5,
                           ceiling_pps=100000, progress=False)
     import pandas as pd
 
@@ -512,16 +514,16 @@ def test_an_engine_installed_on_the_router_host_from_a_bundle_forwards_over_ssh(
 
 
 def test_the_ssh_testbed_refuses_the_xdp_generator_and_a_testbed_without_its_file(tmp_path):
-    from routerlab import testbed
+    from routerlab.testbed import settings
 
     with pytest.raises(RouterlabError, match="needs its testbed file"):
         sshtestbed.SshTestbed()
-    with testbed.generator("xdp"), pytest.raises(RouterlabError, match="generator: the SSH testbed sends with rlgen"):
+    with settings.generator("xdp"), pytest.raises(RouterlabError, match="generator: the SSH testbed sends with rlgen"):
         with sshtestbed.using(write(tmp_path, two_hosts())):
             pass
-    with testbed.generator("rlgen"), sshtestbed.using(write(tmp_path, two_hosts())) as tf:
-        assert tf.layout == 2 and testbed.beyond_one_machine() and testbed.default_generator() == "rlgen"
-    assert not testbed.beyond_one_machine()
+    with settings.generator("rlgen"), sshtestbed.using(write(tmp_path, two_hosts())) as tf:
+        assert tf.layout == 2 and settings.beyond_one_machine() and settings.default_generator() == "rlgen"
+    assert not settings.beyond_one_machine()
 
 
 @needs_hosts

@@ -1,10 +1,10 @@
-"""routerlab.stats against hand-worked examples."""
+"""routerlab.analysis.stats against hand-worked examples."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from routerlab import stats
+from routerlab.analysis import stats
 from routerlab.errors import ParameterError
 
 

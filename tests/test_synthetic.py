@@ -1,9 +1,9 @@
-"""routerlab.synthetic: the paper's models at the points the paper states."""
+"""routerlab.analysis.synthetic: the paper's models at the points the paper states."""
 
 import numpy as np
 import pytest
 
-from routerlab import stats, synthetic
+from routerlab.analysis import stats, synthetic
 
 
 def test_ideal_curve():

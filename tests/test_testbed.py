@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 from conftest import checked_engine, engine_absent
 
-from routerlab import engines, scenarios, testbed, traffic
+from routerlab import engines
+from routerlab.analysis import scenarios
+from routerlab.testbed import traffic
+from routerlab.testbed import capabilities, cleanup, interface, namespaces, settings, shell
 from routerlab.errors import NeedsRoot, ParameterError
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and veth")
@@ -28,17 +31,17 @@ def our_namespaces(prefix):
 
 def sink_ring_packets(tb) -> int:
     """Packets the sink's veth delivered through its own NAPI ring (ethtool's veth stats)."""
-    stats = testbed.nsexec(tb.ns_sink, "ethtool", "-S", tb.sink_if)
+    stats = shell.nsexec(tb.ns_sink, "ethtool", "-S", tb.sink_if)
     return int(re.search(r"rx_queue_0_xdp_packets: (\d+)", stats).group(1))
 
 
 def test_topology_up_and_down_leaves_nothing():
-    tb = testbed.Testbed()
+    tb = namespaces.NamespaceTestbed()
     with tb:
         assert sorted(our_namespaces(tb.prefix)) == sorted(tb.namespaces)
         assert tb.state_file.is_file()
         # the DUT's two links are up with their addresses; IPv6 is off
-        addrs = json.loads(testbed.sh("ip", "-n", tb.ns_dut, "-j", "addr", "show"))
+        addrs = json.loads(shell.sh("ip", "-n", tb.ns_dut, "-j", "addr", "show"))
         v4 = {a["ifname"]: [i["local"] for i in a["addr_info"] if i["family"] == "inet"] for a in addrs}
         assert v4[tb.dut_in] == ["10.70.1.1"] and v4[tb.dut_out] == ["10.70.2.1"]
         assert not any(i["family"] == "inet6" for a in addrs for i in a["addr_info"])
@@ -46,11 +49,11 @@ def test_topology_up_and_down_leaves_nothing():
 
 
 def test_host_is_untouched():
-    before = testbed.sh("ip", "-j", "link", "show")
-    routes = testbed.sh("ip", "route", "show")
-    with testbed.Testbed():
+    before = shell.sh("ip", "-j", "link", "show")
+    routes = shell.sh("ip", "route", "show")
+    with namespaces.NamespaceTestbed():
         pass
-    assert testbed.sh("ip", "-j", "link", "show") == before and testbed.sh("ip", "route", "show") == routes
+    assert shell.sh("ip", "-j", "link", "show") == before and shell.sh("ip", "route", "show") == routes
 
 
 @pytest.mark.parametrize("engine, scenario", [("linux", "single-flow"), ("nft", "single-flow-fw5"),
@@ -59,7 +62,7 @@ def test_forwarding_and_counters_add_up(engine, scenario):
     sc = scenarios.load(scenario)
     eng = checked_engine(engine, sc)
     spec = traffic.TrafficSpec(flows=sc.flows)
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         eng.bring_up(tb, sc)
         f0, q0 = eng.forwarded(tb), sink_ring_packets(tb)
         r = traffic.run_trial(tb, 20_000, 0.5, spec)
@@ -96,7 +99,7 @@ def test_the_stop_probe_sees_the_router_cpu_taken_away():
     """A task above the probe's priority that keeps the router's CPU for 30 ms, then 20 ms,
     makes two stops the probe must report, the longest and both added up; a quiet CPU gives
     a shorter longest; the probe leaves nothing running."""
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         with traffic.cpu_stops(tb, tb.router_cpu) as quiet:
             time.sleep(0.3)
         with traffic.cpu_stops(tb, tb.router_cpu) as taken:
@@ -113,7 +116,7 @@ def test_the_generator_reports_its_lags_and_their_sum():
     """The generator's CPU taken for 30 ms, then 20 ms, in a trial: it falls behind twice and
     sends what it owes in bursts; its worst lag and the lags added up say so."""
     traffic.generator_binary(), traffic.stop_probe_binary()  # built before the clock starts
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         engines.get("linux").start(tb, scenarios.load("single-flow"))
         hog = subprocess.Popen([sys.executable, "-c", HOG, str(tb.gen_cpu), "0.03", "0.02"])
         try:
@@ -125,7 +128,7 @@ def test_the_generator_reports_its_lags_and_their_sum():
 
 def test_drop_scenario_counts_only_legit_traffic():
     sc = scenarios.load("ddos-drop50-fw5", routes=10)
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         engines.get("nft").start(tb, sc)
         r = traffic.run_trial(tb, 20_000, 0.5, traffic.TrafficSpec(flows="multi", drop_share=0.5))
         assert r.tx == pytest.approx(r.kernel_tx / 2, rel=0.01)
@@ -143,7 +146,7 @@ def test_gre_packets_carry_the_outer_header(engine):
         f = s.recv(2048)
         print(f[14:34].hex(), f[34:38].hex(), f[38:58].hex())
     """)
-    with testbed.Testbed(generator="rlgen") as tb:  # captured at the sink: not behind the XDP sink
+    with namespaces.NamespaceTestbed(generator="rlgen") as tb:  # captured at the sink: not behind the XDP sink
         try:
             eng.start(tb, sc)
             cap = tb.spawn(tb.ns_sink, sys.executable, "-c", code, tb.sink_if, stdout=subprocess.PIPE, text=True)
@@ -160,9 +163,9 @@ def test_gre_packets_carry_the_outer_header(engine):
 
 def test_large_route_table_loads_in_batch():
     sc = scenarios.load("single-flow", routes=20_000)
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         facts = engines.get("linux").start(tb, sc)
-        n = len(testbed.sh("ip", "-n", tb.ns_dut, "route", "show").splitlines())
+        n = len(shell.sh("ip", "-n", tb.ns_dut, "route", "show").splitlines())
     assert n >= 20_000 and facts["routes_load_s"] < 30
 
 
@@ -190,7 +193,7 @@ def test_cleanup_on_signal(sig):
     p.send_signal(sig)
     p.wait(timeout=20)
     assert our_namespaces(prefix) == []
-    assert not (testbed.STATE_DIR / f"{prefix}.json").exists()
+    assert not (interface.STATE_DIR / f"{prefix}.json").exists()
 
 
 def test_clean_after_kill_9():
@@ -199,7 +202,7 @@ def test_clean_after_kill_9():
     p.kill()
     p.wait()
     assert len(our_namespaces(prefix)) == 3  # kill -9 leaves them behind...
-    removed = testbed.clean()
+    removed = cleanup.clean()
     assert our_namespaces(prefix) == []  # ...and routerlab clean removes them
     assert any(prefix in r for r in removed)
 
@@ -215,7 +218,7 @@ TRIAL = textwrap.dedent("""
 
 def loaded_programs(name: str) -> int:
     """How many BPF programs named ``name`` the kernel holds now."""
-    return sum(p.get("name") == name for p in json.loads(testbed.sh("bpftool", "-j", "prog", "show")))
+    return sum(p.get("name") == name for p in json.loads(shell.sh("bpftool", "-j", "prog", "show")))
 
 
 def test_kill_9_mid_trial_leaves_no_generator_or_xdp_program_once_cleaned():
@@ -236,7 +239,7 @@ def test_kill_9_mid_trial_leaves_no_generator_or_xdp_program_once_cleaned():
     finally:
         p.kill()
         p.wait()
-    testbed.clean()
+    cleanup.clean()
     assert our_namespaces(prefix) == []
     # the kernel releases a deleted namespace's devices, and the programs on them, in the
     # background (an earlier test's too, counted in before): wait for it, at most 10 s
@@ -252,32 +255,32 @@ def test_kill_9_mid_trial_leaves_no_generator_or_xdp_program_once_cleaned():
 def held_latency():
     """The CPU latency request the kernel honours now, µs; skips where it cannot be read or
     something else holds it at 0 already (a hold of ours would not show)."""
-    now = testbed.cpu_latency_us()
+    now = capabilities.cpu_latency_us()
     if now is None:
-        pytest.skip(f"needs {testbed.CPU_LATENCY} (the kernel's PM QoS CPU latency request)")
+        pytest.skip(f"needs {capabilities.CPU_LATENCY} (the kernel's PM QoS CPU latency request)")
     if now == 0:
-        pytest.skip(f"another process holds {testbed.CPU_LATENCY} at 0 us: a hold of the testbed's would not show")
+        pytest.skip(f"another process holds {capabilities.CPU_LATENCY} at 0 us: a hold of the testbed's would not show")
     return now
 
 
 def test_idle_cpus_poll_while_up_and_the_kernel_drops_the_request_after():
     before = held_latency()
-    with testbed.Testbed(cpu_idle="poll") as tb:
-        assert testbed.cpu_latency_us() == 0
-        assert tb.idle_held == (f"poll ({testbed.CPU_LATENCY} 0 us held while up; "
-                                f"cpuidle driver {testbed.cpuidle_driver()})")
-    assert testbed.cpu_latency_us() == before
-    with testbed.Testbed(cpu_idle="os") as tb:
-        assert testbed.cpu_latency_us() == before and tb.idle_held.startswith("os (the kernel's idle states; ")
+    with namespaces.NamespaceTestbed(cpu_idle="poll") as tb:
+        assert capabilities.cpu_latency_us() == 0
+        assert tb.idle_held == (f"poll ({capabilities.CPU_LATENCY} 0 us held while up; "
+                                f"cpuidle driver {capabilities.cpuidle_driver()})")
+    assert capabilities.cpu_latency_us() == before
+    with namespaces.NamespaceTestbed(cpu_idle="os") as tb:
+        assert capabilities.cpu_latency_us() == before and tb.idle_held.startswith("os (the kernel's idle states; ")
 
 
 def test_os_mode_says_when_another_process_makes_the_cpus_poll():
     held_latency()
-    fd = os.open(testbed.CPU_LATENCY, os.O_WRONLY)
+    fd = os.open(capabilities.CPU_LATENCY, os.O_WRONLY)
     try:
         os.write(fd, (0).to_bytes(4, "little"))
-        with testbed.Testbed(cpu_idle="os") as tb:
-            assert tb.idle_held == f"poll (os asked; another process holds {testbed.CPU_LATENCY} at 0 us)"
+        with namespaces.NamespaceTestbed(cpu_idle="os") as tb:
+            assert tb.idle_held == f"poll (os asked; another process holds {capabilities.CPU_LATENCY} at 0 us)"
     finally:
         os.close(fd)
 
@@ -286,15 +289,15 @@ def test_a_testbed_that_fails_to_come_up_drops_its_request(monkeypatch):
     before = held_latency()
 
     def broken(*args):
-        assert testbed.cpu_latency_us() == 0  # the request was taken before the topology
+        assert capabilities.cpu_latency_us() == 0  # the request was taken before the topology
         raise RuntimeError("a link could not be made")
 
-    monkeypatch.setattr(testbed.Testbed, "_veth", broken)
-    tb = testbed.Testbed(cpu_idle="poll")
+    monkeypatch.setattr(namespaces.NamespaceTestbed, "_veth", broken)
+    tb = namespaces.NamespaceTestbed(cpu_idle="poll")
     with pytest.raises(RuntimeError, match="a link could not be made"):
         with tb:
             pass
-    assert testbed.cpu_latency_us() == before and our_namespaces(tb.prefix) == []
+    assert capabilities.cpu_latency_us() == before and our_namespaces(tb.prefix) == []
 
 
 def test_a_killed_run_leaves_no_latency_request():
@@ -302,36 +305,36 @@ def test_a_killed_run_leaves_no_latency_request():
     prefix = "rl" + os.urandom(3).hex()
     p = _start_run(prefix)
     try:
-        assert testbed.cpu_latency_us() == 0
+        assert capabilities.cpu_latency_us() == 0
     finally:
         p.kill()
         p.wait()
     # before clean(): the kernel drops it with the dead process's file, no clean-up needed
-    assert testbed.cpu_latency_us() == before
-    testbed.clean()
+    assert capabilities.cpu_latency_us() == before
+    cleanup.clean()
 
 
 def test_a_request_that_cannot_be_held_or_has_no_effect_is_said(monkeypatch):
-    monkeypatch.setattr(testbed, "CPU_LATENCY", Path("/nonexistent/cpu_dma_latency"))
-    with testbed.Testbed(cpu_idle="poll") as tb:
+    monkeypatch.setattr(capabilities, "CPU_LATENCY", Path("/nonexistent/cpu_dma_latency"))
+    with namespaces.NamespaceTestbed(cpu_idle="poll") as tb:
         assert tb.idle_held == "os (poll asked; /nonexistent/cpu_dma_latency: No such file or directory)"
     monkeypatch.undo()
-    monkeypatch.setattr(testbed, "CPUIDLE_DRIVER", Path("/nonexistent/current_driver"))
-    with testbed.Testbed(cpu_idle="poll") as tb:
+    monkeypatch.setattr(capabilities, "CPUIDLE_DRIVER", Path("/nonexistent/current_driver"))
+    with namespaces.NamespaceTestbed(cpu_idle="poll") as tb:
         assert tb.idle_held == "os (poll asked; no cpuidle driver: idle CPUs halt whatever is asked)"
 
 
 def test_clean_leaves_live_runs_alone():
-    with testbed.Testbed() as tb:
-        testbed.clean()
+    with namespaces.NamespaceTestbed() as tb:
+        cleanup.clean()
         assert sorted(our_namespaces(tb.prefix)) == sorted(tb.namespaces)
 
 
 def test_bad_parameters_are_named():
     with pytest.raises(ParameterError, match="mtu"):
-        testbed.Testbed(mtu=10)
+        namespaces.NamespaceTestbed(mtu=10)
     with pytest.raises(ParameterError, match="router_cpu"):
-        testbed.Testbed(router_cpu=999)
+        namespaces.NamespaceTestbed(router_cpu=999)
     with pytest.raises(ParameterError, match="engine"):
         engines.get("vpp")
     with pytest.raises(ParameterError, match="scenario"):
@@ -348,11 +351,12 @@ def test_unsupported_feature_is_refused():
 def test_without_root_says_so(monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     with pytest.raises(NeedsRoot, match="needs root"):
-        testbed.require_root()
+        capabilities.require_root()
 
 
 def test_sweep_writes_as_it_goes_and_resumes(tmp_path):
-    from routerlab import datasets, sweep
+    from routerlab.analysis import datasets
+    from routerlab.measuring import sweep
 
     plan = sweep.SweepPlan("linux", scenarios.load("single-flow"), [5_000, 10_000], runs=2, duration=0.2)
     sweep.run(plan, tmp_path, ceiling_pps=400_000, progress=False)
@@ -370,14 +374,14 @@ def test_sweep_writes_as_it_goes_and_resumes(tmp_path):
 
 def test_route_loader_reports_refused_routes():
     sc = scenarios.load("single-flow", routes=1_000)
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         engines.get("linux").start(tb, sc)
-        with pytest.raises(testbed.TestbedError, match="refused 999 of 999"):
+        with pytest.raises(shell.TestbedError, match="refused 999 of 999"):
             engines.install_routes(tb, sc)  # the same routes again: the kernel refuses each one
 
 
 def test_resume_refuses_a_different_configuration(tmp_path):
-    from routerlab import sweep
+    from routerlab.measuring import sweep
 
     sweep.run(sweep.SweepPlan("linux", scenarios.load("single-flow"), [5_000], runs=1, duration=0.2,
                               experiment="x"), tmp_path, ceiling_pps=400_000, progress=False)
@@ -386,15 +390,15 @@ def test_resume_refuses_a_different_configuration(tmp_path):
         sweep.run(other, tmp_path, ceiling_pps=400_000, progress=False)
     # measured with the XDP generator (where it runs), resumed with rlgen: refused, naming the
     # generator to give, and its ceiling is not rlgen's
-    from routerlab import measuring
+    from routerlab.measuring import measurement
 
-    if testbed.runnable(testbed.default_generator()) == "xdp":
-        with testbed.generator("rlgen"), pytest.raises(ParameterError, match="--generator xdp"):
+    if capabilities.runnable(settings.default_generator()) == "xdp":
+        with settings.generator("rlgen"), pytest.raises(ParameterError, match="--generator xdp"):
             sweep.run(sweep.SweepPlan("linux", scenarios.load("single-flow"), [5_000], runs=1, duration=0.2,
                                       experiment="x"), tmp_path, ceiling_pps=400_000, progress=False)
-        with testbed.generator("rlgen"):
-            assert measuring.recorded_ceiling(tmp_path, "x") is None
-        assert measuring.recorded_ceiling(tmp_path, "x") == 400_000
+        with settings.generator("rlgen"):
+            assert measurement.recorded_ceiling(tmp_path, "x") is None
+        assert measurement.recorded_ceiling(tmp_path, "x") == 400_000
 
 
 @pytest.mark.parametrize("engine", ["click", "fastclick", "fastclick-dpdk", "bmv2"])
@@ -406,14 +410,14 @@ def test_external_engines_stop_cleanly_on_ctrl_c(engine):
         eng.check()
     except Exception as e:  # noqa: BLE001
         engine_absent(str(e))
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         eng.start(tb, scenarios.load("single-flow"))
         t0 = time.monotonic()
         os.killpg(eng._proc.pid, signal.SIGINT)
         eng._proc.wait(timeout=10)
         assert time.monotonic() - t0 < 5
         eng.stop(tb)
-        assert not list(testbed.STATE_DIR.glob(f"{tb.prefix}-*"))
+        assert not list(interface.STATE_DIR.glob(f"{tb.prefix}-*"))
         assert not (Path("/var/run/dpdk") / tb.prefix).exists()
 
 
@@ -421,9 +425,10 @@ def test_a_search_writes_the_environment_record_a_sweep_writes(tmp_path):
     """A search is an experiment: its folder's experiments.csv holds its record (pinning,
     the generator's ceiling, the engine's notes), as a sweep's does, so a dataset's report
     can say how each of its searches was made."""
-    from routerlab import datasets, measuring
+    from routerlab.analysis import datasets
+    from routerlab.measuring import measurement
 
-    measuring.measure("linux", "single-flow", tmp_path, search="pdr", duration=0.2, ceiling_pps=20000,
+    measurement.measure("linux", "single-flow", tmp_path, search="pdr", duration=0.2, ceiling_pps=20000,
                       experiment="search-record")
     e = datasets.read_experiments(tmp_path).set_index("experiment")
     assert "search-record" in e.index

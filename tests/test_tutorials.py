@@ -52,7 +52,7 @@ def tutorials(tmp_path_factory) -> Path:
 
 
 def _engines_ready():
-    from routerlab import userns
+    from routerlab.testbed import userns
     from routerlab.engines import environment
     from routerlab.errors import RouterlabError
 

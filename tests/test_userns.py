@@ -1,5 +1,5 @@
 """A testbed of one's own: user and network namespaces for checks without root
-(routerlab.userns), against the real kernel: as root, and as a user with no privilege."""
+(routerlab.testbed.userns), against the real kernel: as root, and as a user with no privilege."""
 
 import os
 import pwd
@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from routerlab import checks, testbed, userns
+from routerlab.course import checks
+from routerlab.testbed import userns
+from routerlab.testbed import namespaces, shell
 from routerlab.errors import NeedsRoot, ParameterError, RouterlabError
 
 MISSING = userns.missing()
@@ -26,15 +28,15 @@ needs_userns = pytest.mark.skipif(MISSING is not None, reason=f"no user namespac
 def forwarded_by_the_kernel(ttl: int) -> dict:
     """A testbed without placement whose DUT namespace routes with the kernel; a frame
     sent into port 0: what left on each port, and who the child was."""
-    with testbed.Testbed(generator="rlgen", placement=False) as tb:
-        testbed.nsexec(tb.ns_dut, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+    with namespaces.NamespaceTestbed(generator="rlgen", placement=False) as tb:
+        shell.nsexec(tb.ns_dut, "sysctl", "-qw", "net.ipv4.ip_forward=1")
         got = checks.through(tb, [checks.frame("10.70.2.2", ttl=ttl)], 0)
         return {"euid": os.geteuid(), "inside": userns.inside(),
                 "got": {port: [checks.describe(f) for f in fs] for port, fs in got.items()}}
 
 
 def placed_testbed():
-    with testbed.Testbed(generator="rlgen"):
+    with namespaces.NamespaceTestbed(generator="rlgen"):
         pass
 
 
@@ -46,7 +48,7 @@ def up_then_wait(marker: str, down: str):
     """A testbed with a process in it, then waiting to be interrupted; ``down`` is
     written once the testbed is down."""
     try:
-        with testbed.Testbed(generator="rlgen", placement=False) as tb:
+        with namespaces.NamespaceTestbed(generator="rlgen", placement=False) as tb:
             tb.spawn(tb.ns_dut, "sleep", marker)
             print("up", flush=True)
             time.sleep(600)
@@ -85,7 +87,7 @@ def test_in_a_user_namespace_a_testbed_for_measuring_refuses_in_one_line():
 
 def test_a_testbed_without_placement_sends_with_rlgen():
     with pytest.raises(RouterlabError, match="generator"):
-        testbed.Testbed(generator="xdp", placement=False)
+        namespaces.NamespaceTestbed(generator="xdp", placement=False)
 
 
 @needs_userns

@@ -11,9 +11,11 @@ import pandas as pd
 import pytest
 from conftest import engine_absent
 
-from routerlab import engines, testbed, traffic
+from routerlab import engines
+from routerlab.testbed import traffic
+from routerlab.testbed import namespaces
 from routerlab.errors import ParameterError, RouterlabError
-from routerlab.validation import SUPERSEDED_SEARCH_TRIALS, SUPERSEDED_TRIALS, TrialValidation
+from routerlab.measuring.validation import SUPERSEDED_SEARCH_TRIALS, SUPERSEDED_TRIALS, TrialValidation
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and veth")
 
@@ -242,7 +244,8 @@ class TrialZeroDisturbed(TrialValidation):
 
 
 def linux():
-    from routerlab import engines, scenarios
+    from routerlab import engines
+    from routerlab.analysis import scenarios
 
     sc, eng = scenarios.load("single-flow"), engines.get("linux")
     try:
@@ -254,7 +257,8 @@ def linux():
 
 @needs_root
 def test_a_sweep_keeps_every_attempt_and_records_the_validation(tmp_path):
-    from routerlab import datasets, sweep
+    from routerlab.analysis import datasets
+    from routerlab.measuring import sweep
 
     eng, sc = linux()
     plan = sweep.SweepPlan("linux", sc, [5_000], runs=2, duration=0.2)
@@ -268,7 +272,7 @@ def test_a_sweep_keeps_every_attempt_and_records_the_validation(tmp_path):
     assert (list(sup["trial"]), list(sup["attempt"]), list(sup["disturbed"])) == ([0], [1], [True])
     assert sup["tx"].iloc[0] > 0 and sup["started_at"].iloc[0] <= t["started_at"].iloc[0]
     notes = datasets.read_experiments(tmp_path)["notes"].iloc[0]
-    backlog = eng.queue_packets(testbed.Testbed())  # the first queue a stop fills, with the default generator
+    backlog = eng.queue_packets(namespaces.NamespaceTestbed())  # the first queue a stop fills, with the default generator
     assert f"router_queue_packets={backlog};" in notes and "steal_threshold=0.05; probe_period_ms=2.0; max_repeats=1" in notes
     assert t["queue_ms"].tolist() == [backlog / 5.0] * 2 and (t["cpu_stop_ms"] >= 0).all() and (t["gen_late_ms"] >= 0).all()
     # the default validation is recorded too
@@ -279,13 +283,14 @@ def test_a_sweep_keeps_every_attempt_and_records_the_validation(tmp_path):
             f"probe_period_ms={traffic.STOP_PROBE_PERIOD_MS}; max_repeats=3; stop_floor_ms={traffic.STOP_FLOOR_MS}; "
             f"generator_burst={traffic.BURST}") in rec.loc["b", "notes"]
     # the stops the probe added up: over the floor with the XDP generator, over 5 ms with rlgen
-    over = {"xdp": 0.5, "rlgen": 5.0}[testbed.Testbed().generator]
+    over = {"xdp": 0.5, "rlgen": 5.0}[namespaces.NamespaceTestbed().generator]
     assert f"stop_total_over_ms={over}" in rec.loc["b", "notes"]
 
 
 @needs_root
 def test_a_search_probe_says_its_attempt_and_keeps_the_superseded_ones(tmp_path):
-    from routerlab import search, testbed
+    from routerlab.measuring import search
+    from routerlab.testbed import namespaces
 
     eng, sc = linux()
 
@@ -298,7 +303,7 @@ def test_a_search_probe_says_its_attempt_and_keeps_the_superseded_ones(tmp_path)
 
     v = LowLoadDisturbed(max_repeats=1)
     attempts = []
-    with testbed.Testbed() as tb:
+    with namespaces.NamespaceTestbed() as tb:
         queue = eng.bring_up(tb, sc)["router_queue_packets"]
         measure = search.testbed_measure(tb, traffic.TrafficSpec(), v, attempts)
         calls = [(load, measure(load, 0.2)) for load in (5_000, 10_000)]
@@ -312,11 +317,11 @@ def test_a_search_probe_says_its_attempt_and_keeps_the_superseded_ones(tmp_path)
     assert (list(sup["probe"]), list(sup["attempt"]), list(sup["offered_pps"])) == ([0], [1], [5_000])
     r = pd.read_csv(tmp_path / "search_results.csv")
     assert (r["steal_threshold"].iloc[0], r["max_repeats"].iloc[0]) == (traffic.STEAL_FLAG, 1)
-    assert r["router_queue_packets"].iloc[0] == queue == engines.get("linux").queue_packets(testbed.Testbed())
+    assert r["router_queue_packets"].iloc[0] == queue == engines.get("linux").queue_packets(namespaces.NamespaceTestbed())
 
 
 def test_a_resumed_sweep_counts_the_superseded_attempts_on_disk(tmp_path):
-    from routerlab import sweep
+    from routerlab.measuring import sweep
 
     path = tmp_path / SUPERSEDED_TRIALS
     pd.DataFrame({"experiment": ["a", "a", "a", "b"], "offered_pps": [5000.0, 5000.0, 5000.0, 5000.0],

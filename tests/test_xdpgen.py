@@ -6,12 +6,13 @@ import os
 
 import pytest
 
-from routerlab import testbed, traffic, xdpgen
+from routerlab.testbed import traffic, xdpgen
+from routerlab.testbed import capabilities, namespaces, settings, shell
 from routerlab.errors import ParameterError, RouterlabError
-from routerlab.testbed import Testbed as TB
+from routerlab.testbed.namespaces import NamespaceTestbed as TB
 
 root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and BPF")
-live = pytest.mark.skipif(bool(testbed.live_frames_missing()), reason=f"{testbed.live_frames_missing()}")
+live = pytest.mark.skipif(bool(capabilities.live_frames_missing()), reason=f"{capabilities.live_frames_missing()}")
 
 
 def _taken(tb, k0):
@@ -32,8 +33,8 @@ def test_parse_the_loaders_line():
 
 def test_the_generator_is_chosen_by_name_and_checked(monkeypatch):
     monkeypatch.setenv("ROUTERLAB_GENERATOR", "rlgen")
-    assert testbed.default_generator() == "rlgen"
-    with testbed.generator("xdp"):
+    assert settings.default_generator() == "rlgen"
+    with settings.generator("xdp"):
         assert TB().generator == "xdp"
     monkeypatch.setenv("ROUTERLAB_GENERATOR", "pktgen")
     with pytest.raises(ParameterError, match="ROUTERLAB_GENERATOR.*xdp, rlgen"):
@@ -133,7 +134,7 @@ def test_a_lag_is_made_up_at_one_and_a_half_times_the_rate():
     # frames sent before the first count may wait in the sink's ring; the program sends up
     # to 4 bursts of its catch-up at once (CATCHUP_BEHIND_BURSTS), and a burst more at each
     # end of the two stretches
-    slack = testbed.VETH_RING_SIZE + 4 * traffic.BURST + 4 * traffic.BURST
+    slack = namespaces.VETH_RING_SIZE + 4 * traffic.BURST + 4 * traffic.BURST
     assert owed > 0.5 * rate * ran_s + slack, f"the test was held up ({ran_s:.3f} s between counts): it cannot tell"
     assert b - a <= 1.5 * rate * ran_s + slack, (b - a, ran_s)
     assert r.tx == r.kernel_tx == 150_000 and r.gen_late_ms > 0.8 * stop_s * 1e3, r
@@ -148,26 +149,27 @@ def test_frames_reach_every_engine_through_its_receive():
     again, so every frame is addressed to the router and forwarded. The router's input
     veth is polled on the router's CPU and the sink's on the generator's, each above what
     shares its CPU."""
-    from routerlab import engines, scenarios
+    from routerlab import engines
+    from routerlab.analysis import scenarios
 
     eng, sc = engines.get("linux"), scenarios.load("single-flow")
     with TB(generator="xdp") as tb:
         eng.bring_up(tb, sc)
-        assert tb.router_queue == testbed.VETH_RING_SIZE
+        assert tb.router_queue == namespaces.VETH_RING_SIZE
         for dev, cpu in ((tb.dut_in, tb.router_cpu), (tb.sink_if, tb.gen_cpu)):
-            for pid in testbed.napi_threads(dev):
+            for pid in shell.napi_threads(dev):
                 assert os.sched_getaffinity(int(pid)) == {cpu}
         # the router's receive goes before its engine's process, the sink's before the generator
-        for pid in testbed.napi_threads(tb.dut_in) + testbed.napi_threads(tb.sink_if):
+        for pid in shell.napi_threads(tb.dut_in) + shell.napi_threads(tb.sink_if):
             assert os.sched_getscheduler(int(pid)) == os.SCHED_FIFO
-            assert os.sched_getparam(int(pid)).sched_priority == testbed.RECEIVE_PRIORITY
+            assert os.sched_getparam(int(pid)).sched_priority == namespaces.RECEIVE_PRIORITY
         r = traffic.run_trial(tb, 20000, 0.5, traffic.TrafficSpec())
         assert r.tx == 10000 and r.rx >= 0.99 * r.tx
 
 
 @root
 def test_without_live_frames_it_says_so_and_takes_rlgen(monkeypatch, capsys):
-    monkeypatch.setattr(testbed, "live_frames_missing", lambda: "live XDP frames need kernel 5.18 or later, this is 5.10")
+    monkeypatch.setattr(capabilities, "live_frames_missing", lambda: "live XDP frames need kernel 5.18 or later, this is 5.10")
     with TB(direct=True, generator="xdp") as tb:
         assert tb.generator == "rlgen" and tb.sink_cpu == tb.router_cpu
         assert "rlgen" in traffic.generator_record(tb)

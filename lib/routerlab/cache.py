@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from .errors import RouterlabError
+from routerlab.errors import RouterlabError
 
 
 def folder(kind: str) -> Path:
@@ -59,7 +59,7 @@ def bpf_object(name: str, include: Path | None = None) -> Path:
     import shutil
     from importlib import resources
 
-    from .errors import EngineNotFound
+    from routerlab.errors import EngineNotFound
 
     if not shutil.which("clang"):
         raise EngineNotFound(f"{name}: clang is not installed (Debian package clang): run scripts/setup.sh")

@@ -1,7 +1,7 @@
 """The kit's defaults, defined once: the parameters of the PASTRAMI method, the
 calibration router's capacities and trial validation's repeats. The command line shows
 them in its help, and the notebooks and the library take them from here (through
-:mod:`routerlab.stats`, which re-exports them). This module imports nothing, so that
+:mod:`routerlab.analysis.stats`, which re-exports them). This module imports nothing, so that
 ``routerlab --help`` need not load numpy or pandas to print them. What a dataset's
 campaign measures is in its campaign file (``datasets/<name>/campaign.yaml``), not here.
 """
@@ -22,7 +22,7 @@ PLR_FLOOR = 1e-6
 CALIBRATION_FRACTIONS = (0.02, 0.04, 0.06)
 
 #: Trial validation: repeats of a disturbed trial at most, after its first attempt
-#: (:mod:`routerlab.validation`).
+#: (:mod:`routerlab.measuring.validation`).
 MAX_REPEATS = 3
 
 #: What a search looks for: PDR, NDR or both (``routerlab measure --search``).
@@ -32,7 +32,7 @@ SEARCH_KINDS = ("pdr", "ndr", "both")
 SEARCH_LOW_FRACTION = 0.001
 
 #: The traffic generators a testbed can drive (``--generator``), the default first: live XDP
-#: frames (routerlab.xdpgen), or rlgen on an AF_PACKET socket (routerlab.traffic).
+#: frames (routerlab.testbed.xdpgen), or rlgen on an AF_PACKET socket (routerlab.testbed.traffic).
 GENERATORS = ("xdp", "rlgen")
 
 #: Seconds a router of one's own (the exec engine) has to become ready after its start

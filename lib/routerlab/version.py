@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from . import __version__
+from routerlab import __version__
 
 
 def code_version(checkout: Path | None = None) -> str:

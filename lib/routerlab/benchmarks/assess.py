@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from .. import pastrami, stats
+from routerlab.analysis import pastrami, stats
 
 #: Analysis-time budget for assessing the whole published PASTRAMI set (issue target).
 BUDGET_S = 1.0

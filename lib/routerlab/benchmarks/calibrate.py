@@ -6,10 +6,10 @@ seconds follow from N, B and T (``true_pdr``, ``true_ndr``). For each capacity N
 fraction of the generator's ceiling) this runs
 
 - a sweep: K trials at each of :data:`SWEEP_FACTORS` x N (those up to 95% of the
-  ceiling), whose PDR and NDR are read as :func:`routerlab.stats.pdr_load` and
-  :func:`routerlab.stats.ndr_load` read any sweep; its precision is the width of the
+  ceiling), whose PDR and NDR are read as :func:`routerlab.analysis.stats.pdr_load` and
+  :func:`routerlab.analysis.stats.ndr_load` read any sweep; its precision is the width of the
   bracket of loads that holds the truth, (upper - lower) / upper;
-- the PDR and NDR searches (:func:`routerlab.search.run_search`: ours, and MLRsearch),
+- the PDR and NDR searches (:func:`routerlab.measuring.search.run_search`: ours, and MLRsearch),
   whose stated precision is their relative width (2% by default);
 
 and sets each answer against the truth: ``error`` = answer / truth - 1, *within* when
@@ -37,7 +37,7 @@ answer. What is written to
   arrivals, so whatever is lost there is the measuring chain's (:func:`chain_loss`):
   ``experiment``, ``capacity_pps``, ``trials`` (sweep and search trials at such loads),
   ``lossy_trials``, ``disturbed_lossy`` (those of them disturbed in every attempt:
-  :mod:`routerlab.validation`), ``lost`` (packets), ``by_counter``
+  :mod:`routerlab.measuring.validation`), ``lost`` (packets), ``by_counter``
   (``place:REASON=packets;...``, the counters that dropped them, as in a trial's ``drops``).
 """
 
@@ -49,8 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..defaults import CALIBRATION_FRACTIONS, PDR_FRACTION
-from ..errors import ParameterError
+from routerlab.defaults import CALIBRATION_FRACTIONS, PDR_FRACTION
+from routerlab.errors import ParameterError
 
 #: Loads of the sweep, as multiples of the capacity N: dense around N (the truths of a
 #: 2 s trial lie 0.5-1.0% above it), half and twice N to see the whole curve.
@@ -61,7 +61,7 @@ SWEEP_MAX = 0.95
 #: (:data:`routerlab.defaults.SEARCH_LOW_FRACTION`), and the truth (a little above N) below
 #: what the generator can send.
 FRACTION_RANGE = (0.005, 0.9)
-#: Search methods: ours and MLRsearch (:mod:`routerlab.search`).
+#: Search methods: ours and MLRsearch (:mod:`routerlab.measuring.search`).
 METHODS = ("routerlab", "mlrsearch")
 #: The searches' relative width (their stated precision).
 PRECISION = 0.02
@@ -110,7 +110,7 @@ def host_disturbed(answers):
     nothing was disturbed in every attempt (``lossy_trials`` > 0 and equal to
     ``disturbed_lossy``). The loads that kept failing were then never measured on a quiet
     machine: steal above the threshold, or stops and lags that can account for the loss
-    (:mod:`routerlab.validation`), came with every attempt. That is consistent with the
+    (:mod:`routerlab.measuring.validation`), came with every attempt. That is consistent with the
     host causing the miss, not proof of it: a steal-flagged trial may also hide loss of
     the chain's own. A loss in a trial no disturbance came with, or an answer above the
     truth, is the chain's. Trials between the true NDR and the true PDR (0.5% apart at
@@ -172,7 +172,7 @@ def sweep_answer(loads, plr, lossless, truth: float, kind: str, pdr: float = PDR
     """
     import numpy as np
 
-    from .. import stats
+    from routerlab.analysis import stats
 
     bound = stats.pdr_load(loads, plr, pdr) if kind == "pdr" else stats.ndr_load(loads, lossless)
     grid = np.sort(np.asarray(loads, dtype=float))
@@ -230,9 +230,10 @@ def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: in
     """
     import pandas as pd
 
-    from .. import datasets, measuring, scenarios, search, stats, sweep
-    from ..engines.calibration import Calibration
-    from ..testbed import require_root
+    from routerlab.analysis import datasets, scenarios, stats
+    from routerlab.measuring import measurement, search, sweep
+    from routerlab.engines.calibration import Calibration
+    from routerlab.testbed.capabilities import require_root
 
     announce = announce or (lambda msg: None)
     fractions = check_fractions(fractions)
@@ -253,7 +254,7 @@ def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: in
     require_root()
     out = Path(out)
     if ceiling_pps is None:
-        ceiling_pps = measuring.generator_ceiling(sc, announce)
+        ceiling_pps = measurement.generator_ceiling(sc, announce)
     answers, losses, chain = [], [], []
     for frac in fractions:
         eng = Calibration(capacity_pps=round(frac * ceiling_pps))
@@ -345,10 +346,10 @@ def chain_loss(eng, trials) -> dict:
     with rlgen), or arrivals bunched beyond the limiter's bucket
     (``dut:NETFILTER_DROP``). Returns ``trials`` (how many were at such loads),
     ``lossy_trials``, ``disturbed_lossy`` (those of them kept ``disturbed``: every attempt
-    was, :mod:`routerlab.validation`; 0 without that column), ``lost`` (packets) and
+    was, :mod:`routerlab.measuring.validation`; 0 without that column), ``lost`` (packets) and
     ``by_counter`` (``place:REASON=packets;...``, largest first; ``unexplained`` for loss
     no counter took)."""
-    from ..drops import parse_summary
+    from routerlab.measuring.drops import parse_summary
 
     # .loc with a list of booleans: an empty list given to [] would select no columns
     below = trials.loc[[o <= eng.true_ndr(d) for o, d in zip(trials["offered_pps"], trials["duration_s"])]]
@@ -369,7 +370,7 @@ def chain_loss(eng, trials) -> dict:
 def loss_curve(eng, trials, duration: float):
     """Per sweep load: the limiter's expected loss next to the measured mean, lowest and
     highest (ratios); ``trials`` are one sweep's (columns offered_pps, tx, rx)."""
-    from .. import stats
+    from routerlab.analysis import stats
 
     loss = trials.assign(_loss=stats.trial_loss(trials["tx"].to_numpy(), trials["rx"].to_numpy()))
     g = loss.groupby("offered_pps")["_loss"]
@@ -394,7 +395,7 @@ def _write(path: Path, df):
 def report(res: CalibrationRun) -> str:
     """The answers per capacity (truth, found, error, precision, trial-seconds), the loss
     along each sweep, the chain's own loss, and which answers lie outside their precision."""
-    from ..drops import parse_summary
+    from routerlab.measuring.drops import parse_summary
 
     a = res.answers
     host = host_disturbed(a)
@@ -441,7 +442,7 @@ def report(res: CalibrationRun) -> str:
                          "(routerlab.engines.calibration). A trial disturbed in every attempt had steal above "
                          "the threshold, or lost packets that stops of its router CPU (the longest longer than "
                          "the router's queue lasts) or lags of the generator can account for, each time it was "
-                         "measured (routerlab.validation).")
+                         "measured (routerlab.measuring.validation).")
         lines.append(f"{len(bad)} of {len(a)} answers lie outside their precision of the truth: "
                      + "; ".join(f"{r.capacity_fraction:g} {r.kind.upper()} {r.method}" for r in bad.itertuples()))
         if host.any():

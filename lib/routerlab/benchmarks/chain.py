@@ -26,7 +26,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import ToolMissing
+from routerlab.errors import ToolMissing
 
 #: Samples per second and CPU: not a divisor of the generator's burst periods at round
 #: rates, so sampling does not lock onto them.
@@ -72,15 +72,16 @@ def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: flo
     """
     import pandas as pd
 
-    from .. import measuring, traffic
-    from ..testbed import Testbed
+    from routerlab.measuring import measurement
+    from routerlab.testbed import traffic
+    from routerlab.testbed.namespaces import NamespaceTestbed
 
     if not shutil.which("perf"):
         raise ToolMissing("bench chain samples with perf (Debian package linux-perf)")
     rows = []
     for name in engine_names:
-        eng, sc = measuring.resolve(name, "single-flow")
-        with Testbed() as tb, tempfile.TemporaryDirectory() as work:
+        eng, sc = measurement.resolve(name, "single-flow")
+        with NamespaceTestbed() as tb, tempfile.TemporaryDirectory() as work:
             eng.bring_up(tb, sc)
             data = Path(work) / "perf.data"
             cpus = f"{tb.gen_cpu},{tb.router_cpu}"
@@ -124,7 +125,7 @@ def xdp_program(tb) -> int | None:
     router, DPDK af_xdp's redirect), if any."""
     import json
 
-    from ..testbed import sh
+    from routerlab.testbed.shell import sh
 
     link = json.loads(sh("ip", "-n", tb.ns_dut, "-j", "link", "show", "dev", tb.dut_in))[0]
     return (link.get("xdp") or {}).get("prog", {}).get("id")
@@ -137,7 +138,7 @@ def bpf_run_time(prog_id: int | None):
     it, ``runs`` and ``ns_per_run`` (nanoseconds of the program per run)."""
     import json
 
-    from ..testbed import sh
+    from routerlab.testbed.shell import sh
 
     found: dict = {}
     if prog_id is None:

@@ -1,5 +1,5 @@
 """``bench consolidation``: FastPath's header-action consolidation
-(:func:`routerlab.microbench.consolidation`), our reductions next to the published ones."""
+(:func:`routerlab.measuring.microbench.consolidation`), our reductions next to the published ones."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ def report(df) -> str:
     """Instructions per later packet and the reduction from consolidation, by NF and chain
     length, beside BESS's and OpenNetVM's published reductions; then instructions per
     first packet."""
-    from .. import datasets, microbench
+    from routerlab.analysis import datasets
+    from routerlab.measuring import microbench
 
     red = microbench.reductions(df)
     pub = datasets.reference("fastpath-consolidation")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import stats
+from routerlab.analysis import stats
 
 
 def run(engine_names=("linux", "nft", "ebpf"), scenario_for=None, *, out, duration: float = 2.0,
@@ -17,19 +17,19 @@ def run(engine_names=("linux", "nft", "ebpf"), scenario_for=None, *, out, durati
     (float, pandas.DataFrame)
         The generator's ceiling (pps) and one row per engine: scenario, pdr_pps,
         upper_pps (the next failing load), trial_seconds, generator_bound, answer (as
-        :func:`routerlab.stats.search_answer` words it), ratio_to_first (:func:`ratios`).
+        :func:`routerlab.analysis.stats.search_answer` words it), ratio_to_first (:func:`ratios`).
     """
     import pandas as pd
 
-    from .. import measuring
+    from routerlab.measuring import measurement
 
     scenario_for = scenario_for or {"nft": "single-flow-fw50"}
     # one ceiling for every engine, so the ratios compare like with like
-    ceil = measuring.generator_ceiling()
+    ceil = measurement.generator_ceiling()
     rows = []
     for name in engine_names:
         sname = scenario_for.get(name, "single-flow")
-        (r,) = measuring.measure(name, sname, out, search="pdr", pdr=pdr, ceiling_pps=ceil, duration=duration,
+        (r,) = measurement.measure(name, sname, out, search="pdr", pdr=pdr, ceiling_pps=ceil, duration=duration,
                                  experiment=f"bench-pdr-{name}-{sname}")
         rows.append({"engine": name, "scenario": sname, "pdr_pps": r.lower, "upper_pps": r.upper,
                      "trial_seconds": r.trial_seconds, "generator_bound": r.generator_bound,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from .. import scenarios
-from ..engines import p4
+from routerlab.analysis import scenarios
+from routerlab.engines import p4
 
 SCENARIO = "routes900k-multiflow-fw50"
 
@@ -27,7 +27,7 @@ def floor(control: str, entries: list[dict], pipe: p4.Pipeline) -> float:
     if control == "p4runtime":
         from finsy import P4Schema
 
-        from ..engines.p4runtime import table_entry
+        from routerlab.engines.p4runtime import table_entry
 
         schema = P4Schema(pipe.path)
         for e in checked:
@@ -44,8 +44,8 @@ def run(scenario: str = SCENARIO, controls=("p4runtime", "thrift"),
     the seconds the load took (``load_s``, as the engine's record gives it) and its floor
     (``floor_s``, :func:`floor`), with the number of entries. Needs root, for the
     testbed."""
-    from ..engines.bmv2 import Bmv2
-    from ..testbed import Testbed
+    from routerlab.engines.bmv2 import Bmv2
+    from routerlab.testbed.namespaces import NamespaceTestbed
 
     sc = scenarios.load(scenario)
     entries, routes = p4.scenario_entries(sc)
@@ -57,7 +57,7 @@ def run(scenario: str = SCENARIO, controls=("p4runtime", "thrift"),
         eng.control = control
         eng.check(sc)
         announce(f"{control}: {len(entries)} entries into a fresh switch...")
-        with Testbed(generator="rlgen", placement=False) as tb:
+        with NamespaceTestbed(generator="rlgen", placement=False) as tb:
             try:
                 facts = eng.run(tb, program, entries, source=scenario)
             finally:

@@ -1,5 +1,5 @@
 """``bench forwarding`` and ``bench batch``: Click and FastClick forwarding from memory
-(:func:`routerlab.microbench.forwarding`), next to the MoonRoute poster's table and, for
+(:func:`routerlab.measuring.microbench.forwarding`), next to the MoonRoute poster's table and, for
 FastClick, against its batch size."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from __future__ import annotations
 def table(engine_names=("click", "fastclick"), testbed_pdr=None, **kw):
     """The MoonRoute comparison: in-memory single-route forwarding (Mpps, median of the
     repeats) of Click and FastClick, and, if given, testbed PDRs (``testbed_pdr``: a
-    DataFrame as :func:`routerlab.datasets.search_pdr` makes), each as a ratio to the
+    DataFrame as :func:`routerlab.analysis.datasets.search_pdr` makes), each as a ratio to the
     fastest (none for a PDR that is only a lower bound: ``at_least`` is true, and ``bound``
     says why); next to the published table. Returns (ours, published, rows of every repeat)."""
     import pandas as pd
 
-    from .. import microbench
+    from routerlab.measuring import microbench
 
     rows = []
     for name in engine_names:
@@ -22,13 +22,13 @@ def table(engine_names=("click", "fastclick"), testbed_pdr=None, **kw):
 
 
 def testbed_pdr(results_csv=None):
-    """The testbed PDRs (:func:`routerlab.datasets.search_pdr`) of the searches whose
+    """The testbed PDRs (:func:`routerlab.analysis.datasets.search_pdr`) of the searches whose
     ``search_results.csv`` is given, to join the table; None without one."""
     if results_csv is None:
         return None
     from pathlib import Path
 
-    from .. import datasets
+    from routerlab.analysis import datasets
 
     return datasets.search_pdr(datasets.read_searches([Path(results_csv).parent]))
 
@@ -37,7 +37,7 @@ def summary(raw, testbed_pdr=None):
     """:func:`table` from the rows of earlier runs (``forwarding.csv``)."""
     import pandas as pd
 
-    from .. import datasets
+    from routerlab.analysis import datasets
 
     ours = (raw.groupby("engine", sort=False)
                .agg(mpps=("mpps", "median"), instructions_per_packet=("instructions_per_packet", "first"))

@@ -12,11 +12,11 @@ def _run_external(tb, gen: str, rate: float, duration: float, workdir) -> tuple[
     import subprocess
     from pathlib import Path
 
-    from ..testbed import Testbed
-    from ..traffic import udp_frame, write_pcap
+    from routerlab.testbed.namespaces import NamespaceTestbed
+    from routerlab.testbed.traffic import udp_frame, write_pcap
 
     # rlgen's single-flow frame, on the direct wire (the sink holds 10.70.1.1)
-    frame = udp_frame(Testbed.mac(tb.ns_tg, tb.tg_if), Testbed.mac(tb.ns_sink, tb.sink_if), "10.70.1.2", "10.70.1.1")
+    frame = udp_frame(NamespaceTestbed.mac(tb.ns_tg, tb.tg_if), NamespaceTestbed.mac(tb.ns_sink, tb.sink_if), "10.70.1.2", "10.70.1.1")
     n = int(rate * duration)
     workdir = Path(workdir)
     if gen == "trafgen":
@@ -49,7 +49,7 @@ def run(duration: float = 2.0, fractions=(0.25, 0.5, 0.75, 1.0), runs: int = 3,
     by the kernel (packets put on the wire or refused by the sink, per wall-clock second of
     the generator's run), so every candidate is measured the same way, side by side.
 
-    The XDP generator (:mod:`routerlab.xdpgen`) has a ceiling of its own, measured the same
+    The XDP generator (:mod:`routerlab.testbed.xdpgen`) has a ceiling of its own, measured the same
     way (as fast as it can, for ``duration``, on a testbed of its own: the trials' XDP sink
     on the sink's CPU, which is the generator's), and is asked for fractions of it; its
     frames are counted where they arrive, by the XDP sink, over the span from its first
@@ -68,14 +68,14 @@ def run(duration: float = 2.0, fractions=(0.25, 0.5, 0.75, 1.0), runs: int = 3,
 
     import pandas as pd
 
-    from .. import traffic
-    from ..testbed import Testbed
+    from routerlab.testbed import traffic
+    from routerlab.testbed.namespaces import NamespaceTestbed
 
     rows = []
     if "xdp" in candidates:
-        with Testbed(direct=True, generator="xdp") as tb:
+        with NamespaceTestbed(direct=True, generator="xdp") as tb:
             rows += _xdp_rows(tb, duration, fractions, runs)
-    with Testbed(direct=True, generator="rlgen") as tb, tempfile.TemporaryDirectory() as work:
+    with NamespaceTestbed(direct=True, generator="rlgen") as tb, tempfile.TemporaryDirectory() as work:
         ceil = sorted(traffic.run_trial(tb, 0, duration, traffic.TrafficSpec()).sent_pps for _ in range(3))[1]
         for frac in fractions:
             rate = frac * ceil
@@ -97,7 +97,7 @@ def run(duration: float = 2.0, fractions=(0.25, 0.5, 0.75, 1.0), runs: int = 3,
 def _xdp_rows(tb, duration: float, fractions, runs: int) -> list[dict]:
     """The XDP generator's ceiling (``runs`` runs as fast as it can; the median is its
     ceiling), then ``runs`` runs at each fraction of it, counted by the XDP sink."""
-    from .. import traffic
+    from routerlab.testbed import traffic
 
     if tb.generator != "xdp":  # the machine cannot run it: said once by the testbed
         return []

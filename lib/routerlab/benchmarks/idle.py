@@ -8,7 +8,7 @@ in the numbers rather than in the repeats that hide it. The sweeps are the exper
 (one generator ceiling, measured first in the default mode).
 
 A sweep counts for the mode its CPUs were in, as its environment record says it
-(:attr:`routerlab.testbed.Testbed.idle_held`), not the mode it asked for: a poll that
+(:attr:`routerlab.testbed.namespaces.NamespaceTestbed.idle_held`), not the mode it asked for: a poll that
 could not be held, or "os" while another process held the request at 0 µs, is left out
 and named. Per mode the report gives the mean steal (share of CPU time the hypervisor
 took, over all CPUs), the share of trials with steal above the validation threshold, the
@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ..errors import DataFormatError
+from routerlab.errors import DataFormatError
 
 #: The defaults of ``bench idle``: loads as fractions of the generator's ceiling, trials per
 #: load, seconds per trial, and rounds (one sweep per mode each).
@@ -29,7 +29,7 @@ LOADS_FRAC = "0.04,0.1,0.2"
 RUNS = 10
 DURATION_S = 2.0
 ROUNDS = 2
-#: The order of the modes within a round (:data:`routerlab.testbed.CPU_IDLE_MODES`).
+#: The order of the modes within a round (:data:`routerlab.testbed.settings.CPU_IDLE_MODES`).
 MODES = ("os", "poll")
 
 
@@ -40,16 +40,17 @@ def run(engine: str, scenario: str = "single-flow", out=Path("runs/bench-idle"),
     the dataset ``out`` (each sweep resumed if there), and return :func:`read` of it. One
     generator ceiling for all: ``ceiling_pps``, else the one the first sweep recorded, else
     measured now in the default mode. Needs root."""
-    from .. import measuring, testbed
+    from routerlab.measuring import measurement
+    from routerlab.testbed import settings
 
-    _, sc = measuring.resolve(engine, scenario)
+    _, sc = measurement.resolve(engine, scenario)
     name = f"{engine}-{sc.name}"
-    ceiling = (ceiling_pps or measuring.recorded_ceiling(out, f"{name}-{MODES[0]}-1")
-               or measuring.generator_ceiling(sc, announce))
+    ceiling = (ceiling_pps or measurement.recorded_ceiling(out, f"{name}-{MODES[0]}-1")
+               or measurement.generator_ceiling(sc, announce))
     for r in range(1, rounds + 1):
         for mode in MODES:
-            with testbed.cpu_idle(mode):
-                measuring.measure(engine, sc, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs,
+            with settings.cpu_idle(mode):
+                measurement.measure(engine, sc, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs,
                                   duration=duration, experiment=f"{name}-{mode}-{r}", max_repeats=0,
                                   announce=announce)
     return read(out, name)
@@ -62,8 +63,8 @@ def read(folder, name: str | None = None):
     ``flagged`` (steal above the threshold) and ``loss`` (ratio)."""
     import pandas as pd
 
-    from .. import datasets, stats
-    from ..testbed import IDLE_NOTE
+    from routerlab.analysis import datasets, stats
+    from routerlab.testbed.namespaces import IDLE_NOTE
 
     ds = datasets.read(folder)
     t = ds.trials

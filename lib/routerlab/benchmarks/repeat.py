@@ -6,14 +6,14 @@ dataset folder, at the same loads in pps (fractions of one generator ceiling). H
 load is judged:
 
 - the first sweep's interval is the Student-t interval of its mean loss, df = K - 1
-  (:func:`routerlab.stats.summarize`, the interval of every table), closed at both ends;
+  (:func:`routerlab.analysis.stats.summarize`, the interval of every table), closed at both ends;
 - a zero-width interval (every trial of the first sweep lost the same share, in practice
   none) holds only an equal mean: the load counts as repeated when the second sweep lost
   exactly as much (nothing), as not repeated otherwise; the report says how many loads
   were judged on such an interval;
 - a load with one trial in the first sweep has no interval: it is not judged and not
   counted in the share (nor is a load measured in one sweep only);
-- generator-limited trials are left out, as :func:`routerlab.stats.assess` leaves them
+- generator-limited trials are left out, as :func:`routerlab.analysis.stats.assess` leaves them
   out (they measure the generator, not the router), and the report says how many.
 
 The *share* is the loads judged repeated over the loads judged.
@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import DataFormatError
+from routerlab.errors import DataFormatError
 
 #: The defaults of ``bench repeat``: loads as fractions of the generator's ceiling,
 #: trials per load and seconds per trial.
@@ -92,7 +92,7 @@ def compare(trials, name: str, ceiling_pps: float | None = None, when=("", "")) 
     import numpy as np
     import pandas as pd
 
-    from .. import stats
+    from routerlab.analysis import stats
 
     parts, limited = {}, {}
     for suffix in (FIRST, SECOND):
@@ -132,7 +132,7 @@ def read(folder, engine: str | None = None, scenario: str | None = None) -> list
     DataFormatError
         When the folder holds no such pair (naming the folder and what it holds).
     """
-    from .. import datasets
+    from routerlab.analysis import datasets
 
     ds = datasets.read(folder)
     t = ds.trials
@@ -170,15 +170,15 @@ def run(engine: str, scenario: str = "single-flow", out=Path("runs/bench-repeat"
     there already), and compare them. Both sweeps use one ceiling (``ceiling_pps``, else
     the one the first recorded, else measured), so their loads in pps are the same.
     Needs root."""
-    from .. import measuring
+    from routerlab.measuring import measurement
 
-    _, sc = measuring.resolve(engine, scenario)
+    _, sc = measurement.resolve(engine, scenario)
     name = f"{engine}-{sc.name}"
-    ceiling = ceiling_pps or measuring.recorded_ceiling(out, name + FIRST)
+    ceiling = ceiling_pps or measurement.recorded_ceiling(out, name + FIRST)
     for suffix in (FIRST, SECOND):
-        measuring.measure(engine, sc, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs, duration=duration,
+        measurement.measure(engine, sc, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs, duration=duration,
                           experiment=name + suffix, announce=announce)
-        ceiling = ceiling or measuring.recorded_ceiling(out, name + FIRST)
+        ceiling = ceiling or measurement.recorded_ceiling(out, name + FIRST)
     return read(out, engine, sc.name)
 
 

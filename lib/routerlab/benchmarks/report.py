@@ -16,8 +16,8 @@ def run(repeat: int = 3) -> dict:
     """Time ``routerlab report --check`` (a subprocess, median of ``repeat``) and its floor:
     every CSV file of the same datasets read with pandas in a fresh process (median of
     ``repeat``). Times in seconds."""
-    from .. import report
-    from .startup import command, wall
+    from routerlab.publish import report
+    from routerlab.benchmarks.startup import command, wall
 
     folders = report.committed()
     files = sorted(str(p) for f in folders for p in f.glob("*.csv"))

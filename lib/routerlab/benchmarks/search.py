@@ -9,15 +9,15 @@ def run(engine: str, scenario, out, *, kind: str = "both", duration: float = 2.0
     """Both searches of ``engine`` in ``scenario`` (a preset or a YAML file; ``name`` names
     it in the experiment id, default the scenario as given) into ``out``, as experiment
     ``bench-search-ENGINE-SCENARIO``; ``duration``: seconds per final trial. Returns the
-    results (:class:`routerlab.search.SearchResult`)."""
-    from .. import measuring
+    results (:class:`routerlab.measuring.search.SearchResult`)."""
+    from routerlab.measuring import measurement
 
-    return measuring.measure(engine, scenario, out, search=kind, duration=duration, methods=("routerlab", "mlrsearch"),
+    return measurement.measure(engine, scenario, out, search=kind, duration=duration, methods=("routerlab", "mlrsearch"),
                              experiment=f"bench-search-{engine}-{name or scenario}", announce=announce)
 
 
 def report(results) -> str:
     """Each answer, then the ratios of the two methods' answers and trial-seconds."""
-    from .. import search
+    from routerlab.measuring import search
 
     return "\n".join(search.format_result(results) + search.format_ratios(results))

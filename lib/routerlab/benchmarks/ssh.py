@@ -9,9 +9,12 @@ import statistics
 import time
 from pathlib import Path
 
-from .. import search, sshtestbed, stats, sweep, testbed
-from ..engines.calibration import Calibration
-from ..scenarios import Scenario
+from routerlab.measuring import search, sweep
+from routerlab.remote import sshtestbed
+from routerlab.analysis import stats
+from routerlab.testbed import namespaces, settings
+from routerlab.engines.calibration import Calibration
+from routerlab.analysis.scenarios import Scenario
 
 TESTBEDS = ("namespaces", "ssh")
 
@@ -20,7 +23,7 @@ def _on(where: str, path, fn):
     if where == "ssh":
         with sshtestbed.using(path):
             return fn()
-    with testbed.generator("rlgen"):
+    with settings.generator("rlgen"):
         return fn()
 
 
@@ -48,7 +51,7 @@ def run(testbed_file, out, *, capacity_pps: int = 30000, load_pps: float = 20000
 
         def up_and_down():
             t0 = time.perf_counter()
-            with testbed.make():
+            with namespaces.make():
                 pass
             return time.perf_counter() - t0
 

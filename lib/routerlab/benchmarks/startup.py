@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from .. import pastrami
-from .assess import best
+from routerlab.analysis import pastrami
+from routerlab.benchmarks.assess import best
 
 #: Targets of the speed work, in seconds of wall time (medians).
 HELP_TARGET_S = 0.3

@@ -6,8 +6,8 @@ import atexit
 import os
 import sys
 
-from . import analysis, bench, campaign, click, course, engines, figures, measuring, p4, report  # noqa: F401  (they add their commands)
-from .app import app
+from routerlab.cli import analysis, bench, campaign, click, course, engines, figures, measuring, p4, report  # noqa: F401  (they add their commands)
+from routerlab.cli.app import app
 
 
 def main():

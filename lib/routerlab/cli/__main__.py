@@ -1,5 +1,5 @@
 """``python -m routerlab.cli``."""
 
-from . import main
+from routerlab.cli import main
 
 main()

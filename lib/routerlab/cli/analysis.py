@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from .. import defaults
-from ..errors import RouterlabError
-from .app import app, argument
-from .common import INPUT_FORMAT, MODE, PATH, fail, print_assessments
+from routerlab import defaults
+from routerlab.errors import RouterlabError
+from routerlab.cli.app import app, argument
+from routerlab.cli.common import fail, INPUT_FORMAT, MODE, PATH, print_assessments
 
 
 @app.command()
@@ -24,7 +24,7 @@ from .common import INPUT_FORMAT, MODE, PATH, fail, print_assessments
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 def assess(paths, mode, pdr, eta, entry_multiplier, plr_floor, fmt, as_json):
     """GOOD/BAD verdict, PDR and saturation load of each experiment."""
-    from .. import stats
+    from routerlab.analysis import stats
 
     try:
         params = stats.VerdictParams(pdr=pdr, eta=eta, entry_multiplier=entry_multiplier,
@@ -37,7 +37,7 @@ def assess(paths, mode, pdr, eta, entry_multiplier, plr_floor, fmt, as_json):
 @app.command("fetch-pastrami")
 def fetch_pastrami():
     """Download the published PASTRAMI raw data (107 files, pinned by commit and hash) into the cache."""
-    from .. import pastrami
+    from routerlab.analysis import pastrami
 
     try:
         path = pastrami.fetch()

@@ -56,7 +56,7 @@ def _print_version(ctx, param, value):
     """``routerlab --version``: the version and, run from a clone, its commit."""
     if not value or ctx.resilient_parsing:
         return
-    from ..version import code_version
+    from routerlab.version import code_version
 
     click.echo(f"routerlab {code_version()}")
     ctx.exit()

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from .. import defaults
-from ..errors import RouterlabError
-from .app import bench_app
-from .common import PATH, SEARCH_KIND, err, fail, generator_option, progress, resumable
+from routerlab import defaults
+from routerlab.errors import RouterlabError
+from routerlab.cli.app import bench_app
+from routerlab.cli.common import err, fail, generator_option, PATH, progress, resumable, SEARCH_KIND
 
 #: The folder option of the benchmarks that read the published PASTRAMI set.
 pastrami_data = click.option("--data", type=PATH, help="PASTRAMI folder (default: $ROUTERLAB_PASTRAMI_DIR or the cache).")
@@ -30,7 +30,7 @@ def _run_and_report(benchmark, **kw):
 @click.option("--repeat", type=click.IntRange(min=1), default=5, help="Timed repetitions; the best is reported.")
 def bench_assess(data, repeat):
     """Time assessing every PASTRAMI experiment (parse, then analysis) and print the figures."""
-    from ..benchmarks import assess
+    from routerlab.benchmarks import assess
 
     _run_and_report(assess, data_dir=data, repeat=repeat)
 
@@ -41,11 +41,11 @@ def bench_assess(data, repeat):
 @click.option("--csv", type=PATH, help="Also write every trial to this CSV.")
 def bench_generators(duration, runs, csv):
     """Ceilings of rlgen and the XDP generator, and the rate precision of each (and of trafgen, tcpreplay) at 25/50/75/100% of a ceiling (needs root)."""
-    from .. import testbed
-    from ..benchmarks import generators
+    from routerlab.testbed import capabilities
+    from routerlab.benchmarks import generators
 
     try:
-        testbed.require_root()
+        capabilities.require_root()
         ceil, df = generators.run(duration=duration, runs=runs)
     except RouterlabError as e:
         fail(str(e), 1)
@@ -62,7 +62,7 @@ def bench_generators(duration, runs, csv):
 @generator_option
 def bench_engines(out, duration, engine):
     """PDR@0.5% of several engines measured in one run, as ratios to the first (needs root)."""
-    from ..benchmarks import engines
+    from routerlab.benchmarks import engines
 
     with resumable("searches", code=1):
         ceil, df = engines.run(tuple(engine), out=out, duration=duration)
@@ -76,7 +76,7 @@ def bench_engines(out, duration, engine):
 @generator_option
 def bench_chain(engine, load, duration):
     """Where each CPU's time goes during a trial: router, generator, sink (perf; needs root)."""
-    from ..benchmarks import chain
+    from routerlab.benchmarks import chain
 
     try:
         df = chain.run(tuple(engine), load, duration)
@@ -92,7 +92,7 @@ def bench_chain(engine, load, duration):
               default=["p4runtime", "thrift"], show_default=True, help="Control planes, one fresh switch each.")
 def bench_entries(scenario, controls):
     """Time to load a scenario's table entries into bmv2 over P4Runtime and over the Thrift CLI, next to their floors (needs root)."""
-    from ..benchmarks import entries
+    from routerlab.benchmarks import entries
 
     try:
         res = entries.run(scenario, tuple(controls), announce=err.print)
@@ -110,8 +110,8 @@ def bench_entries(scenario, controls):
 @click.option("--out", type=PATH, help="Also write every run to OUT/forwarding.csv, with its environment.")
 def bench_forwarding(engine, packets, repeats, testbed_pdr, out):
     """MoonRoute comparison: single-route forwarding in Mpps, in memory (and on the testbed)."""
-    from .. import microbench
-    from ..benchmarks import forwarding
+    from routerlab.measuring import microbench
+    from routerlab.benchmarks import forwarding
 
     try:
         ours, pub, raw = forwarding.table(tuple(engine), forwarding.testbed_pdr(testbed_pdr), packets=packets,
@@ -131,8 +131,8 @@ def bench_forwarding(engine, packets, repeats, testbed_pdr, out):
 @click.option("--out", type=PATH, help="Also write every run to OUT/batch.csv, with its environment.")
 def bench_batch(engine, sizes, packets, repeats, out):
     """Forwarding from memory against batch size (is 128 best?)."""
-    from .. import microbench
-    from ..benchmarks import forwarding
+    from routerlab.measuring import microbench
+    from routerlab.benchmarks import forwarding
 
     try:
         size_list = [int(x) for x in sizes.split(",")]
@@ -150,8 +150,8 @@ def bench_batch(engine, sizes, packets, repeats, out):
 @click.option("--engine", default="click", help="click or fastclick: both load routerlab's element package.")
 def bench_consolidation(nf, repeats, out, engine):
     """FastPath header-action consolidation: NF chains of 1-3, plain and behind a per-flow cache."""
-    from .. import microbench
-    from ..benchmarks import consolidation
+    from routerlab.measuring import microbench
+    from routerlab.benchmarks import consolidation
 
     _microbench("consolidation", len(nf) * 3 * 2, "consolidation", engine, out, consolidation.report,
                 lambda advance: microbench.consolidation(tuple(nf), repeats=repeats, progress=advance, engine=engine))
@@ -161,7 +161,7 @@ def _microbench(label: str, total: int, name: str, engine: str, out, report, run
     """Run a microbenchmark under a progress bar (``run(advance)`` returns its rows), save
     them as ``out/name.csv`` with their environment record when ``out`` is given, and
     print ``report(rows)``; a failure is one line, exit 1."""
-    from .. import microbench
+    from routerlab.measuring import microbench
 
     with progress(label, total) as advance:
         try:
@@ -182,8 +182,8 @@ def _microbench(label: str, total: int, name: str, engine: str, out, report, run
 @generator_option
 def bench_search(engine, scenario, out, duration, kind):
     """Our PDR/NDR search and MLRsearch (PyPI) on the same testbed: answers and trial-seconds (needs root)."""
-    from .. import search
-    from ..benchmarks import search as bench
+    from routerlab.measuring import search
+    from routerlab.benchmarks import search as bench
 
     try:
         search.require_mlrsearch()
@@ -210,8 +210,8 @@ def bench_calibrate(capacity, duration, runs, method, ceiling, out):
     """Sweep and PDR/NDR searches against a router of known capacity (nftables limit): truth, answers, errors; exit 1 when one is outside its precision (needs root)."""
     from click.exceptions import Exit
 
-    from .. import search
-    from ..benchmarks import calibrate
+    from routerlab.measuring import search
+    from routerlab.benchmarks import calibrate
 
     if "mlrsearch" in method:
         try:
@@ -243,7 +243,7 @@ def bench_calibrate(capacity, duration, runs, method, ceiling, out):
 @generator_option
 def bench_idle(engine, scenario, loads_frac, ceiling, runs, duration, rounds, out, report_only):
     """The same sweep with idle CPUs polling (the testbed's default) and in the kernel's idle states, alternating: steal, trials above the steal threshold and loss side by side, as ratios (needs root, unless --report-only)."""
-    from ..benchmarks import idle
+    from routerlab.benchmarks import idle
 
     if report_only is not None:
         try:
@@ -262,7 +262,7 @@ def bench_idle(engine, scenario, loads_frac, ceiling, runs, duration, rounds, ou
 @click.option("--repeat", type=click.IntRange(min=1), default=5, help="Runs of each command; the median is reported.")
 def bench_startup(data, repeat):
     """Wall time of `routerlab --help` and `routerlab assess` on the PASTRAMI set, next to a bare numpy start-up and a plain numpy parse."""
-    from ..benchmarks import startup
+    from routerlab.benchmarks import startup
 
     _run_and_report(startup, data_dir=data, repeat=repeat)
 
@@ -281,7 +281,7 @@ def bench_startup(data, repeat):
 @generator_option
 def bench_repeat(engine, scenario, loads_frac, ceiling, runs, duration, out, report_only):
     """The same sweep twice in a row: per load, whether the second mean lies in the first's 95% interval, and the share of loads where it does (needs root, unless --report-only)."""
-    from ..benchmarks import repeat
+    from routerlab.benchmarks import repeat
 
     if report_only is not None:
         try:
@@ -301,7 +301,7 @@ def bench_repeat(engine, scenario, loads_frac, ceiling, runs, duration, out, rep
 @click.option("--repeat", type=click.IntRange(min=1), default=3, help="Timed runs of each; the median is reported.")
 def bench_report(repeat):
     """Time `routerlab report --check` of every committed dataset, next to its floor and target."""
-    from ..benchmarks import report
+    from routerlab.benchmarks import report
 
     _run_and_report(report, repeat=repeat)
 
@@ -315,11 +315,11 @@ def bench_report(repeat):
               help="The calibration router's capacity for the search, pps.")
 def bench_ssh(testbed_file, out, trials, duration, capacity):
     """The SSH testbed next to the namespace testbed: seconds per trial next to the trial's own, and the same search's answer against a known truth (needs root here and on the hosts)."""
-    from .. import testbed
-    from ..benchmarks import ssh
+    from routerlab.testbed import capabilities
+    from routerlab.benchmarks import ssh
 
     try:
-        testbed.require_root()
+        capabilities.require_root()
     except RouterlabError as e:
         fail(str(e), 1)
     _run_and_report(ssh, testbed_file=testbed_file, out=out, trials=trials, duration=duration, capacity_pps=capacity)

@@ -1,14 +1,14 @@
 """Campaign files: ``campaign show`` (the steps, checked, and how long they take) and
 ``campaign run`` (the steps, in order, into one dataset folder); the work is in
-:mod:`routerlab.campaign`."""
+:mod:`routerlab.publish.campaign`."""
 
 from __future__ import annotations
 
 import click
 
-from ..errors import RouterlabError
-from .app import argument, campaign_app
-from .common import PATH, err, fail, generator_option, resumable, testbed_option
+from routerlab.errors import RouterlabError
+from routerlab.cli.app import argument, campaign_app
+from routerlab.cli.common import err, fail, generator_option, PATH, resumable, testbed_option
 
 campaign_file = argument("file", type=PATH, help="A campaign file (YAML), e.g. datasets/testbed-bmv2/campaign.yaml, or the dataset folder that holds one.")
 
@@ -20,7 +20,7 @@ def _minutes(seconds: float) -> str:
 def _plan(c, finished=frozenset()) -> list[str]:
     """The campaign's steps as the commands they equal, each with its estimate, then the
     total (and what is left when ``finished`` step numbers are done)."""
-    from .. import campaign
+    from routerlab.publish import campaign
 
     lines = []
     estimates = campaign.estimate(c)
@@ -47,7 +47,7 @@ def _plan(c, finished=frozenset()) -> list[str]:
 @campaign_file
 def campaign_show(file):
     """The campaign's steps, checked, as the routerlab commands they equal (C: the ceiling measured at the start), and how long they take (no root needed)."""
-    from .. import campaign
+    from routerlab.publish import campaign
 
     try:
         c = campaign.load(file)
@@ -66,7 +66,7 @@ def campaign_show(file):
 @testbed_option
 def campaign_run(file, out):
     """Run a campaign file's steps in order into one dataset folder; run again, it resumes (needs root)."""
-    from .. import campaign
+    from routerlab.publish import campaign
 
     def say(msg):
         err.print(msg, markup=False, highlight=False)

@@ -8,9 +8,8 @@ import subprocess
 import click
 from click.exceptions import Exit
 
-from .app import argument, click_app
-from .common import PATH, checked_file, err, extra_checks_option, fail, format_option, packets_argument, read_extra, \
-    report_check, run_try, students_file
+from routerlab.cli.app import argument, click_app
+from routerlab.cli.common import checked_file, err, extra_checks_option, fail, format_option, packets_argument, PATH, read_extra, report_check, run_try, students_file
 
 
 @click_app.command("check")
@@ -24,7 +23,8 @@ from .common import PATH, checked_file, err, extra_checks_option, fail, format_o
 @format_option
 def click_check(exercise, config, solution, memory, extra, fmt):
     """Send real frames through your Click configuration and say which expectations pass."""
-    from .. import clickexercises, userns
+    from routerlab.course import clickexercises
+    from routerlab.testbed import userns
 
     config = _config(exercise, config, solution)
     extra = read_extra(extra)
@@ -47,7 +47,7 @@ def click_check(exercise, config, solution, memory, extra, fmt):
                    "else memory.")
 def click_try(exercise, packets, config, solution, memory):
     """Start your router and send it packets you describe; print what came back on which link."""
-    from .. import clickexercises
+    from routerlab.course import clickexercises
 
     config = _config(exercise, config, solution)
     run_try(packets, lambda lines: clickexercises.try_router(exercise, lines, config, solution=solution,
@@ -57,8 +57,8 @@ def click_try(exercise, packets, config, solution, memory):
 @click_app.command("list")
 def click_list():
     """The exercises in the order of the course, with the time each takes and its folder."""
-    from .. import clickexercises
-    from ..errors import RouterlabError
+    from routerlab.course import clickexercises
+    from routerlab.errors import RouterlabError
 
     try:
         course = clickexercises.course()
@@ -74,8 +74,8 @@ def click_list():
 @click.option("--overwrite", is_flag=True, help="Replace files already there.")
 def click_copy(dest, solutions, overwrite):
     """Copy the exercises out to edit them (a pip install keeps them inside the package). Check a copy with `routerlab click check EXERCISE --config FILE` (the measure exercise uses iprouter's)."""
-    from .. import clickexercises
-    from ..errors import RouterlabError
+    from routerlab.course import clickexercises
+    from routerlab.errors import RouterlabError
 
     try:
         written = clickexercises.copy_exercises(dest, solutions=solutions, overwrite=overwrite)
@@ -88,8 +88,8 @@ def click_copy(dest, solutions, overwrite):
 @argument("element", help="Element class, e.g. IPFilter or FromDevice; 'language' for the Click language.")
 def click_doc(element):
     """Show an element's manual page, as installed with this Click build."""
-    from .. import clickexercises
-    from ..errors import RouterlabError
+    from routerlab.course import clickexercises
+    from routerlab.errors import RouterlabError
 
     try:
         page = clickexercises.element_doc(element)
@@ -103,7 +103,7 @@ def click_doc(element):
 
 def _config(exercise: str, config, solution: bool):
     """--config, or the exercise's file in the working folder (a copy), or None."""
-    from .. import clickexercises
+    from routerlab.course import clickexercises
 
     name = clickexercises.MEASURED if exercise == "measure" else exercise
     return students_file(config, solution, name, ".click",

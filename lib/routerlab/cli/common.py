@@ -11,9 +11,9 @@ from pathlib import Path
 import click
 from click.exceptions import Exit
 
-from .. import defaults
-from .app import argument
-from ..errors import RouterlabError
+from routerlab import defaults
+from routerlab.cli.app import argument
+from routerlab.errors import RouterlabError
 
 
 class _Stderr:
@@ -51,7 +51,7 @@ def generator_option(f):
     ``$ROUTERLAB_GENERATOR``, else xdp where this machine can run it)."""
     def use(ctx, param, value):
         if value:
-            from ..testbed import generator
+            from routerlab.testbed.settings import generator
 
             ctx.with_resource(generator(value))  # for this command only
         return value
@@ -63,10 +63,10 @@ def generator_option(f):
 
 def testbed_option(f):
     """``--testbed FILE``: every testbed of the command is the one that testbed file names
-    (hosts over SSH, :mod:`routerlab.sshtestbed`) instead of the namespace testbed."""
+    (hosts over SSH, :mod:`routerlab.remote.sshtestbed`) instead of the namespace testbed."""
     def use(ctx, param, value):
         if value:
-            from .. import sshtestbed
+            from routerlab.remote import sshtestbed
 
             try:
                 ctx.with_resource(sshtestbed.using(value))  # for this command only
@@ -134,7 +134,7 @@ def print_assessments(paths: list[Path], params, fmt: str = "auto", as_json: boo
     the order given."""
     from dataclasses import replace
 
-    from .. import datasets, stats
+    from routerlab.analysis import datasets, stats
 
     pdr = params.pdr
     failed = 0
@@ -180,10 +180,10 @@ def print_assessments(paths: list[Path], params, fmt: str = "auto", as_json: boo
 
 def _loss_places(label: str, trials, experiment: str) -> dict | None:
     """Where the loss of a testbed sweep's worst load went, for a sweep measured with the
-    loss attribution (:func:`routerlab.stats.loss_places`): ``offered_pps`` and
+    loss attribution (:func:`routerlab.analysis.stats.loss_places`): ``offered_pps`` and
     ``places`` (counter -> mean loss ratio, largest first; empty when nothing was lost);
     None for data without it."""
-    from .. import datasets, stats
+    from routerlab.analysis import datasets, stats
 
     if trials is None or "lost_unexplained" not in trials or trials["lost_unexplained"].isna().all():
         return None
@@ -205,7 +205,7 @@ GENERATOR_REACHED = 0.99
 def _ceilings(label: str, trials) -> dict:
     """Experiment -> the generator's ceiling (pps) from a routerlab dataset's environment
     record; empty for other data."""
-    from .. import datasets
+    from routerlab.analysis import datasets
 
     if trials is None:
         return {}
@@ -276,7 +276,7 @@ def read_extra(path):
     what is wrong."""
     if path is None:
         return None
-    from ..checks import read_extra_checks
+    from routerlab.course.checks import read_extra_checks
 
     try:
         return read_extra_checks(path)
@@ -299,7 +299,7 @@ def run_try(packets: tuple[str, ...], run, commands: tuple[str, ...] = ()):
     ``run(lines)`` (None: typed lines), which sends them and prints what came back. A
     router that does not start exits 1 with its messages, one that could not be tried (no
     such exercise or file, no engine) 2, Ctrl-C 130."""
-    from ..checks import NotStarted, packet_line
+    from routerlab.course.checks import NotStarted, packet_line
 
     for text in packets:
         if text.split(" ", 1)[0] in commands:
@@ -353,7 +353,7 @@ def report_check(run, fmt: str = "text", check: dict | None = None):
     Ctrl-C exits 130, a check that could not run exits 2 with its error in one line."""
     import time
 
-    from ..checks import as_json, as_junit
+    from routerlab.course.checks import as_json, as_junit
 
     started = time.monotonic()
     try:
@@ -375,13 +375,13 @@ def report_check(run, fmt: str = "text", check: dict | None = None):
 
 def print_expectations(results) -> int:
     """PASS, FAIL or SKIP and the name of each expectation of an exercise's check
-    (:class:`routerlab.checks.Expectation`), a failure's hint below it, under a heading
-    per TODO step (:func:`routerlab.checks.steps`), then a count and where the student
-    is (:func:`routerlab.checks.progress`); returns the exit status: 0 only when every
+    (:class:`routerlab.course.checks.Expectation`), a failure's hint below it, under a heading
+    per TODO step (:func:`routerlab.course.checks.steps`), then a count and where the student
+    is (:func:`routerlab.course.checks.progress`); returns the exit status: 0 only when every
     expectation passed."""
     from rich.console import Console
 
-    from ..checks import progress, steps
+    from routerlab.course.checks import progress, steps
 
     out = Console(soft_wrap=True, highlight=False)
     groups = steps(results)

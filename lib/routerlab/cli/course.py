@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..errors import RouterlabError
-from .app import course_app
-from .common import PATH, err, fail
+from routerlab.errors import RouterlabError
+from routerlab.cli.app import course_app
+from routerlab.cli.common import err, fail, PATH
 
 #: Where the committed facts and guide are, in a clone.
 FACTS_DIR, GUIDE = Path("datasets/course-machine"), Path("docs/course.md")
@@ -20,13 +20,13 @@ FACTS_DIR, GUIDE = Path("datasets/course-machine"), Path("docs/course.md")
               help="Folder to write facts.json to (readers.csv, if there, is kept).")
 def course_measure(out):
     """Run every exercise's solution check as this user and measure the course's disk: what a student's machine needs."""
-    from .. import course
+    from routerlab.course import machine
 
     try:
-        course.measure(out, progress=lambda i, n, what: err.print(f"[{i + 1}/{n}] {what}", highlight=False))
+        machine.measure(out, progress=lambda i, n, what: err.print(f"[{i + 1}/{n}] {what}", highlight=False))
     except RouterlabError as e:
         fail(str(e))
-    click.echo(f"{Path(out) / course.FACTS}")
+    click.echo(f"{Path(out) / machine.FACTS}")
 
 
 @course_app.command("guide")
@@ -36,10 +36,10 @@ def course_measure(out):
 @click.option("--check", is_flag=True, help="Write nothing: fail, printing the diff, where --out differs.")
 def course_guide(folder, out, check):
     """Render the instructor's guide (docs/course.md) from the measured facts."""
-    from .. import course
+    from routerlab.course import machine
 
     try:
-        text = course.guide(course.read_facts(folder), course.read_readers(folder))
+        text = machine.guide(machine.read_facts(folder), machine.read_readers(folder))
     except RouterlabError as e:
         fail(str(e))
     if check:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import click
 from click.exceptions import Exit
 
-from ..errors import RouterlabError
-from .app import argument, engines_app
-from .common import PATH, err, fail
+from routerlab.errors import RouterlabError
+from routerlab.cli.app import argument, engines_app
+from routerlab.cli.common import err, fail, PATH
 
 
 def _engine_names(names: list[str] | None) -> list[str]:
     """The engines named (checked: an unknown one exits 2 with the known ones), or all."""
-    from ..engines import builds
+    from routerlab.engines import builds
 
     try:
         return [builds.recipe(n).engine for n in names] if names else list(builds.recipes())
@@ -39,10 +39,10 @@ def engines_install(engine, jobs, parallel, force, bundle, sha256, testbed_file)
     or install them from a bundle (--from) in seconds."""
     import time
 
-    from ..engines import builds
+    from routerlab.engines import builds
 
     if testbed_file is not None:
-        from .. import sshtestbed
+        from routerlab.remote import sshtestbed
 
         if jobs is not None or parallel != 2:
             fail("--jobs and --parallel are the router host's own defaults with --testbed")
@@ -57,7 +57,7 @@ def engines_install(engine, jobs, parallel, force, bundle, sha256, testbed_file)
     if sha256 and not bundle:
         fail("--sha256 goes with --from (the bundle it checks)")
     if bundle:
-        from ..engines import bundles
+        from routerlab.engines import bundles
 
         if jobs is not None or parallel != 2:
             fail("--jobs and --parallel go with building; --from unpacks a bundle")
@@ -89,7 +89,7 @@ def engines_install(engine, jobs, parallel, force, bundle, sha256, testbed_file)
 def engines_pack(engine, out):
     """Pack installed engines into one bundle that `engines install --from` installs anywhere
     (same Debian release and architecture) in seconds; print its SHA-256 and size."""
-    from ..engines import builds, bundles
+    from routerlab.engines import builds, bundles
 
     names = _engine_names(engine) if engine else [n for n in builds.recipes() if builds.installed(n)]
     if not names:
@@ -107,7 +107,7 @@ def engines_list():
     """Each engine: installed or not, its pinned commit, its prefix, and what overrides it."""
     import pandas as pd
 
-    from ..engines import builds
+    from routerlab.engines import builds
 
     rows = pd.DataFrame(builds.listing())
     click.echo(rows.rename(columns={"installed": "status"}).to_string(index=False))
@@ -117,7 +117,7 @@ def engines_list():
 @argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c; default all five.")
 def engines_remove(engine):
     """Remove installed engines (every build of them); the compiler cache stays."""
-    from ..engines import builds
+    from routerlab.engines import builds
 
     removed = builds.remove(_engine_names(engine))
     for p in removed:
@@ -136,7 +136,7 @@ def engines_test(engine, tests):
     skipped, failed as upstream expects (named with why) and failed; exit 1 when one failed."""
     import time
 
-    from ..engines import upstream
+    from routerlab.engines import upstream
 
     names = list(engine) or list(upstream.SUITES)
     t0 = time.monotonic()
@@ -158,7 +158,7 @@ def engines_test(engine, tests):
 def engines_env(log_build):
     """Print the shell lines (export PATH, PYTHONPATH) that make routerlab's p4c, bmv2 and
     PI's P4Runtime Python modules the ones found: eval "$(routerlab engines env)"."""
-    from ..engines import environment
+    from routerlab.engines import environment
 
     try:
         click.echo(environment.exports(log_build), nl=False)
@@ -177,7 +177,7 @@ def engines_run(isolated, log_build, command):
     """Run COMMAND with routerlab's engines first in PATH and PI's P4Runtime modules in
     PYTHONPATH; exit with its status. For p4lang/tutorials: in exercises/basic,
     routerlab engines run --isolated -- make test."""
-    from ..engines import environment
+    from routerlab.engines import environment
 
     try:
         code = environment.run(list(command), isolated=isolated, log_build=log_build)

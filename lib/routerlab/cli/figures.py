@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 from click.exceptions import Exit
 
-from ..errors import RouterlabError
-from .app import app, argument, notebooks_app
-from .common import PATH, err, fail, parse_params
+from routerlab.errors import RouterlabError
+from routerlab.cli.app import app, argument, notebooks_app
+from routerlab.cli.common import err, fail, parse_params, PATH
 
 
 @app.command()
@@ -26,7 +26,7 @@ def figures(out, only, param, jobs):
     """Run every notebook with papermill in replay mode and save its figures (the main job)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from .. import notebooks
+    from routerlab.publish import notebooks
 
     params = parse_params(param)
     try:
@@ -73,7 +73,7 @@ def figures(out, only, param, jobs):
 def gallery(check, only, pastrami_dir):
     """Draw every figure set into docs/gallery/ (with docs/gallery.md and the README's table), each
     from only the data it names; or --check that they are current."""
-    from .. import gallery as gal
+    from routerlab.publish import gallery as gal
 
     try:
         if check:
@@ -100,7 +100,7 @@ def gallery(check, only, pastrami_dir):
 @click.option("--overwrite", is_flag=True, help="Replace notebooks already there.")
 def notebooks_copy(dest, overwrite):
     """Copy every notebook into DEST, editable: how a course hands them to students."""
-    from .. import notebooks
+    from routerlab.publish import notebooks
 
     try:
         written = notebooks.copy_notebooks(dest, overwrite=overwrite)

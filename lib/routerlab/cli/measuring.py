@@ -7,11 +7,10 @@ from pathlib import Path
 import click
 from click.exceptions import Exit
 
-from .. import defaults
-from ..errors import RouterlabError
-from .app import app, argument
-from .common import (PATH, SEARCH_KIND, err, fail, generator_option, print_assessments, progress, resumable,
-                     testbed_option, wide)
+from routerlab import defaults
+from routerlab.errors import RouterlabError
+from routerlab.cli.app import app, argument
+from routerlab.cli.common import err, fail, generator_option, PATH, print_assessments, progress, resumable, SEARCH_KIND, testbed_option, wide
 
 
 @app.command()
@@ -62,19 +61,20 @@ def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, rou
 
     Any router can be measured with --engine exec: your --start command runs it in the
     router's namespace (e.g. Open vSwitch: see routers/ovs/)."""
-    from .. import measuring, search as search_mod, stats
+    from routerlab.measuring import measurement, search as search_mod
+    from routerlab.analysis import stats
 
     with resumable("trials"):
         router = None
         if any(v is not None for v in (start, ready, stop, counters, version_command, ready_timeout)) \
                 or kernel_forwarding:
-            from ..engines.external import Commands
+            from routerlab.engines.external import Commands
 
             router = Commands(start=start, ready=ready, stop=stop, counters=counters,
                               version_command=version_command,
                               ready_timeout=ready_timeout or defaults.EXEC_READY_TIMEOUT_S,
                               kernel_forwarding=kernel_forwarding)
-        res = measuring.measure(engine, scenario, out, loads=loads, loads_frac=loads_frac, runs=runs,
+        res = measurement.measure(engine, scenario, out, loads=loads, loads_frac=loads_frac, runs=runs,
                                 duration=duration, search=search, pdr=pdr,
                                 ceiling_pps=ceiling, experiment=experiment, rules=rules, routes=routes,
                                 frame_size=frame_size, config=config, router=router, control=control,
@@ -94,15 +94,15 @@ def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, rou
 def clean(all_runs, testbed_file):
     """Remove namespaces, links and processes that a crashed run left behind (with
     --testbed, on every host of a testbed file, and restore what their set-up changed)."""
-    from .. import testbed
+    from routerlab.testbed import cleanup
 
     try:
         if testbed_file is not None:
-            from .. import sshtestbed
+            from routerlab.remote import sshtestbed
 
             removed = sshtestbed.clean(testbed_file, all_runs=all_runs)
         else:
-            removed = testbed.clean(all_runs=all_runs)
+            removed = cleanup.clean(all_runs=all_runs)
     except RouterlabError as e:
         fail(str(e))
     for r in removed:
@@ -124,7 +124,7 @@ def doctor(only, testbed_file):
     from rich.table import Table
 
     if testbed_file is not None:
-        from .. import sshtestbed
+        from routerlab.remote import sshtestbed
 
         try:
             reports = sshtestbed.on_hosts(testbed_file, ["doctor", *only])
@@ -138,7 +138,7 @@ def doctor(only, testbed_file):
             raise Exit(1)
         return
 
-    from .. import doctor as doc
+    from routerlab.measuring import doctor as doc
 
     checks = doc.report()
     if only:
@@ -175,7 +175,7 @@ FROM_CAMPAIGN = "datasets/comparison/campaign.yaml"
 @testbed_option
 def compare(out, engine, scenario, loads_frac, runs, duration, ceiling):
     """Measure the 100GE comparison tables on the testbed: every engine in every scenario, as the comparison's campaign file says unless told otherwise."""
-    from .. import comparison
+    from routerlab.measuring import comparison
 
     fracs = None
     if loads_frac is not None:
@@ -203,7 +203,7 @@ def compare(out, engine, scenario, loads_frac, runs, duration, ceiling):
               help="Seconds from the failure to the control plane's update.")
 def reroute(out, variant, runs, duration, fail_at, converge_after):
     """The fast-reroute experiment: throughput, RTT and load over time, with and without ShortCut."""
-    from .. import fastreroute
+    from routerlab.measuring import fastreroute
 
     variant = fastreroute.variants_to_run(variant, err.print)
     n = runs * len(variant)

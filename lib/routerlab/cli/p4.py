@@ -6,10 +6,9 @@ import os
 
 import click
 
-from ..errors import RouterlabError
-from .app import argument, p4_app
-from .common import PATH, checked_file, err, extra_checks_option, fail, format_option, packets_argument, read_extra, \
-    report_check, run_try, students_file
+from routerlab.errors import RouterlabError
+from routerlab.cli.app import argument, p4_app
+from routerlab.cli.common import checked_file, err, extra_checks_option, fail, format_option, packets_argument, PATH, read_extra, report_check, run_try, students_file
 
 
 @p4_app.command("build")
@@ -18,7 +17,7 @@ from .common import PATH, checked_file, err, extra_checks_option, fail, format_o
               help="Also compile the course skeletons (they compile; they do not pass).")
 def p4_build(program, skeletons):
     """Compile the P4 programs with p4c-bm2-ss (output in the user cache, not the checkout)."""
-    from ..engines import p4
+    from routerlab.engines import p4
 
     names = list(program) or list(p4.PROGRAMS)
     try:
@@ -40,7 +39,7 @@ def p4_build(program, skeletons):
 @format_option
 def p4_check(exercise, program, solution, log, extra, fmt):
     """Send real packets through your program on bmv2 and say which expectations pass."""
-    from .. import p4exercises
+    from routerlab.course import p4exercises
 
     program = _program(exercise, program, solution)
     extra = read_extra(extra)
@@ -61,7 +60,7 @@ def p4_try(exercise, packets, program, solution):
 
     A line 'write {...}' (one table entry, JSON as in entries.json) writes it over
     P4Runtime before the next packet."""
-    from .. import p4exercises
+    from routerlab.course import p4exercises
 
     program = _program(exercise, program, solution)
     _say_namespaces()
@@ -79,7 +78,7 @@ def p4_run(program, packets, entries):
     """Start PROGRAM on bmv2 with the entries of FILE (over P4Runtime where simple_switch_grpc
     is installed) and send it packets you describe; print what came back on which port
     (port 0: towards the generator, 1: towards the sink)."""
-    from .. import p4exercises
+    from routerlab.course import p4exercises
 
     _say_namespaces()
     run_try(packets, lambda lines: p4exercises.run_program(program, entries, lines), commands=("write",))
@@ -93,7 +92,7 @@ def _say_namespaces():
 
 def _program(exercise: str, program, solution: bool):
     """--program, or the exercise's file in the working folder (a copy), or None."""
-    from ..engines import p4
+    from routerlab.engines import p4
 
     if exercise not in p4.PROGRAMS:
         fail(f"unknown exercise {exercise!r}; known: {', '.join(p4.PROGRAMS)}")

@@ -6,9 +6,9 @@ import time
 
 import click
 
-from ..errors import RouterlabError
-from .app import app, argument
-from .common import PATH, err, fail
+from routerlab.errors import RouterlabError
+from routerlab.cli.app import app, argument
+from routerlab.cli.common import err, fail, PATH
 
 
 @app.command()
@@ -22,7 +22,7 @@ from .common import PATH, err, fail
 @click.option("--figures/--no-figures", "draw", default=True, help="Draw the figures the README links.")
 def report(folders, check, since, draw):
     """Generate DIR/README.md, DIR/facts.json and DIR/figures/ from a dataset's files and its NOTES.md."""
-    from .. import report as rep
+    from routerlab.publish import report as rep
 
     if not folders and not check:
         fail("report: name a dataset folder, or give --check to check every committed dataset")
@@ -58,7 +58,7 @@ def _print_changes(since, folder):
     import json
     from pathlib import Path
 
-    from .. import facts, report as rep
+    from routerlab.publish import facts, report as rep
 
     def load(p):
         p = Path(p)

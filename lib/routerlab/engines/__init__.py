@@ -3,7 +3,7 @@ FastClick, bmv2 and any router started by a command of one's own (``exec``), the
 the engines routerlab installs itself, and engines other packages add (plug-ins: the
 ``routerlab.engines`` entry points, :mod:`.plugins`).
 
-An engine turns a :class:`~routerlab.scenarios.Scenario` into its own configuration in
+An engine turns a :class:`~routerlab.analysis.scenarios.Scenario` into its own configuration in
 the testbed's DUT namespace, states which scenario features it supports, reports its
 own forwarded counter and stops cleanly. For every engine that is not the kernel itself,
 anything the engine leaves to the kernel's forwarding path is dropped and counted by a
@@ -19,13 +19,13 @@ inside it.
 """
 
 # each registers its engines, in this order (the order `get` lists them in)
-from . import kernel  # noqa: F401,I001
-from . import ebpf  # noqa: F401
-from . import bmv2  # noqa: F401
-from . import click  # noqa: F401
-from . import calibration  # noqa: F401
-from . import external  # noqa: F401
-from .base import ENGINES, Engine, find_binary, register  # noqa: F401
-from .plugins import get, names  # noqa: F401
-from .kernel import FILL_NET, guard_count, install_guard, install_routes  # noqa: F401
-from .rules import Rule, firewall, nft_ruleset  # noqa: F401
+from routerlab.engines import kernel  # noqa: F401,I001
+from routerlab.engines import ebpf  # noqa: F401
+from routerlab.engines import bmv2  # noqa: F401
+from routerlab.engines import click  # noqa: F401
+from routerlab.engines import calibration  # noqa: F401
+from routerlab.engines import external  # noqa: F401
+from routerlab.engines.base import Engine, ENGINES, find_binary, register  # noqa: F401
+from routerlab.engines.plugins import get, names  # noqa: F401
+from routerlab.engines.kernel import FILL_NET, guard_count, install_guard, install_routes  # noqa: F401
+from routerlab.engines.rules import firewall, nft_ruleset, Rule  # noqa: F401

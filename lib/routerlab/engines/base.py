@@ -11,10 +11,11 @@ import subprocess
 from pathlib import Path
 from typing import ClassVar
 
-from ..errors import EngineNotFound, ParameterError
-from ..scenarios import Scenario
-from ..testbed import VETH_RING_SIZE, Testbed, sh
-from . import builds
+from routerlab.errors import EngineNotFound, ParameterError
+from routerlab.analysis.scenarios import Scenario
+from routerlab.testbed.namespaces import NamespaceTestbed, VETH_RING_SIZE
+from routerlab.testbed.shell import sh
+from routerlab.engines import builds
 
 
 class Engine:
@@ -45,7 +46,7 @@ class Engine:
 
     def settings(self) -> dict:
         """The keyword arguments that make this engine again elsewhere (the router's host
-        of a testbed beyond one machine: :mod:`routerlab.sshtestbed`); none by default."""
+        of a testbed beyond one machine: :mod:`routerlab.remote.sshtestbed`); none by default."""
         return {}
 
     def use_config(self, path):
@@ -54,11 +55,11 @@ class Engine:
         raise ParameterError("config", f"engine {self.name} runs no configuration file of yours "
                                        "(click and fastclick do)")
 
-    def start(self, tb: Testbed, sc: Scenario) -> dict:
+    def start(self, tb: NamespaceTestbed, sc: Scenario) -> dict:
         """Configure the router; return facts for the environment record."""
         raise NotImplementedError
 
-    def bring_up(self, tb: Testbed, sc: Scenario) -> dict:
+    def bring_up(self, tb: NamespaceTestbed, sc: Scenario) -> dict:
         """Start the router (:meth:`start`) and tell the testbed how many packets its queue
         holds (:meth:`queue_packets`), which every trial's validation needs; return the
         facts for the environment record, ``router_queue_packets`` among them."""
@@ -67,10 +68,10 @@ class Engine:
         tb.router_queue = self.queue_packets(tb)
         return {**facts, "router_queue_packets": tb.router_queue}
 
-    def queue_packets(self, tb: Testbed) -> int:
+    def queue_packets(self, tb: NamespaceTestbed) -> int:
         """Packets the router holds while its CPU is stopped, before it drops: the first
         queue on its CPU that fills. With the XDP generator, the ring of the router's input
-        veth (:data:`routerlab.testbed.VETH_RING_SIZE`), which the generator's redirects
+        veth (:data:`routerlab.testbed.namespaces.VETH_RING_SIZE`), which the generator's redirects
         fill while the router's NAPI thread cannot run, for every engine. With rlgen, by
         default the per-CPU backlog that RPS feeds on the router's CPU
         (``net.core.netdev_max_backlog``), which every engine behind RPS (the kernel and
@@ -79,16 +80,16 @@ class Engine:
             return VETH_RING_SIZE
         return netdev_max_backlog()
 
-    def forwarded(self, tb: Testbed) -> int | None:
+    def forwarded(self, tb: NamespaceTestbed) -> int | None:
         """The engine's own count of forwarded packets (None if it keeps none)."""
         return None
 
-    def drop_counters(self, tb: Testbed) -> dict[str, int]:
+    def drop_counters(self, tb: NamespaceTestbed) -> dict[str, int]:
         """The engine's own counters of packets it dropped, by name, where it keeps them
-        cheaply ({} if not): read before and after each trial by :mod:`routerlab.drops`."""
+        cheaply ({} if not): read before and after each trial by :mod:`routerlab.measuring.drops`."""
         return {}
 
-    def stop(self, tb: Testbed):
+    def stop(self, tb: NamespaceTestbed):
         """Undo what :meth:`start` did that the namespaces' removal would not."""
 
     def stop_process(self, timeout: float = 5.0):
@@ -126,7 +127,7 @@ def netdev_max_backlog() -> int:
         return int(value)
 
 
-def router_names(tb: Testbed) -> dict[str, str]:
+def router_names(tb: NamespaceTestbed) -> dict[str, str]:
     """The router's interfaces and its neighbours' MAC addresses on ``tb``, and the links'
     MTU, by the names Click configurations take as defines and the ``exec`` engine's
     commands as variables: IN_DEV, OUT_DEV, IN_MAC, OUT_MAC, PREV_MAC, NEXT_MAC, MTU."""

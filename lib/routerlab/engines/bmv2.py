@@ -30,14 +30,16 @@ import sys
 import time
 from pathlib import Path
 
-from .. import defaults
-from ..errors import EngineNotFound, RouterlabError
-from ..scenarios import Scenario
-from ..testbed import STATE_DIR, Testbed, nsexec
-from . import builds, p4
-from .capture import CaptureDrops
-from .base import Engine, find_binary, register
-from .kernel import keep_kernel_out
+from routerlab import defaults
+from routerlab.errors import EngineNotFound, RouterlabError
+from routerlab.analysis.scenarios import Scenario
+from routerlab.testbed.interface import STATE_DIR
+from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.shell import nsexec
+from routerlab.engines import builds, p4
+from routerlab.engines.capture import CaptureDrops
+from routerlab.engines.base import Engine, find_binary, register
+from routerlab.engines.kernel import keep_kernel_out
 
 THRIFT_PORT = 9090  # each testbed has its own namespace, so one port serves all
 
@@ -170,7 +172,7 @@ class Bmv2(Engine):
                 f"p4c {builds.describe('p4c', p4.p4c())}")
 
     # running a program ------------------------------------------------------------------
-    def run(self, tb: Testbed, program: str | Path, entries: list[dict], solution: bool = True,
+    def run(self, tb: NamespaceTestbed, program: str | Path, entries: list[dict], solution: bool = True,
             source: str = "entries", *, ns: str | None = None, ports: dict[int, str] | None = None,
             cpu: int | None = -1, refused: list[str] | None = None) -> dict:
         """Compile ``program``, start the switch, write ``entries`` over its control plane
@@ -215,7 +217,7 @@ class Bmv2(Engine):
                               cpu=tb.router_cpu if cpu == -1 else cpu, stdout=self._log, stderr=subprocess.STDOUT)
         self._queue_reads = queue_reads(pipe, sorted(ports))
         if control == "p4runtime":
-            from .p4runtime import NotAnswering, Session
+            from routerlab.engines.p4runtime import NotAnswering, Session
 
             try:
                 self._p4rt = Session(f"unix:{grpc}", p4.p4info_of(json_path), json_path, log=log_path,
@@ -296,7 +298,7 @@ class Bmv2(Engine):
         self.cli_run([f"register_write {name} {index} {value}"])
 
     # the engine interface --------------------------------------------------------------------
-    def start(self, tb: Testbed, sc: Scenario) -> dict:
+    def start(self, tb: NamespaceTestbed, sc: Scenario) -> dict:
         entries, routes = p4.scenario_entries(sc, None if self.control_plane() == "p4runtime" else ROUTE_LIMIT,
                                               macs=(tb.mac(tb.ns_dut, tb.dut_out), tb.mac(tb.ns_sink, tb.sink_if)))
         facts = self.run(tb, p4.program_for(sc), entries, source=f"scenario {sc.name}")

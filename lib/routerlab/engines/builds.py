@@ -34,7 +34,7 @@ from typing import Callable
 
 import yaml
 
-from ..errors import DataFormatError, ParameterError, RouterlabError
+from routerlab.errors import DataFormatError, ParameterError, RouterlabError
 
 SOURCES_VAR = "ROUTERLAB_ENGINE_SOURCES"
 DIR_VAR = "ROUTERLAB_ENGINES_DIR"

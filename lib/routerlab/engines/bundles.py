@@ -37,8 +37,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from ..errors import RouterlabError
-from . import builds
+from routerlab.errors import RouterlabError
+from routerlab.engines import builds
 
 #: The manifest's name in a bundle, and the version of its format.
 MANIFEST = "routerlab-bundle.json"

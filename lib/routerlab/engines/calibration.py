@@ -43,11 +43,11 @@ import math
 import numbers
 import shutil
 
-from ..defaults import PDR_FRACTION
-from ..errors import EngineNotFound, ParameterError
-from ..testbed import nsexec, sh
-from .base import register
-from .kernel import Linux
+from routerlab.defaults import PDR_FRACTION
+from routerlab.errors import EngineNotFound, ParameterError
+from routerlab.testbed.shell import nsexec, sh
+from routerlab.engines.base import register
+from routerlab.engines.kernel import Linux
 
 #: Nanoseconds per second: nft_limit's token unit.
 NSEC_PER_SEC = 1_000_000_000

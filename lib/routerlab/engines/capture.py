@@ -2,7 +2,7 @@
 
 An engine that captures with libpcap (bmv2's simple_switch) loses packets at its
 AF_PACKET socket when it does not empty the socket's ring in time. The kernel counts them
-(``tp_drops``), but the drop tracer of :mod:`routerlab.drops` cannot see them: the
+(``tp_drops``), but the drop tracer of :mod:`routerlab.measuring.drops` cannot see them: the
 socket's copy is a clone of an sk_buff the DUT still holds, and only the last free of an
 sk_buff is traced. Only the socket's owner can ask for the count (``getsockopt
 PACKET_STATISTICS``), and the engine keeps no counter of its own, so
@@ -23,8 +23,8 @@ import socket
 import struct
 from dataclasses import dataclass, field
 
-from ..errors import RouterlabError
-from ..testbed import sh
+from routerlab.errors import RouterlabError
+from routerlab.testbed.shell import sh
 
 SYS_PIDFD_GETFD = 438  # the same number on every architecture (Linux 5.6)
 SOL_PACKET, PACKET_STATISTICS = 263, 6

@@ -24,14 +24,16 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..datasets import project_dir
-from ..errors import EngineNotFound, ParameterError, RouterlabError
-from ..scenarios import Scenario
-from ..testbed import DEST_NET, SINK_NET, STATE_DIR, Testbed, link_stats, nsexec
-from . import builds
-from .base import Engine, find_binary, register, router_names
-from .kernel import FILL_NET, keep_kernel_out
-from .rules import click_ipfilter, firewall
+from routerlab.analysis.datasets import project_dir
+from routerlab.errors import EngineNotFound, ParameterError, RouterlabError
+from routerlab.analysis.scenarios import Scenario
+from routerlab.testbed.interface import DEST_NET, SINK_NET, STATE_DIR
+from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.shell import link_stats, nsexec
+from routerlab.engines import builds
+from routerlab.engines.base import Engine, find_binary, register, router_names
+from routerlab.engines.kernel import FILL_NET, keep_kernel_out
+from routerlab.engines.rules import click_ipfilter, firewall
 
 ROUTER_FILES = ("services.click", "router-core.click", "iprouter.click", "iprouter-nodev.click", "nat.click",
                 "loadbalancer.click")
@@ -105,7 +107,7 @@ def read_handler(sock_path: str, handler: str, timeout: float = 2.0) -> str:
 
 #: The handlers that count packets a Click element dropped, by element class (every class
 #: whose name ends in Queue has ``drops``). The kernel's drop tracer sees none of these
-#: drops (:mod:`routerlab.drops`): a queue's overflow and a failed DPDK send happen in user
+#: drops (:mod:`routerlab.measuring.drops`): a queue's overflow and a failed DPDK send happen in user
 #: space; FromDevice's ``kernel_drops`` (the capture socket's full buffer) drops the
 #: socket's reference to an sk_buff the DUT still holds, and only the last free of an
 #: sk_buff is traced (its design drop at the DUT's ingress); ``hw_dropped`` counts XDP
@@ -181,10 +183,10 @@ class ClickEngine(Engine):
     def write(self, folder: Path, sc: Scenario) -> Path:
         return write_configs(folder, sc)
 
-    def command(self, tb: Testbed, folder: Path, defines: dict) -> list[str]:
+    def command(self, tb: NamespaceTestbed, folder: Path, defines: dict) -> list[str]:
         return [self.binary(), str(folder / self.config), *[f"{k}={v}" for k, v in defines.items()]]
 
-    def start(self, tb: Testbed, sc: Scenario) -> dict:
+    def start(self, tb: NamespaceTestbed, sc: Scenario) -> dict:
         keep_kernel_out(tb)
         folder = self.write(STATE_DIR / f"{tb.prefix}-{self.name}", sc)
         self._folder = folder

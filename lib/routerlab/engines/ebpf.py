@@ -9,12 +9,14 @@ import shutil
 import struct
 from pathlib import Path
 
-from .. import cache
-from ..errors import EngineNotFound
-from ..testbed import SINK_NET, VETH_RING_SIZE, napi_threads, nsexec, sh
-from .base import Engine, register
-from .kernel import install_guard, install_routes, sysctl
-from .rules import firewall
+from routerlab import cache
+from routerlab.errors import EngineNotFound
+from routerlab.testbed.interface import SINK_NET
+from routerlab.testbed.namespaces import VETH_RING_SIZE
+from routerlab.testbed.shell import napi_threads, nsexec, sh
+from routerlab.engines.base import Engine, register
+from routerlab.engines.kernel import install_guard, install_routes, sysctl
+from routerlab.engines.rules import firewall
 
 
 def map_ids(prog_id: int) -> dict[str, int]:

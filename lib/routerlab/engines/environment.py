@@ -19,9 +19,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..errors import EngineNotFound, RouterlabError
-from . import builds
-from .base import find_binary
+from routerlab.errors import EngineNotFound, RouterlabError
+from routerlab.engines import builds
+from routerlab.engines.base import find_binary
 
 #: What the P4 tutorials call, by engine: (engine, binary) in the order they are looked for.
 PROGRAMS = (("p4c", "p4c"), ("p4c", "p4c-bm2-ss"), ("bmv2", "simple_switch_grpc"), ("bmv2", "simple_switch"),
@@ -119,7 +119,7 @@ def run(command: list[str], *, isolated: bool = False, log_build: bool | None = 
             if not shutil.which("unshare"):
                 raise EngineNotFound("routerlab engines run --isolated needs unshare (Debian package util-linux)")
             if os.geteuid() != 0:
-                from .. import userns
+                from routerlab.testbed import userns
 
                 why = userns.missing()
                 if why:

@@ -26,13 +26,16 @@ import time
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from ..datasets import project_dir
-from ..defaults import EXEC_READY_TIMEOUT_S
-from ..errors import ParameterError, RouterlabError
-from ..scenarios import Scenario
-from ..testbed import DEST_NET, SINK_NET, STATE_DIR, TG_NET, Testbed, nsexec, stop_group
-from .base import Engine, register, router_names
-from .kernel import kernel_forwards, keep_kernel_out, sent_out
+from routerlab.analysis.datasets import project_dir
+from routerlab.defaults import EXEC_READY_TIMEOUT_S
+from routerlab.errors import ParameterError, RouterlabError
+from routerlab.analysis.scenarios import Scenario
+from routerlab.testbed.interface import DEST_NET, SINK_NET, STATE_DIR, TG_NET
+from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.shell import nsexec
+from routerlab.testbed.cleanup import stop_group
+from routerlab.engines.base import Engine, register, router_names
+from routerlab.engines.kernel import keep_kernel_out, kernel_forwards, sent_out
 
 #: The variables each command finds in its environment: name -> what it holds.
 VARIABLES = {
@@ -159,14 +162,14 @@ class ExecEngine(Engine):
         route tables are refused."""
         self.commands = commands
         self.features = {"routes"} if commands.kernel_forwarding else set()
-        # what routerlab.drops counts as design: the kernel's copy of a captured packet
+        # what routerlab.measuring.drops counts as design: the kernel's copy of a captured packet
         self.kernel_copy_dropped = not commands.kernel_forwarding
         # loss: what the input socket of a capturing router dropped. A socket on the
         # output side or on every interface only sees copies of what the router sent (the
         # sink sends nothing back), and with kernel forwarding a socket is a tap: context
         self.untraced_counters = () if commands.kernel_forwarding else (SOCKET_DROPS + "in",)
 
-    #: Counters whose drops routerlab.drops counts as loss (the rest are context).
+    #: Counters whose drops routerlab.measuring.drops counts as loss (the rest are context).
     untraced_counters: tuple[str, ...] = ()
 
     def check(self, sc: Scenario | None = None):
@@ -185,7 +188,7 @@ class ExecEngine(Engine):
             raise RouterlabError(f"exec: the version command exited {p.returncode}: {self.commands.version_command}")
         return first[0]
 
-    def environment(self, tb: Testbed) -> dict[str, str]:
+    def environment(self, tb: NamespaceTestbed) -> dict[str, str]:
         """The values of :data:`VARIABLES` on the testbed ``tb``."""
         return {
             **router_names(tb),
@@ -194,7 +197,7 @@ class ExecEngine(Engine):
             "CPU": str(tb.router_cpu), "RUN_DIR": str(self._folder), "ROUTERS": str(project_dir("routers")),
         }
 
-    def _run(self, tb: Testbed | None, what: str, timeout: float = COMMAND_TIMEOUT_S) -> subprocess.CompletedProcess:
+    def _run(self, tb: NamespaceTestbed | None, what: str, timeout: float = COMMAND_TIMEOUT_S) -> subprocess.CompletedProcess:
         """Run the command ``what`` (a field of :class:`Commands`) with ``sh -c``: in the
         router's namespace with the testbed's variables once the router is started, else
         (the version command asked for before) where routerlab runs, with ``ROUTERS``."""
@@ -208,14 +211,14 @@ class ExecEngine(Engine):
             name = what.replace("_command", "")
             raise RouterlabError(f"exec: the {name} command did not finish within {timeout:g} s: {cmd}") from None
 
-    def start(self, tb: Testbed, sc: Scenario) -> dict:
+    def start(self, tb: NamespaceTestbed, sc: Scenario) -> dict:
         try:
             return self._start(tb, sc)
         except BaseException:
             self.stop(tb)  # its stop command, its processes and its folder, whatever failed
             raise
 
-    def _start(self, tb: Testbed, sc: Scenario) -> dict:
+    def _start(self, tb: NamespaceTestbed, sc: Scenario) -> dict:
         c = self.commands
         facts = kernel_forwards(tb, sc) if c.kernel_forwarding else {}
         if not c.kernel_forwarding:
@@ -252,7 +255,7 @@ class ExecEngine(Engine):
             self.drop_counters(tb)  # a broken counters command is refused before any trial
         return facts
 
-    def _ready(self, tb: Testbed, probe: "_Probe | None", left: float) -> bool:
+    def _ready(self, tb: NamespaceTestbed, probe: "_Probe | None", left: float) -> bool:
         """Whether the router forwards now: its ready command exits 0 (a command that
         takes longer than the time left counts as not yet), or the probe gets through."""
         if probe is not None:
@@ -270,7 +273,7 @@ class ExecEngine(Engine):
             raise RouterlabError(f"exec: the start command exited with status {p.returncode} during the "
                                  f"measurement; its last output: {tail(self._log_path)}")
 
-    def drop_counters(self, tb: Testbed) -> dict[str, int]:
+    def drop_counters(self, tb: NamespaceTestbed) -> dict[str, int]:
         """The drops of the router's AF_PACKET sockets (:data:`SOCKET_DROPS`) and the
         counters the counters command prints (``name value`` per line)."""
         self._alive()
@@ -293,12 +296,12 @@ class ExecEngine(Engine):
             out[m.group(1)] = int(m.group(2))
         return out
 
-    def forwarded(self, tb: Testbed) -> int:
+    def forwarded(self, tb: NamespaceTestbed) -> int:
         """What left the router towards the sink, by the kernel's count of OUT_DEV."""
         self._alive()
         return sent_out(tb)
 
-    def stop(self, tb: Testbed):
+    def stop(self, tb: NamespaceTestbed):
         """Run the stop command (a failure or a timeout of it is written to the router's
         log: stopping goes on), stop the start command's processes (SIGTERM, then SIGKILL
         after :data:`STOP_GRACE_S`), close the log and remove the router's folder."""
@@ -320,7 +323,7 @@ class ExecEngine(Engine):
             shutil.rmtree(self._folder, ignore_errors=True)
 
 
-def socket_drops(tb: Testbed) -> dict[str, int]:
+def socket_drops(tb: NamespaceTestbed) -> dict[str, int]:
     """What the AF_PACKET sockets in the router's namespace dropped since they were opened
     (``ss``'s ``d`` of ``skmem``: the socket's sk_drops), by the interface each is bound
     to (``in``, ``out``, ``any``): {} when the router opened none."""
@@ -339,15 +342,15 @@ class _Probe:
     """Whether the router forwards yet: one frame from the generator to DEST_NET per call,
     seen by the sink's counter."""
 
-    def __init__(self, tb: Testbed):
-        from ..traffic import udp_frame
+    def __init__(self, tb: NamespaceTestbed):
+        from routerlab.testbed.traffic import udp_frame
 
         self.tb = tb
         self.frame = udp_frame(tb.mac(tb.ns_tg, tb.tg_if), tb.mac(tb.ns_dut, tb.dut_in),
                                f"{TG_NET}.2", f"{DEST_NET}.1")
 
     def through(self) -> bool:
-        from ..probe import send_frames
+        from routerlab.testbed.probe import send_frames
 
         before = self.tb.sink_count()
         send_frames(self.tb.ns_tg, self.tb.tg_if, [self.frame], gap=0)

@@ -8,20 +8,22 @@ import ipaddress
 import json
 import time
 
-from ..errors import ParameterError
-from ..scenarios import Scenario
-from ..testbed import DEST_NET, SINK_NET, Testbed, nsexec, sh
-from .base import Engine, register
-from .rules import nft_ruleset
+from routerlab.errors import ParameterError
+from routerlab.analysis.scenarios import Scenario
+from routerlab.testbed.interface import DEST_NET, SINK_NET
+from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.shell import nsexec, sh
+from routerlab.engines.base import Engine, register
+from routerlab.engines.rules import nft_ruleset
 
 #: Where the fill routes of a large table point: host routes that no traffic uses.
 FILL_NET = ipaddress.ip_network("10.128.0.0/9")
 
 
-def install_routes(tb: Testbed, sc: Scenario) -> float:
+def install_routes(tb: NamespaceTestbed, sc: Scenario) -> float:
     """The route the traffic uses, plus ``routes - 1`` fill routes loaded in netlink batches.
 
-    Returns the seconds the fill routes took (:mod:`routerlab.netlink_routes`: many route
+    Returns the seconds the fill routes took (:mod:`routerlab.testbed.netlink_routes`: many route
     requests per send, errors read back; ``ip route`` once per route would take hours).
     """
     import sys
@@ -33,7 +35,7 @@ def install_routes(tb: Testbed, sc: Scenario) -> float:
     if n > FILL_NET.num_addresses:
         raise ParameterError("routes", f"at most {FILL_NET.num_addresses} fill routes")
     t0 = time.perf_counter()
-    nsexec(tb.ns_dut, sys.executable, "-m", "routerlab.netlink_routes", str(FILL_NET.network_address), str(n),
+    nsexec(tb.ns_dut, sys.executable, "-m", "routerlab.testbed.netlink_routes", str(FILL_NET.network_address), str(n),
            f"{SINK_NET}.2", tb.dut_out, timeout=900)
     return time.perf_counter() - t0
 
@@ -43,13 +45,13 @@ def sysctl(ns: str, **kv):
         nsexec(ns, "sysctl", "-qw", f"{k.replace('__', '.')}={v}")
 
 
-def guard_count(tb: Testbed) -> int:
+def guard_count(tb: NamespaceTestbed) -> int:
     """Packets the kernel would have forwarded for a non-kernel engine (dropped by the guard)."""
     out = json.loads(nsexec(tb.ns_dut, "nft", "-j", "list", "counter", "inet", "rlguard", "guarded"))
     return next(o["counter"]["packets"] for o in out["nftables"] if "counter" in o)
 
 
-def keep_kernel_out(tb: Testbed, ns: str | None = None, devices: list[str] | None = None):
+def keep_kernel_out(tb: NamespaceTestbed, ns: str | None = None, devices: list[str] | None = None):
     """For a router that captures its packets itself (AF_PACKET, libpcap, as Click, bmv2 and
     Open vSwitch's userspace datapath do): kernel forwarding off in namespace ``ns``
     (default the DUT's), and the ingress of each of ``devices`` (default both router
@@ -68,7 +70,7 @@ def keep_kernel_out(tb: Testbed, ns: str | None = None, devices: list[str] | Non
         install_guard(tb)
 
 
-def kernel_forwards(tb: Testbed, sc: Scenario) -> dict:
+def kernel_forwards(tb: NamespaceTestbed, sc: Scenario) -> dict:
     """The DUT's kernel as the router: forwarding on, no reverse-path filter or redirects,
     the scenario's routes; returns the facts for the record (``routes_load_s``)."""
     sysctl(tb.ns_dut, net__ipv4__ip_forward=1, net__ipv4__conf__all__rp_filter=0,
@@ -76,14 +78,14 @@ def kernel_forwards(tb: Testbed, sc: Scenario) -> dict:
     return {"routes_load_s": round(install_routes(tb, sc), 2)}
 
 
-def sent_out(tb: Testbed) -> int:
+def sent_out(tb: NamespaceTestbed) -> int:
     """Packets the DUT sent towards the sink, by the kernel's count of its output link."""
-    from ..testbed import link_stats
+    from routerlab.testbed.shell import link_stats
 
     return link_stats(tb.ns_dut, tb.dut_out)["tx_packets"]
 
 
-def install_guard(tb: Testbed):
+def install_guard(tb: NamespaceTestbed):
     nsexec(tb.ns_dut, "nft", "-f", "-", input=(
         "table inet rlguard {\n  counter guarded { }\n"
         "  chain guard { type filter hook forward priority -400; counter name \"guarded\" drop; }\n}\n"))

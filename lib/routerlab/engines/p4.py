@@ -31,12 +31,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import cache
-from ..datasets import project_dir
-from ..errors import DataFormatError, EngineNotFound, RouterlabError
-from .base import find_binary
-from .kernel import FILL_NET
-from .rules import firewall
+from routerlab import cache
+from routerlab.analysis.datasets import project_dir
+from routerlab.errors import DataFormatError, EngineNotFound, RouterlabError
+from routerlab.engines.base import find_binary
+from routerlab.engines.kernel import FILL_NET
+from routerlab.engines.rules import firewall
 
 PROGRAMS = ("router", "firewall", "gre", "shortcut")
 
@@ -410,12 +410,13 @@ def scenario_entries(sc, route_limit: int | None = None, macs: tuple[str, str] |
     GRE tunnel from the DUT's far address to the sink's. Returns the entries and the
     number of routes in them (``route_limit`` caps the fill routes). ``macs``: the
     router's output MAC and the sink's, which the forwarded frames take (default the
-    namespace testbed's, :attr:`routerlab.testbed.Testbed.MACS`).
+    namespace testbed's, :attr:`routerlab.testbed.namespaces.NamespaceTestbed.MACS`).
     """
-    from ..testbed import DEST_NET, SINK_NET, Testbed
+    from routerlab.testbed.interface import DEST_NET, SINK_NET
+    from routerlab.testbed.namespaces import NamespaceTestbed
 
     prog = program_for(sc)
-    src, dst = macs or (Testbed.MACS["d1"], Testbed.MACS["s0"])
+    src, dst = macs or (NamespaceTestbed.MACS["d1"], NamespaceTestbed.MACS["s0"])
     fwd = {"src": src, "dst": dst, "port": 1}
     out = [{"table": "RlIngress.ipv4_lpm", "match": {"hdr.ipv4.dstAddr": [f"{DEST_NET}.0", 24]},
             "action_name": "RlIngress.forward", "action_params": fwd}]

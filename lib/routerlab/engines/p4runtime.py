@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..errors import RouterlabError
-from .p4 import Entry
+from routerlab.errors import RouterlabError
+from routerlab.engines.p4 import Entry
 
 #: Updates per WriteRequest: large enough that the round trips do not count, small
 #: enough that an error names its entry without a huge reply.

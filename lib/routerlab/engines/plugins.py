@@ -15,7 +15,7 @@ is kept with its error (``routerlab doctor`` names it); the other engines are un
 
 from __future__ import annotations
 
-from . import base
+from routerlab.engines import base
 
 #: The entry-point group plug-ins name their engines in.
 GROUP = "routerlab.engines"
@@ -30,7 +30,7 @@ def load() -> dict[str, str]:
         return _failed
     from importlib.metadata import entry_points
 
-    from .base import ENGINES, Engine, register
+    from routerlab.engines.base import Engine, ENGINES, register
 
     _failed = {}
     for ep in entry_points(group=GROUP):

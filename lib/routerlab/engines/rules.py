@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..scenarios import Scenario
-from ..testbed import DEST_NET
+from routerlab.analysis.scenarios import Scenario
+from routerlab.testbed.interface import DEST_NET
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ def firewall(sc: Scenario) -> tuple[list[Rule], str]:
     policy is deny and the last rule accepts only the traffic that should pass (not to
     the drop port); without it the policy is accept.
     """
-    from ..traffic import TrafficSpec
+    from routerlab.testbed.traffic import TrafficSpec
 
     rules = [Rule("drop", saddr=f"192.0.2.{i % 250 + 1}/32", proto="udp", dport=(1000 + i, 1000 + i))
              for i in range(max(sc.rules - 1, 0))]

@@ -53,9 +53,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .. import cache
-from ..errors import ParameterError, RouterlabError
-from . import builds
+from routerlab import cache
+from routerlab.errors import ParameterError, RouterlabError
+from routerlab.engines import builds
 
 #: The engines that have a suite here, and what it is.
 SUITES = {"click": "test/clicktest", "fastclick": "test/clicktest", "p4c": "bmv2 (backends/bmv2/run-bmv2-test.py)"}
@@ -265,7 +265,7 @@ def p4c_xfail(src: Path) -> dict[str, str]:
     path = src / "backends" / "bmv2" / "CMakeLists.txt"
     m = re.search(r"set\s*\(\s*XFAIL_TESTS\s*\n(.*?)\n\s*\)", path.read_text(), re.S)
     if m is None:
-        from ..errors import DataFormatError
+        from routerlab.errors import DataFormatError
 
         raise DataFormatError(str(path), None, "no set (XFAIL_TESTS ...): upstream's expected failures cannot be told")
     out, why, after_test = {}, [], True

@@ -7,7 +7,7 @@
 // configuration prints both and stops.
 //   click forwarding.click PACKETS=1000   -> prints 1000 (forwarded) and 0 (ICMP errors)
 //
-// $FRAME defaults to the generator's single-flow packet (routerlab.traffic.udp_frame: a
+// $FRAME defaults to the generator's single-flow packet (routerlab.testbed.traffic.udp_frame: a
 // 64-byte UDP frame from 10.70.1.2 to 10.71.0.1, between the testbed's MACs); routerlab
 // passes the same frame on the command line. Routes and firewall come from tables.click,
 // which routerlab writes for the scenario single-flow (one route).

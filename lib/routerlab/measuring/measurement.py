@@ -1,0 +1,213 @@
+"""One way in to measuring a router on the testbed.
+
+The command line (``routerlab measure``, ``bench search``, ``bench engines``), the
+notebooks and the comparison campaign all call :func:`measure`. It resolves and checks the
+engine and the scenario once, checks every parameter before anything needs root, checks
+root once, measures the generator's ceiling when the loads need it, and then runs a fixed
+sweep (:mod:`routerlab.measuring.sweep`, trials appended to ``trials.csv``) or a PDR/NDR search
+(:mod:`routerlab.measuring.search`, ``search_results.csv``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from routerlab import engines
+from routerlab.analysis import scenarios, stats
+from routerlab.testbed import traffic
+from routerlab.testbed import settings
+from routerlab.defaults import SEARCH_KINDS  # noqa: F401  (the search kinds measure accepts)
+from routerlab.engines.base import Engine
+from routerlab.errors import ParameterError
+from routerlab.analysis.scenarios import Scenario
+from routerlab.testbed.capabilities import require_root
+
+
+
+def resolve(engine: str | Engine, scenario: str | Scenario, config=None, router=None, control: str | None = None,
+            **overrides) -> tuple[Engine, Scenario]:
+    """The engine (by name, or an engine already made) and the scenario (a preset, a YAML file or a Scenario with
+    ``overrides`` such as ``rules=50``), checked against each other: an engine that is
+    missing, or lacks a feature the scenario needs, is refused here. ``config`` is a
+    router configuration of one's own for the engine to run (click, fastclick); ``router``
+    the commands of the ``exec`` engine
+    (:class:`routerlab.engines.external.Commands`); ``control`` bmv2's control plane
+    (``p4runtime`` or ``thrift``, :attr:`routerlab.engines.bmv2.Bmv2.control`)."""
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if isinstance(scenario, Scenario):
+        if overrides:
+            raise ParameterError("scenario", "overrides go with a scenario name, not a Scenario")
+        sc = scenario
+    else:
+        sc = scenarios.load(scenario, **overrides)
+    eng = engines.get(engine) if isinstance(engine, str) else engine
+    if config is not None:
+        eng.use_config(config)
+    if router is not None:
+        if not hasattr(eng, "use_commands"):
+            raise ParameterError("start", f"engine {engine} is started by routerlab; only --engine exec "
+                                          "takes --start and the commands that go with it")
+        eng.use_commands(router)
+    if control is not None:
+        from routerlab.engines.bmv2 import CONTROLS
+
+        if not hasattr(eng, "control"):
+            raise ParameterError("control", f"engine {engine} has one control plane; only bmv2 takes --control")
+        if control not in CONTROLS:
+            raise ParameterError("control", f"{control!r}: expected one of {', '.join(CONTROLS)}")
+        eng.control = control
+    if settings.beyond_one_machine():
+        # the engine is the router host's: checked there
+        if eng.one_machine:
+            raise ParameterError("engine", f"{eng.name} runs on the namespace testbed only: {eng.one_machine}")
+        Engine.check(eng, sc)
+        settings.check_engine(eng, sc)
+    else:
+        eng.check(sc)
+    return eng, sc
+
+
+def generator_ceiling(sc: Scenario | None = None, announce: Callable[[str], None] | None = None) -> float:
+    """The generator's ceiling in pps for the scenario's traffic (generator straight into the
+    sink), in whole pps. Needs root."""
+    announce = announce or (lambda msg: None)
+    require_root()
+    announce("measuring the generator's ceiling (generator straight into the sink)...")
+    # whole pps, as experiments.csv records it: a run resumed with the recorded ceiling (or
+    # bench repeat's second sweep) then offers the same loads to the pps
+    ceiling = float(round(traffic.ceiling(spec=traffic.TrafficSpec.for_scenario(sc) if sc else None)))
+    announce(f"generator ceiling: {ceiling:.0f} pps")
+    return ceiling
+
+
+def recorded_ceiling(out, experiment: str | None = None) -> float | None:
+    """The generator ceiling an earlier (interrupted) run recorded in ``out/experiments.csv``
+    for ``experiment`` (any experiment when None), measured with the generator a testbed
+    would take now: resuming with it gives the same loads in pps, so the trials already
+    there count."""
+    from routerlab.analysis import datasets
+    from routerlab.testbed.settings import default_generator
+    from routerlab.testbed.capabilities import runnable
+
+    path = Path(out) / "experiments.csv"
+    if not path.is_file():
+        return None
+    rec = datasets.read_experiments(path)
+    if experiment is not None:
+        rec = rec[rec["experiment"] == experiment]
+    now = runnable(default_generator())
+    rec = rec[[datasets.generator_kind(g) in ("", now) for g in rec.get("generator", pd.Series(dtype=str))]]
+    vals = rec.get("generator_ceiling_pps", pd.Series(dtype=float)).dropna()
+    return float(vals.iloc[0]) if len(vals) else None
+
+
+def check(*, loads: str | None = None, loads_frac: str | None = None, runs: int = 10, duration: float = 2.0,
+          search: str | None = None, pdr: float = stats.PDR_FRACTION, methods=("routerlab",),
+          steal_threshold: float | None = None, max_repeats: int | None = None):
+    """Check the parameters of a measurement (those of :func:`measure`) that need neither
+    root nor an engine, before anything is measured: the one check that ``measure``, a
+    campaign file and the comparison all make. Returns the trial validation they give.
+
+    Raises
+    ------
+    ParameterError
+        Naming the parameter.
+    ToolMissing
+        A search method whose package is not installed (MLRsearch).
+    """
+    from routerlab.measuring import search as search_mod
+    from routerlab.measuring import sweep
+    from routerlab.measuring.validation import TrialValidation
+
+    validation = TrialValidation(**{k: v for k, v in (("steal_threshold", steal_threshold),
+                                                      ("max_repeats", max_repeats)) if v is not None})
+    stats.VerdictParams(pdr=pdr)  # a bad fraction is refused now, not after the measurement
+    if search is not None and search not in SEARCH_KINDS:
+        raise ParameterError("search", f"must be one of {', '.join(SEARCH_KINDS)}, got {search!r}")
+    if search is not None and (loads or loads_frac):
+        raise ParameterError("loads", "a search chooses its own loads: give --loads/--loads-frac or --search")
+    if search is not None and "mlrsearch" in methods:
+        search_mod.require_mlrsearch()
+    if search is None:
+        # fractions against a nominal ceiling (the real one needs root), large enough that
+        # none rounds to 0 pps; a scenario's name does not matter to the plan's checks
+        sweep.SweepPlan("", Scenario(name="check"), sweep.parse_loads(loads, loads_frac, 1e6), runs=runs,
+                        duration=duration)
+    elif not duration > 0:
+        raise ParameterError("duration", f"must be > 0 seconds, got {duration}")
+    return validation
+
+
+def measure(engine: str, scenario: str | Scenario, out, *, loads: str | None = None, loads_frac: str | None = None,
+            runs: int = 10, duration: float = 2.0, search: str | None = None, pdr: float = stats.PDR_FRACTION,
+            methods=("routerlab",), ceiling_pps: float | None = None, experiment: str = "",
+            rules: int | None = None, routes: int | None = None, frame_size: int | None = None,
+            config=None, router=None, control: str | None = None, announce: Callable[[str], None] | None = None,
+            progress: bool = True, steal_threshold: float | None = None, max_repeats: int | None = None):
+    """Measure ``engine`` in ``scenario`` into the dataset folder ``out``.
+
+    Parameters
+    ----------
+    loads, loads_frac : str
+        For a sweep, exactly one: loads in pps (``"50000,100000"``) or fractions of the
+        generator's ceiling (``"0.1,0.2"``).
+    runs, duration : int, float
+        Trials per load (K) and seconds per trial (T); for a search, ``duration`` is the
+        length of its final trials.
+    search : {"pdr", "ndr", "both"}, optional
+        Search instead of sweeping, between :data:`routerlab.defaults.SEARCH_LOW_FRACTION` of the
+        ceiling and the ceiling.
+    pdr : float
+        PDR fraction of the search (a ratio: 0.005 is PDR@0.5%).
+    ceiling_pps : float, optional
+        The generator's ceiling if already known; else measured when needed.
+    rules, routes, frame_size : int, optional
+        Overrides of the scenario's knobs.
+    config : path-like, optional
+        A router configuration of one's own for the engine to run instead of routerlab's
+        (click, fastclick: e.g. a course exercise's router); it must take the testbed's
+        defines, see :meth:`routerlab.engines.click.ClickEngine.use_config`.
+    router : routerlab.engines.external.Commands, optional
+        For ``engine="exec"``: the commands that start, check and stop a router of one's
+        own.
+    control : {"p4runtime", "thrift"}, optional
+        For ``engine="bmv2"``: its control plane (default P4Runtime where
+        ``simple_switch_grpc`` is installed); the environment record says which.
+    announce : callable, optional
+        Called with one-line messages (the ceiling, the plan and its duration).
+    steal_threshold, max_repeats : float, int, optional
+        Trial validation (:class:`routerlab.measuring.validation.TrialValidation`, whose defaults
+        stand for None): a trial with more steal than ``steal_threshold`` (ratio) is
+        measured again, at most ``max_repeats`` times.
+
+    Returns
+    -------
+    pathlib.Path or list of routerlab.measuring.search.SearchResult
+        The dataset folder of a sweep; the results of a search.
+    """
+    from routerlab.measuring import search as search_mod
+    from routerlab.measuring import sweep
+
+    announce = announce or (lambda msg: None)
+    eng, sc = resolve(engine, scenario, config, router, control, rules=rules, routes=routes, frame_size=frame_size)
+    validation = check(loads=loads, loads_frac=loads_frac, runs=runs, duration=duration, search=search, pdr=pdr,
+                       methods=methods, steal_threshold=steal_threshold, max_repeats=max_repeats)
+    if search is None and loads_frac and ceiling_pps is None:
+        ceiling_pps = recorded_ceiling(out, experiment or f"{engine}-{sc.name}")
+        if ceiling_pps is not None:
+            announce(f"resuming with the generator ceiling recorded in {out}: {ceiling_pps:.0f} pps")
+    require_root()
+    if ceiling_pps is None and (search is not None or loads_frac):
+        ceiling_pps = generator_ceiling(sc, announce)
+    if search is not None:
+        return search_mod.run_search(eng, sc, out, kind=search, pdr=pdr, ceiling_pps=ceiling_pps,
+                                     final_duration=duration, methods=methods, experiment=experiment,
+                                     validation=validation)
+    plan = sweep.SweepPlan(engine, sc, sweep.parse_loads(loads, loads_frac, ceiling_pps), runs=runs,
+                           duration=duration, experiment=experiment)
+    announce(f"{plan.experiment}: {len(plan.loads)} loads x {plan.runs} runs x {plan.duration:g} s "
+             f"(about {plan.seconds / 60:.1f} min)")
+    return sweep.run(plan, Path(out), engine=eng, ceiling_pps=ceiling_pps, progress=progress, validation=validation)

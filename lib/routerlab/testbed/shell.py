@@ -1,0 +1,96 @@
+"""Commands a testbed runs, and the counters it reads: links, CPUs, veth queues, NAPI threads."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+
+from routerlab.errors import RouterlabError
+from routerlab.testbed import hostchanges
+
+class TestbedError(RouterlabError):
+    """A testbed command failed; the message names the command and its error output."""
+
+
+
+def sh(*args: str, input: str | None = None, check: bool = True, timeout: float = 120) -> str:
+    """Run a command (argv), return its stdout; raise :class:`TestbedError` naming it.
+    On a host of a testbed beyond one machine, what it changes is journalled first
+    (:mod:`routerlab.testbed.hostchanges`)."""
+    hostchanges.before(list(args), input)
+    # a command that times out or is interrupted may have changed something: its undo stays
+    p = subprocess.run(list(args), input=input, capture_output=True, text=True, timeout=timeout)
+    hostchanges.after(p.returncode == 0)
+    if check and p.returncode != 0:
+        raise TestbedError(f"{' '.join(args)[:200]}: {p.stderr.strip() or p.stdout.strip()}")
+    return p.stdout
+
+
+def nsexec(ns: str, *args: str, **kw) -> str:
+    """Run a command inside namespace ``ns``."""
+    return sh("ip", "netns", "exec", ns, *args, **kw)
+
+
+def link_stats(ns: str, dev: str) -> dict:
+    """Kernel counters of a link (packets, drops), as ints."""
+    out = json.loads(sh("ip", "-n", ns, "-s", "-j", "link", "show", "dev", dev))
+    s = out[0]["stats64"]
+    return {"rx_packets": s["rx"]["packets"], "rx_dropped": s["rx"]["dropped"],
+            "tx_packets": s["tx"]["packets"], "tx_dropped": s["tx"]["dropped"]}
+
+
+def cpu_times() -> dict[str, list[int]]:
+    """Per-CPU jiffies from /proc/stat: name -> [user, nice, system, idle, iowait, irq, softirq, steal]."""
+    out = {}
+    with open("/proc/stat") as fh:
+        for line in fh:
+            if line.startswith("cpu"):
+                parts = line.split()
+                out[parts[0]] = [int(x) for x in parts[1:9]]
+    return out
+
+
+def cpu_usage(before: dict, after: dict, cpu: int) -> tuple[float, float]:
+    """Busy fraction of ``cpu`` (ratio in [0, 1]: everything but idle and iowait) and the
+    steal fraction over all CPUs between two :func:`cpu_times` samples."""
+    d = [a - b for a, b in zip(after[f"cpu{cpu}"], before[f"cpu{cpu}"])]
+    total = sum(d) or 1
+    busy = (total - d[3] - d[4]) / total
+    da = [a - b for a, b in zip(after["cpu"], before["cpu"])]
+    steal = da[7] / (sum(da) or 1)
+    return busy, steal
+
+
+def veth_queue_counters(ns: str, dev: str) -> dict[str, int]:
+    """A veth's per-queue counters (``ethtool -S``: ``rx_queue_0_xdp_drops``, ...), each
+    summed over its queues, by name without the queue (``xdp_drops``)."""
+    out: dict[str, int] = {}
+    for line in nsexec(ns, "ethtool", "-S", dev).splitlines():
+        m = re.match(r"\s*(?:rx|tx)_queue_\d+_(\w+):\s*(\d+)", line)
+        if m:
+            out[m.group(1)] = out.get(m.group(1), 0) + int(m.group(2))
+    return out
+
+
+def napi_threads(dev: str, timeout_s: float = 1.0) -> list[str]:
+    """The pids of the threaded NAPI kthreads of ``dev`` (``napi/<dev>-<id>``), waiting up
+    to ``timeout_s`` for the kernel to start them."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        pids = sh("pgrep", "-f", f"napi/{dev}-", check=False).split()
+        if pids or time.monotonic() > deadline:
+            if not pids:
+                raise TestbedError(f"no threaded NAPI kthread for {dev}")
+            return pids
+        time.sleep(0.05)
+
+
+def u64(value) -> int:
+    """A per-CPU value as bpftool's JSON gives it: a number, or its bytes in hex."""
+    if isinstance(value, int):
+        return value
+    return int.from_bytes(bytes(int(b, 16) for b in value), "little")
+
+

@@ -1,0 +1,401 @@
+"""Traffic: our open-loop generators, one trial, and the ceiling.
+
+Two generators send the same frames (rlgen makes them: :func:`frames`): the XDP generator
+(:mod:`routerlab.testbed.xdpgen`, live XDP frames, the default) and rlgen (``csrc/rlgen.c``,
+AF_PACKET); the testbed says which (``Testbed.generator``), and :func:`run_trial` drives it.
+
+Both are compiled at first use into the user cache, keyed by a hash of their source. Why
+our own generators: the generators in the registries are closed-loop on veth (socket
+back-pressure and silent ENOBUFS retries turn router overload into a lower sending rate,
+not loss), and xdp-tools' ``xdp-trafficgen`` does not load on this kernel. ``routerlab
+bench generators`` measures the candidates side by side; docs/testbed.md, "The
+generator", says how.
+"""
+
+from __future__ import annotations
+
+import select
+import subprocess
+import time
+from contextlib import contextmanager, nullcontext
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from routerlab import cache
+from routerlab.testbed import namespaces
+from routerlab.errors import ParameterError, RouterlabError
+from routerlab.testbed.interface import DEST_NET, SINK_NET, TG_NET
+from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.shell import cpu_usage, sh
+
+#: Frames per burst, both generators: rlgen's sendmmsg batch, the XDP generator's run of
+#: its program. The packets offered during d seconds are up to one burst more than
+#: rate * d.
+BURST = 32
+#: A trial counts as generator-limited when it offered less than this share of the
+#: requested packets (or its own socket refused any).
+GENERATOR_TOLERANCE = 0.995
+#: A trial counts as disturbed by the hypervisor when steal exceeds this fraction of CPU time.
+STEAL_FLAG = 0.02
+#: Time for packets in flight to reach the sink before the counters are read, seconds.
+DRAIN_S = 0.1
+#: How long the stop probe may take to say it runs, seconds.
+PROBE_START_S = 5.0
+#: The stop probe's period, milliseconds: a stop of d ms reads as d - P to d. The probe's
+#: own CPU time on this machine (docs/testbed.md): on a busy CPU 1.6% at 1 ms, 0.8% at 2,
+#: 0.6% at 4; on an idle one 5.2%, 1.7% and 0.9%.
+STOP_PROBE_PERIOD_MS = 2.0
+#: A reading of the stop probe at or below this, milliseconds, is not held against a trial
+#: (:mod:`routerlab.measuring.validation`): a chosen minimum, above what the probe reads on this
+#: machine's router CPU when it idles or forwards below saturation (its router's receive
+#: thread is below the probe, so the router's own work delays it little). Below the
+#: probe's period, because the XDP chain's first queue, a 256-slot ring, lasts less than
+#: the period at loads above 128 kpps (a stop of a millisecond overflows it above 256
+#: kpps); above 512 kpps it lasts less than the floor too, and a stop between the two
+#: is not held.
+STOP_FLOOR_MS = 0.5
+#: Stops (and generator lags) longer than this, milliseconds, are added up (``cpu_stops``,
+#: ``cpu_stopped_ms``, ``gen_lagged_ms``). A busy router's own softirq work delays the
+#: probe by up to a jiffy (3.9-4.5 ms read here at HZ=250), on a saturated CPU at nearly
+#: every wake-up: added up, those would account for any loss of a saturated router.
+#: With the XDP generator the stops over :data:`STOP_FLOOR_MS` are added up instead
+#: (:func:`stop_total_over_ms`).
+STOP_TOTAL_OVER_MS = 5.0
+#: A trial's columns that say whether something other than the router held it up: the
+#: probe's stops, the generator's lags and how long the router's queue lasts
+#: (:class:`routerlab.measuring.validation.TrialValidation` reads them).
+PROBED_FIELDS = ("cpu_stop_ms", "cpu_stops", "cpu_stopped_ms", "gen_late_ms", "gen_lagged_ms", "queue_ms")
+#: A trial's columns that say where its lost packets went (:mod:`routerlab.measuring.drops`).
+ATTRIBUTED_FIELDS = ("lost", "lost_attributed", "lost_unexplained", "trace_missed", "drops")
+
+
+def _csum(b: bytes) -> int:
+    """The Internet checksum (RFC 1071) of ``b`` (even length)."""
+    import struct
+
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def udp_frame(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, sport: int = 5000, dport: int = 5001) -> bytes:
+    """A 60-byte Ethernet/IPv4/UDP frame (64 bytes on the wire with the FCS), as rlgen
+    sends it, with correct IPv4 and UDP checksums: for other generators and for feeding
+    routers from memory."""
+    import ipaddress
+    import struct
+
+    def mac(m):
+        return bytes(int(x, 16) for x in m.split(":"))
+
+    src, dst = ipaddress.IPv4Address(src_ip).packed, ipaddress.IPv4Address(dst_ip).packed
+    payload = b"routerlab!".ljust(18, b"\0")
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + len(payload), 0, 0, 64, 17, 0, src, dst))
+    ip[10:12] = _csum(bytes(ip)).to_bytes(2, "big")
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+    pseudo = src + dst + struct.pack("!BBH", 0, 17, len(udp))
+    udp = udp[:6] + (_csum(pseudo + udp) or 0xFFFF).to_bytes(2, "big") + udp[8:]
+    return mac(dst_mac) + mac(src_mac) + b"\x08\x00" + bytes(ip) + udp
+
+
+def write_pcap(path: Path, frames) -> Path:
+    """Write Ethernet ``frames`` (bytes, in order) as a classic pcap file."""
+    import struct
+
+    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
+    out += [struct.pack("<IIII", 0, 0, len(f), len(f)) + f for f in frames]
+    Path(path).write_bytes(b"".join(out))
+    return Path(path)
+
+
+def generator_binary() -> Path:
+    """Path of the compiled generator (``csrc/rlgen.c``), building it if needed."""
+    return cache.compiled("rlgen")
+
+
+def stop_probe_binary() -> Path:
+    """Path of the compiled CPU-stop probe (``csrc/rlstop.c``), building it if needed."""
+    return cache.compiled("rlstop")
+
+
+def stop_total_over_ms(generator: str) -> float:
+    """The stops added up in a trial's ``cpu_stops`` and ``cpu_stopped_ms``: those longer
+    than this, milliseconds. With the XDP generator the router's receive is a thread
+    below the probe, which it delays by one NAPI poll at most, while a stop of a
+    millisecond overflows the 256-slot ring at the loads that matter: the stop floor
+    (:data:`STOP_FLOOR_MS`; docs/journal/2026-11-28-housekeeping-off-the-router-cpu.md). With rlgen the receive is
+    softirq work that delays the probe up to a jiffy: :data:`STOP_TOTAL_OVER_MS`."""
+    return STOP_FLOOR_MS if generator == "xdp" else STOP_TOTAL_OVER_MS
+
+
+@contextmanager
+def cpu_stops(tb: NamespaceTestbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
+    """Probe ``cpu`` for stops while the block runs (``csrc/rlstop.c``: a task of the
+    real-time priority SCHED_FIFO 2, above every ordinary task and the router's receive
+    thread (:data:`routerlab.testbed.namespaces.RECEIVE_PRIORITY`), that wakes every ``period_ms``
+    on it).
+
+    Yields a dict that holds, after the block, ``max_stop_ms``: the longest any wake-up
+    waited for the CPU, milliseconds; ``stops``: the wake-ups later than
+    :func:`stop_total_over_ms` for the testbed's generator; ``stopped_ms``: their lateness
+    added up, milliseconds.
+    The probe is one of the testbed's processes, so the testbed's clean-up removes it if
+    the run dies.
+    """
+    p = tb.spawn(tb.probe_ns, tb.program("rlstop"), "--cpu", str(cpu), "--period-ms", str(period_ms),
+                 "--total-over-ms", str(stop_total_over_ms(tb.generator)), "--max-seconds", "3600",
+                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    found = {}
+    try:
+        ready, _, _ = select.select([p.stdout], [], [], PROBE_START_S)
+        if not ready or p.stdout.readline().strip() != "ready":
+            p.kill()
+            _, err = p.communicate()
+            raise RouterlabError(f"the CPU-stop probe did not start on CPU {cpu}: {err.strip() or 'no answer'}")
+        yield found
+        p.terminate()
+        try:
+            out, err = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            raise RouterlabError(f"the CPU-stop probe on CPU {cpu} did not stop within 5 s of SIGTERM") from None
+        res = _results(out)
+        if "max_stop_ms" not in res:
+            raise RouterlabError(f"the CPU-stop probe on CPU {cpu} gave no result ({p.returncode}): {err.strip()}")
+        found.update(max_stop_ms=res["max_stop_ms"], stops=int(res["stops"]), stopped_ms=res["stopped_ms"])
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        if p in tb.procs:
+            tb.procs.remove(p)
+
+
+def program_version(name: str) -> str:
+    """A version string of one of our C programs (``rlgen``, ``rlstop``): its name and the
+    hash of its source, building it if needed."""
+    return f"{name} " + cache.compiled(name).name.split("-", 1)[1]
+
+
+def generator_version() -> str:
+    """A version string: the generator's name and the hash of its source."""
+    return program_version("rlgen")
+
+
+def generator_record(tb: NamespaceTestbed) -> str:
+    """The generator ``tb`` drives, as the environment record's ``generator`` says it."""
+    if tb.generator == "xdp":
+        from routerlab.testbed import xdpgen
+
+        return f"xdp: {xdpgen.version()} (live XDP frames, rlgen's frames, paced in the program, open loop)"
+    return generator_version() + f" (AF_PACKET, open loop, sendmmsg batch {BURST})"
+
+
+@dataclass
+class TrafficSpec:
+    """What the generator sends.
+
+    Attributes
+    ----------
+    flows : {"single", "multi"}
+        ``single``: one destination, fixed ports; ``multi``: 254 destinations in one /24,
+        random ports.
+    frame_size : int
+        Frame size on the wire in bytes (64 = minimum, FCS included).
+    drop_share : float
+        Share of packets addressed to a port the firewall drops (ratio in [0, 1)).
+    """
+
+    flows: str = "single"
+    frame_size: int = 64
+    drop_share: float = 0.0
+
+    #: UDP port of the packets the firewall is meant to drop.
+    DROP_PORT = 9
+
+    @classmethod
+    def for_scenario(cls, sc) -> "TrafficSpec":
+        """The traffic a :class:`~routerlab.analysis.scenarios.Scenario` asks for."""
+        return cls(flows=sc.flows, frame_size=sc.frame_size, drop_share=sc.drop_share)
+
+
+@dataclass
+class TrialResult:
+    """One trial's counters. Packets in counts, rates in pps, fractions in [0, 1].
+
+    ``tx`` is what was offered to the router (put on the wire or refused at its input;
+    with the XDP generator, the frames it redirected towards the router; only traffic
+    that should pass when part of it is meant to be dropped) and ``rx`` what reached the
+    sink; ``lost = tx - rx``. ``kernel_tx`` is what the receiving side counted taken or
+    refused (with the XDP generator, its veth ring's ``xdp_xmit`` and ``xdp_xmit_errors``). ``cpu_stop_ms`` is the longest the router's CPU
+    stopped during the trial (:func:`cpu_stops`, milliseconds; None when not probed),
+    ``cpu_stops`` how many wake-ups of the probe were later than
+    :func:`stop_total_over_ms` and ``cpu_stopped_ms`` their lateness added up
+    (milliseconds), ``gen_late_ms`` how far behind its schedule the generator fell at worst
+    (milliseconds: it then catches up, rlgen at once, the XDP generator at 1.5 times the
+    rate), ``gen_lagged_ms``
+    the same added up over every time it fell more than :data:`STOP_TOTAL_OVER_MS` behind
+    (milliseconds of load sent in bursts) and ``queue_ms`` how long the
+    router's queue (``Testbed.router_queue`` packets) lasts at the offered load
+    (milliseconds; None when unknown): a stop or a lag longer than that loses packets
+    whatever the router does (:class:`routerlab.measuring.validation.TrialValidation`). The loss
+    attribution (``lost_attributed``,
+    ``lost_unexplained``, ``trace_missed``, ``drops``: see
+    :class:`routerlab.measuring.drops.Attribution`) is there when the trial was run with a drop
+    counter, empty otherwise; ``drop_rows`` holds its every counter (drops.csv) and is not
+    part of :meth:`row`.
+    """
+
+    offered_pps: float
+    duration_s: float
+    tx: int
+    rx: int
+    sent_pps: float
+    refused: int
+    generator_limited: bool
+    cpu_load: float
+    steal: float
+    steal_flagged: bool
+    kernel_tx: int
+    started_at: str
+    lost: int = 0
+    cpu_stop_ms: float | None = None
+    cpu_stops: int | None = None
+    cpu_stopped_ms: float | None = None
+    gen_late_ms: float | None = None
+    gen_lagged_ms: float | None = None
+    queue_ms: float | None = None
+    lost_attributed: int | None = None
+    lost_unexplained: int | None = None
+    trace_missed: int | None = None
+    drops: str = ""
+    drop_rows: list = field(default_factory=list, repr=False)
+
+    def row(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if k != "drop_rows"}
+
+
+def run_trial(tb: NamespaceTestbed, rate_pps: float, duration_s: float, spec: TrafficSpec,
+              batch: int = BURST, drops=None, probe_period_ms: float | None = STOP_PROBE_PERIOD_MS) -> TrialResult:
+    """Send ``rate_pps`` for ``duration_s`` through the testbed and count what arrives.
+
+    ``rate_pps = 0`` sends as fast as the generator can (ceiling measurement).
+    ``drops``: a :class:`routerlab.measuring.drops.DropCounter` attached to ``tb``, whose counters
+    are read before and after the trial to attribute its loss; None (benchmarks of the
+    generator) skips it. ``probe_period_ms``: the period of the CPU-stop probe run on the
+    router's CPU for the trial (:func:`cpu_stops`); None runs none and leaves
+    ``cpu_stop_ms``, ``cpu_stops`` and ``cpu_stopped_ms`` None (to measure the probe's own
+    cost).
+    """
+    if rate_pps < 0:
+        raise ParameterError("rate", f"must be >= 0 pps, got {rate_pps}")
+    if duration_s <= 0:
+        raise ParameterError("duration", f"must be > 0 s, got {duration_s}")
+    args = rlgen_args(tb, spec) + ["--rate", f"{rate_pps:.3f}", "--duration", f"{duration_s:.3f}",
+                                   "--batch", str(batch), "--lag-over-ms", str(STOP_TOTAL_OVER_MS)]
+    xdp = tb.generator == "xdp"
+    if xdp:
+        from routerlab.testbed import xdpgen
+
+        xdpgen.loader(), xdpgen.program()  # built (first use only) before the trial starts
+        sent_frames = frames(tb, spec)
+    if probe_period_ms is not None:
+        tb.program("rlstop")  # built (first use only) before the CPU times start
+    d0 = drops.read() if drops is not None else None
+    k0, s0, c0 = tb.tx_counters(), tb.sink_count(), tb.cpu_times()
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with cpu_stops(tb, tb.router_cpu, probe_period_ms) if probe_period_ms is not None else nullcontext({}) as stops:
+        if xdp:
+            res = _xdp_results(xdpgen.run(tb, rate_pps, duration_s, sent_frames, batch), rate_pps, duration_s, batch)
+        else:
+            res = _rlgen_results(tb, args, duration_s)
+    c1 = tb.cpu_times()
+    time.sleep(DRAIN_S)
+    k1, s1 = tb.tx_counters(), tb.sink_count()
+    kernel_tx = (k1["tx_packets"] - k0["tx_packets"]) + (k1["tx_dropped"] - k0["tx_dropped"])
+    offered = res["sent"] + res["refused"]
+    if spec.drop_share:
+        tx = int(res["legit_sent"] + res["legit_refused"])
+    else:
+        tx = int(res["sent"]) if xdp else kernel_tx
+    busy, steal = cpu_usage(c0, c1, tb.router_cpu)
+    requested = res["requested"]
+    limited = res["blocked"] > 0 or (requested > 0 and offered < GENERATOR_TOLERANCE * requested)
+    found = {}
+    if drops is not None:
+        a = drops.attribute(d0, drops.read(), tx=tx, rx=s1 - s0, offered=int(res["sent"]) if xdp else int(kernel_tx),
+                            drop_share=spec.drop_share)
+        found = {"lost_attributed": a.lost_attributed, "lost_unexplained": a.lost_unexplained,
+                 "trace_missed": a.trace_missed, "drops": a.drops, "drop_rows": a.rows}
+    return TrialResult(
+        offered_pps=rate_pps, duration_s=duration_s, tx=tx, rx=s1 - s0,
+        sent_pps=offered / res["elapsed"], refused=int(res["refused"]),
+        generator_limited=bool(limited), cpu_load=round(busy, 4), steal=round(steal, 4),
+        steal_flagged=steal > STEAL_FLAG, kernel_tx=int(kernel_tx), started_at=started,
+        lost=tx - (s1 - s0), cpu_stop_ms=stops.get("max_stop_ms"), cpu_stops=stops.get("stops"),
+        cpu_stopped_ms=stops.get("stopped_ms"), gen_late_ms=res["max_late_ms"], gen_lagged_ms=res["lagged_ms"],
+        queue_ms=round(tb.router_queue / rate_pps * 1e3, 3) if tb.router_queue and rate_pps > 0 else None, **found)
+
+
+def rlgen_args(tb: NamespaceTestbed, spec: TrafficSpec) -> list[str]:
+    """rlgen's command line for the frames of ``spec`` on ``tb`` (addresses, flows, size,
+    drop share), without rate and duration."""
+    dst_mac = tb.mac(tb.ns_sink if tb.direct else tb.ns_dut, tb.sink_if if tb.direct else tb.dut_in)
+    args = [tb.program("rlgen"), "--ifname", tb.tg_if, "--smac", tb.mac(tb.ns_tg, tb.tg_if),
+            "--dmac", dst_mac, "--src", f"{TG_NET}.2",
+            "--dst", f"{SINK_NET}.2" if tb.direct else f"{DEST_NET}.1",
+            "--frame-size", str(spec.frame_size), "--dport", "5001", "--sport", "5000"]
+    if spec.flows == "multi":
+        args += ["--dst-count", "254", "--random-ports"]
+    if spec.drop_share:
+        args += ["--drop-share", str(spec.drop_share), "--drop-dport", str(TrafficSpec.DROP_PORT)]
+    return args
+
+
+def frames(tb: NamespaceTestbed, spec: TrafficSpec) -> str:
+    """The frames rlgen sends for ``spec`` on ``tb``, as it prints them (``--print-frames``:
+    one per line, 1 or 0 for meant to pass the firewall or not, then the frame in hex)."""
+    return sh(*rlgen_args(tb, spec), "--print-frames")
+
+
+def _rlgen_results(tb: NamespaceTestbed, args: list[str], duration_s: float) -> dict[str, float]:
+    p = tb.spawn(tb.ns_tg, *args, cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=duration_s * 3 + 10)
+    finally:
+        if p in tb.procs:
+            tb.procs.remove(p)
+    if p.returncode != 0:
+        raise RouterlabError(f"traffic generator failed ({p.returncode}): {err.strip()}")
+    return _results(out)
+
+
+def _xdp_results(r, rate_pps: float, duration_s: float, burst: int) -> dict[str, float]:
+    """An :class:`routerlab.testbed.xdpgen.XdpRun` in rlgen's terms. Nothing is refused at the
+    generator: a redirect the router's ring cannot take is the router's (the ring's
+    ``xdp_xmit_errors``). Its elapsed time is the span from its first frame to its last,
+    one burst's interval added (N frames in bursts of B span N - B intervals)."""
+    elapsed = r.span_s + (burst / rate_pps if rate_pps > 0 else 0)
+    return {"sent": r.sent, "refused": 0, "blocked": 0, "legit_sent": r.legit, "legit_refused": 0,
+            "elapsed": elapsed or duration_s, "requested": round(rate_pps * duration_s) if rate_pps > 0 else 0,
+            "max_late_ms": r.late_ms, "lagged_ms": r.lagged_ms}
+
+
+def _results(out: str) -> dict[str, float]:
+    """The ``RESULT-<name>=<value>`` lines our C programs print, as name -> number."""
+    return {k.removeprefix("RESULT-"): float(v) for k, v in
+            (line.split("=", 1) for line in out.splitlines() if line.startswith("RESULT-"))}
+
+
+def ceiling(duration_s: float = 2.0, spec: TrafficSpec | None = None, runs: int = 3) -> float:
+    """The generator's own ceiling in pps: as fast as it can, wired straight to the sink
+    (the generator a testbed takes by default: :func:`routerlab.testbed.settings.default_generator`).
+
+    Returns the median over ``runs`` trials of the offered rate (sent + refused per second).
+    """
+    import statistics
+
+    spec = spec or TrafficSpec()
+    with namespaces.make(direct=True) as tb:
+        rates = [run_trial(tb, 0, duration_s, spec).sent_pps for _ in range(runs)]
+    return statistics.median(rates)
