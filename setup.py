@@ -1,7 +1,7 @@
 """Puts the project's data into the package: a pip-installed routerlab (Colab, a course's
 JupyterLab) carries the datasets, notebooks, router configurations and P4 programs of the
 commit it was built from, as ``routerlab/_bundle/<folder>``. The repository keeps them at
-its top level, where a clone uses them directly (routerlab.datasets.project_dir)."""
+its top level, where a clone uses them directly (routerlab.version.project_dir)."""
 
 import ast
 import shutil

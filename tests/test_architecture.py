@@ -200,3 +200,116 @@ def test_the_command_line_runs_without_typer_or_pydantic(pastrami_sample):
     on_assess = imported_by_routerlab("assess", str(pastrami_sample), "--json")
     assert "pandas" in on_assess  # so too those a command imports when it runs
     assert not on_assess & slow
+
+
+# -- one error tree ---------------------------------------------------------------------------
+
+def exception_classes(lib: Path = LIB) -> list[tuple[str, str]]:
+    """(module, class) of each exception class defined under ``lib``: a class one of whose
+    bases is a built-in exception or, in turn, one of these (by name, as the source spells
+    it, the last part of a dotted one)."""
+    import builtins
+
+    known = {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
+    classes = []
+    for path in sorted(lib.rglob("*.py")):
+        parts = path.relative_to(lib.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        classes += [(module, node) for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ClassDef)]
+    found: set[tuple[str, str]] = set()
+    grew = True
+    while grew:  # until no class is found to derive from one found
+        grew = False
+        for module, node in classes:
+            if (module, node.name) not in found and {ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases} & known:
+                found.add((module, node.name))
+                known.add(node.name)
+                grew = True
+    return sorted(found)
+
+
+def test_every_exception_class_is_defined_in_errors():
+    """One tree, in one module: a caller tells a kind of failure by its class, and finds
+    every class (and who is to blame for it) in routerlab.errors."""
+    found = exception_classes()
+    assert ("routerlab.errors", "NotStarted") in found and ("routerlab.errors", "RouterlabError") in found
+    assert [f"{m}.{c}" for m, c in found if m != "routerlab.errors"] == []
+
+
+def test_the_exception_finder_follows_bases_across_modules(tmp_path):
+    lib = tmp_path / "pkg"
+    (lib / "sub").mkdir(parents=True)
+    (lib / "errors.py").write_text("class Base(Exception):\n    pass\n")
+    (lib / "sub" / "a.py").write_text("from pkg import errors\n\nclass Late(errors.Base):\n    pass\n\n"
+                                      "class Plain:\n    pass\n\nclass _Own(ValueError):\n    pass\n")
+    (lib / "sub" / "__init__.py").write_text("from pkg.sub.a import Late\n\nclass Later(Late):\n    pass\n")
+    assert exception_classes(lib) == [("pkg.errors", "Base"), ("pkg.sub", "Later"), ("pkg.sub.a", "Late"),
+                                      ("pkg.sub.a", "_Own")]
+
+
+#: The parts of the library allowed to write to the terminal themselves: programs run by
+#: name, whose standard streams are their only way to speak, with no command line above
+#: them to draw for them (module file -> the functions, or ``__main__`` for the module's
+#: ``if __name__ == "__main__":`` block).
+PRINTING_PROGRAMS = {
+    # python -m routerlab.remote.hostagent on a testbed host: its stderr is what the
+    # measuring machine reads back over SSH when the agent ends on its own
+    "remote/hostagent.py": {"main", "_watchdog"},
+    # python -m routerlab.remote.hostrun: its usage line and why it could not start
+    "remote/hostrun.py": {"main"},
+    # python -m routerlab.testbed.netlink_routes, run inside the router's namespace: the
+    # routes the kernel refused, read by the loader in testbed/shell
+    "testbed/netlink_routes.py": {"__main__"},
+}
+
+
+def terminal_writes(path: Path) -> list[tuple[int, str, str]]:
+    """Where ``path`` writes to the terminal itself: (line, what, enclosing function or
+    ``__main__`` or ``<module>``) for each call of print(), each use of sys.stdout or
+    sys.stderr, each import of rich or tqdm (bars and consoles)."""
+    found = []
+
+    def walk(node, where):
+        for child in ast.iter_child_nodes(node):
+            inside = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else where
+            if isinstance(child, ast.If) and ast.unparse(child.test) == "__name__ == '__main__'":
+                inside = "__main__"
+            if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id == "print":
+                found.append((child.lineno, "print()", where))
+            elif (isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name) and child.value.id == "sys"
+                  and child.attr in ("stdout", "stderr", "__stdout__", "__stderr__")):
+                found.append((child.lineno, f"sys.{child.attr}", where))
+            elif isinstance(child, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in child.names] if isinstance(child, ast.Import) else [child.module or ""]
+                found.extend((child.lineno, f"import {n}", where) for n in names if n.split(".")[0] in ("rich", "tqdm"))
+            walk(child, inside)
+
+    walk(ast.parse(path.read_text()), "<module>")
+    return found
+
+
+def test_the_library_does_not_print():
+    """Outside cli/, the library reports through routerlab.progress and logging; only the
+    command line draws. The programs run by name are the listed exceptions, each only in
+    the functions named, and each still needs its exception."""
+    assert [w[1] for w in terminal_writes(LIB / "cli" / "common.py")]  # the walk sees the command line's writes
+    wrong, used = [], set()
+    for path in sorted(LIB.rglob("*.py")):
+        rel = path.relative_to(LIB).as_posix()
+        if rel.startswith("cli/"):
+            continue
+        for line, what, where in terminal_writes(path):
+            if where in PRINTING_PROGRAMS.get(rel, ()):
+                used.add((rel, where))
+            else:
+                wrong.append(f"{rel}:{line}: {what} in {where}")
+    assert wrong == []
+    assert used == {(m, f) for m, fs in PRINTING_PROGRAMS.items() for f in fs}
+
+
+def test_the_print_finder_finds_them(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("import sys\nfrom rich.progress import track\n\ndef f():\n    print('x')\n\n"
+                 "def g():\n    sys.stderr.write('y')\n\nif __name__ == '__main__':\n    print('z', file=sys.stdout)\n")
+    assert terminal_writes(f) == [(2, "import rich.progress", "<module>"), (5, "print()", "f"),
+                                  (8, "sys.stderr", "g"), (11, "print()", "__main__"), (11, "sys.stdout", "__main__")]

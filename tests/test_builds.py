@@ -24,7 +24,7 @@ from conftest import ROOT
 
 from routerlab import engines
 from routerlab.engines import builds
-from routerlab.errors import DataFormatError, EngineNotFound, ParameterError, RouterlabError
+from routerlab.errors import BuildFailed, DataFormatError, EngineNotFound, ParameterError, RouterlabError
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 SHARED_SOURCES = ROOT.parent / "shared" / "engine-sources"
@@ -193,7 +193,7 @@ def test_no_network_and_no_sources_names_the_url_and_the_variable(tiny, monkeypa
 def test_a_failed_build_shows_the_log_tail_and_installs_nothing(tiny, monkeypatch):
     src = tiny["click"].source
     tiny["click"] = tiny_recipe(src, build_step="echo compiling foo.cc; echo 'foo.cc:1: error: boom' >&2; exit 1")
-    with pytest.raises(builds.BuildFailed) as e:
+    with pytest.raises(BuildFailed) as e:
         builds.build("click", say=quiet)
     msg = str(e.value)
     assert "click: build failed" in msg and "foo.cc:1: error: boom" in msg and "full log: " in msg
@@ -407,7 +407,7 @@ def test_a_patch_is_applied_before_the_steps_and_is_part_of_the_key(tiny, tmp_pa
 def test_a_patch_that_does_not_apply_fails_the_build_naming_it(tiny, tmp_path, monkeypatch):
     name = _patches(tmp_path, monkeypatch, TINY_PATCH.replace("-echo tiny router", "-echo another router"))
     tiny["click"] = dataclasses.replace(tiny_recipe(tiny["click"].source), patches=(name,))
-    with pytest.raises(builds.BuildFailed, match="click: patch tiny.patch does not apply"):
+    with pytest.raises(BuildFailed, match="click: patch tiny.patch does not apply"):
         builds.build("click", say=quiet)
     assert builds.installed("click") is None
 

@@ -319,3 +319,48 @@ def shlex_quote(s: str) -> str:
     import shlex
 
     return shlex.quote(s)
+
+
+def test_dpdks_drivers_loaded_at_run_time_are_installed_with_it():
+    """ldd cannot see what DPDK's EAL loads from its driver folder: a bundle whose engine
+    links the EAL brings the drivers fastclick-dpdk uses (af_xdp for the veth links, the
+    ring mempool for its packets), of the EAL's version, and nothing is added where no
+    such library is linked."""
+    assert bundles.with_loaded(["libc6", "librte-eal23"]) == ["libc6", "librte-eal23", "librte-mempool-ring23",
+                                                              "librte-net-af-xdp23"]
+    assert bundles.with_loaded(["librte-eal24"]) == ["librte-eal24", "librte-mempool-ring24", "librte-net-af-xdp24"]
+    assert bundles.with_loaded(["libc6", "librte-ethdev23"]) == ["libc6", "librte-ethdev23"]
+
+
+@pytest.mark.skipif(not Path("/usr/lib/x86_64-linux-gnu/librte_eal.so.23").exists(),
+                    reason="DPDK 23's EAL (librte-eal23) is not installed here")
+@pytest.mark.parametrize("driver", ["librte_net_af_xdp.so.23", "librte_mempool_ring.so.23"])
+def test_the_drivers_a_bundle_adds_are_those_dpdk_loads(driver):
+    """The package names the rule adds are those Debian ships the drivers in."""
+    p = subprocess.run(["dpkg", "-S", driver], capture_output=True, text=True)
+    assert p.returncode == 0, f"DPDK's {driver} is not installed: fastclick-dpdk cannot run"
+    assert p.stdout.split(":")[0] in bundles.with_loaded(["librte-eal23"])
+
+
+def test_an_engine_installed_from_a_bundle_packs_into_a_bundle_that_installs_and_runs_elsewhere(
+        tinyc, tmp_path, monkeypatch):
+    """A machine that took its engines from a bundle can pack them again (the SSH testbed
+    carries them to its router host that way): the new bundle holds the programs as they
+    were built, not the wrappers of the first install, and installs and runs a third place."""
+    built = builds.installed("click")
+    out, digest = _pack(tmp_path)
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "second"))
+    second = bundles.install(str(out), sha256=digest, say=lambda line: None)["click"]
+    shutil.rmtree(built)
+    again = tmp_path / "again.tar.gz"
+    digest2, _ = bundles.pack(["click"], again, say=lambda line: None)
+    with tarfile.open(again) as tar:
+        e = bundles.read_manifest(tar, again)["engines"]["click"]
+    assert set(e["files"]) == {"bin/click", "bin/libtiny-link.so", "lib/libtiny.so", "share/where.txt"}
+    assert e["prefix"] == str(built)  # where the programs were built, which they still name
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "third" / "further"))
+    third = bundles.install(str(again), sha256=digest2, say=lambda line: None)["click"]
+    shutil.rmtree(second)
+    run = subprocess.run([str(third / "bin" / "click")], capture_output=True, text=True)
+    assert run.stdout == f"tiny router {third}\n", run.stderr
+    assert (third / "share" / "where.txt").read_text() == f"prefix={third}\n"

@@ -15,9 +15,11 @@ from click.testing import CliRunner
 from routerlab.publish import campaign
 from routerlab.measuring import campaignfile, comparison, measurement
 from routerlab.analysis import datasets
-from routerlab.testbed import capabilities, settings
+from routerlab.testbed import capabilities
+from routerlab.testbed.settings import Settings
 from routerlab.cli import app
 from routerlab.errors import DataFormatError, ParameterError, RouterlabError
+from routerlab.version import project_dir
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
 
@@ -63,7 +65,7 @@ def test_microbench_and_fast_reroute_campaigns_are_their_readmes_commands():
         "routerlab bench forwarding --packets 5000000 --repeats 5 --testbed-pdr datasets/testbed-click/search_results.csv",
         "routerlab bench batch --packets 3000000 --repeats 5",
         "routerlab bench consolidation --repeats 3"]
-    assert micro.steps[0].path("testbed_pdr") == datasets.project_dir("datasets") / "testbed-click" / "search_results.csv"
+    assert micro.steps[0].path("testbed_pdr") == project_dir("datasets") / "testbed-click" / "search_results.csv"
     assert not any(s.needs_root for s in micro.steps)  # from memory: no testbed
     (reroute,) = campaign.load(DATASETS / "fast-reroute" / "campaign.yaml").steps
     assert reroute.command() == "routerlab reroute --runs 10" and reroute.needs_root
@@ -140,10 +142,11 @@ def test_an_error_names_the_line_of_its_step(tmp_path):
 
 
 def test_the_measure_keys_are_the_parameters_of_measure():
-    """...or the exec engine's commands, which measure takes as one parameter, ``router``."""
+    """...of its request, or the exec engine's commands, which a request takes as one
+    parameter, ``router``."""
     from routerlab.engines.external import Commands
 
-    params = inspect.signature(measurement.measure).parameters
+    params = inspect.signature(measurement.Request).parameters
     assert "router" in params
     assert set(campaignfile.STEPS["measure"]) <= set(params) | set(Commands.keys())
     assert set(Commands.keys()) <= set(campaignfile.STEPS["measure"])
@@ -191,15 +194,15 @@ def fake_steps(monkeypatch):
     ceiling is 123456 pps; neither root nor engines needed."""
     calls, ceilings = [], []
 
-    def fake(step, out, ceiling, announce):
+    def fake(step, out, ceiling, announce, settings, progress):
         calls.append((step.number, ceiling))
         datasets.record_environment(out, f"step-{step.number}", "test")
         return f"report of step {step.number}"
 
     for name in campaign.RUNNERS:
         monkeypatch.setitem(campaign.RUNNERS, name, fake)
-    monkeypatch.setattr(campaign, "check", lambda c, steps: None)
-    monkeypatch.setattr(capabilities, "require_root", lambda: None)
+    monkeypatch.setattr(campaign, "check", lambda c, steps, settings: None)
+    monkeypatch.setattr(capabilities, "require_root", lambda settings=None: None)
     monkeypatch.setattr(measurement, "generator_ceiling", lambda **kw: ceilings.append(1) or 123456.0)
     return calls, ceilings
 
@@ -216,7 +219,7 @@ def test_a_rerun_skips_the_finished_steps_and_reuses_the_ceiling(tmp_path, fake_
     out = tmp_path / "out"
     real = campaign.RUNNERS["reroute"]
 
-    def interrupted(step, out, ceiling, announce):
+    def interrupted(step, out, ceiling, announce, settings, progress):
         raise KeyboardInterrupt
 
     monkeypatch.setitem(campaign.RUNNERS, "reroute", interrupted)
@@ -229,14 +232,14 @@ def test_a_rerun_skips_the_finished_steps_and_reuses_the_ceiling(tmp_path, fake_
     assert lines[-1].startswith("step 3 of 3 (0:00:0") and lines[-1].endswith("routerlab reroute --runs 1")
     progress = yaml.safe_load((out / campaign.PROGRESS_FILE).read_text())
     assert progress["campaign"] == c.label and progress["ceiling_pps"] == 123456.0
-    assert progress["generator"] == capabilities.runnable(settings.default_generator())
+    assert progress["generator"] == capabilities.runnable(Settings().generator)
     assert [f["step"] for f in progress["finished"]] == [1, 2]
     assert (out / "campaign.yaml").read_bytes() == c.text
     # resumed with the other generator: refused before a step runs, naming the one to give
     other = "rlgen" if progress["generator"] == "xdp" else "xdp"
     if capabilities.runnable(other) == other:
-        with settings.generator(other), pytest.raises(ParameterError, match=f"--generator {progress['generator']}"):
-            campaign.run(c, out, announce=lines.append, report=reports.append)
+        with pytest.raises(ParameterError, match=f"--generator {progress['generator']}"):
+            campaign.run(c, out, announce=lines.append, report=reports.append, settings=Settings.asked(other))
 
     monkeypatch.setitem(campaign.RUNNERS, "reroute", real)
     lines.clear()
@@ -253,30 +256,42 @@ def test_a_rerun_skips_the_finished_steps_and_reuses_the_ceiling(tmp_path, fake_
     assert (rec["campaign"] == f"campaign.yaml sha256:{c.sha256}").all()
 
 
+def given(request) -> dict:
+    """A measurement request's options (but its engine, scenario, folder and testbed settings)."""
+    import dataclasses
+
+    return {f.name: getattr(request, f.name) for f in dataclasses.fields(request)
+            if f.init and f.name not in ("engine", "scenario", "out", "settings")}
+
+
+def options(**kw) -> dict:
+    """The options (:func:`given`) of a request made with ``kw``, the others its defaults."""
+    return given(measurement.Request("linux", "single-flow", "unused", **kw))
+
+
 def test_the_steps_call_the_library_as_their_commands_did(tmp_path, monkeypatch):
     # testbed-veth's steps through the real step runners, the measuring itself recorded
     from routerlab.measuring import search
     from routerlab.benchmarks import engines
 
     seen = []
-    monkeypatch.setattr(measurement, "measure", lambda engine, scenario, out, **kw: seen.append(
-        (engine, scenario, {k: v for k, v in kw.items() if k != "announce"})) or [])
-    monkeypatch.setattr(engines, "run", lambda *a, **kw: seen.append(("bench engines", a, kw)) or (1.0, pd.DataFrame()))
+    monkeypatch.setattr(measurement, "measure", lambda request, **kw: seen.append(
+        (request.engine, request.scenario, given(request))) or [])
+    monkeypatch.setattr(engines, "run", lambda *a, **kw: seen.append(
+        ("bench engines", a, {k: v for k, v in kw.items() if k != "settings"})) or (1.0, pd.DataFrame()))
     monkeypatch.setattr(engines, "report", lambda ceil, df: "")
     monkeypatch.setattr(search, "format_ratios", lambda res: [])
     monkeypatch.setattr(measurement, "generator_ceiling", lambda **kw: 359250.0)
-    monkeypatch.setattr(campaign, "check", lambda c, steps: None)
-    monkeypatch.setattr(capabilities, "require_root", lambda: None)
+    monkeypatch.setattr(campaign, "check", lambda c, steps, settings: None)
+    monkeypatch.setattr(capabilities, "require_root", lambda settings=None: None)
     c = campaign.load(DATASETS / "testbed-veth" / "campaign.yaml")
     campaign.run(c, tmp_path)
     fractions = ",".join(f"{x:g}" for x in c.steps[0].options["loads_frac"])
-    assert seen[0] == ("linux", "single-flow", {"ceiling_pps": 359250.0, "config": None, "router": None, "loads_frac": fractions,
-                                                "runs": 10, "duration": 1})
+    assert seen[0] == ("linux", "single-flow", options(ceiling_pps=359250.0, loads_frac=fractions, runs=10, duration=1))
     assert seen[6][2]["loads"].startswith("5000,10000,") and seen[6][2]["ceiling_pps"] == 359250.0
-    assert seen[7] == ("linux", "single-flow", {"ceiling_pps": 359250.0, "config": None, "router": None, "search": "both",
-                                                "duration": 1})
-    assert seen[13] == ("linux", "single-flow", {"search": "both", "methods": ("routerlab", "mlrsearch"),
-                                                 "experiment": "bench-search-linux-single-flow", "duration": 1})
+    assert seen[7] == ("linux", "single-flow", options(ceiling_pps=359250.0, search="both", duration=1))
+    assert seen[13] == ("linux", "single-flow", options(search="both", methods=("routerlab", "mlrsearch"),
+                                                        experiment="bench-search-linux-single-flow", duration=1))
     assert seen[14] == ("bench engines", (), {"out": tmp_path, "duration": 1, "engine_names": ("linux", "nft", "ebpf")})
     assert len(seen) == 15
 
@@ -318,12 +333,12 @@ def test_compare_takes_its_defaults_from_the_comparisons_campaign_file(tmp_path,
     seen = []
     # every cell runnable, whatever is built here: the plan, not the engines, is tested
     monkeypatch.setattr(measurement, "resolve", lambda engine, scenario, *a, **kw: (None, None))
-    monkeypatch.setattr(measurement, "measure", lambda engine, scenario, out, **kw: seen.append(kw))
+    monkeypatch.setattr(measurement, "measure", lambda request, **kw: seen.append(request))
     comparison.campaign(tmp_path, ceiling_pps=1e5)
     cells = pd.read_csv(tmp_path / "cells.csv")
     assert len(cells) == len(step.options["engines"]) * len(step.options["scenarios"]) == len(seen)
     fractions = ",".join(f"{x:g}" for x in step.options["loads_frac"])
-    assert {(k["loads_frac"], k["runs"], k["duration"]) for k in seen} == {(fractions, 5, 2)}
+    assert {(r.loads_frac, r.runs, r.duration) for r in seen} == {(fractions, 5, 2)}
 
 
 def test_compare_refuses_a_bad_plan_before_measuring_the_ceiling(tmp_path, monkeypatch):

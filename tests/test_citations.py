@@ -62,16 +62,17 @@ def _doc():
 
 
 @pytest.mark.parametrize("change, says", [
-    (lambda d: d["sources"]["click"].update(jounal="TOCS"), r"source 'click': unknown field\(s\) jounal"),
+    (lambda d: d["sources"]["click"].update(jounal="TOCS"), r"source 'click': unknown key 'jounal'; allowed: label, title"),
     (lambda d: d["sources"]["click"].pop("year"), r"source 'click': no year: give it, or name it in missing"),
     (lambda d: d["sources"]["click"].update(missing=["year"]), r"source 'click': year is given and also named"),
     (lambda d: d["sources"]["fastpath"].pop("note"), r"source 'fastpath': names missing fields but has no note"),
     (lambda d: d["sources"]["click"].update(doi="https://doi.org/10.1145/354871.354874"), r"bare DOI"),
-    (lambda d: d["sources"]["click"].pop("label"), r"source 'click': needs a label"),
+    (lambda d: d["sources"]["click"].pop("label"), r"source 'click': missing key\(s\) label"),
+    (lambda d: d["sources"]["click"].update(label=" "), r"source 'click': needs a label"),
     (lambda d: d["figure_sets"]["click-measure"].update(cites=["click", "kohler2000"]),
      r"figure set 'click-measure': cites unknown source\(s\) kohler2000"),
     (lambda d: d["figure_sets"]["click-measure"].update(data="mine"), r"figure set 'click-measure': data must be"),
-    (lambda d: d.update(bibliography={}), r"unknown key\(s\) bibliography"),
+    (lambda d: d.update(bibliography={}), r"the file: unknown key 'bibliography'; allowed: sources, figure_sets, transcribed"),
     (lambda d: d["transcribed"].update({"x.csv": "nobody"}), r"transcribed table 'x.csv': unknown source 'nobody'"),
 ])
 def test_a_broken_entry_is_refused_naming_the_file_and_the_entry(tmp_path, change, says):
@@ -80,7 +81,7 @@ def test_a_broken_entry_is_refused_naming_the_file_and_the_entry(tmp_path, chang
     path = _write(tmp_path, doc)
     with pytest.raises(DataFormatError, match=says) as e:
         citations.load(path)
-    assert str(path) in str(e.value)
+    assert isinstance(e.value.line, int) and str(e.value).startswith(f"{path}:{e.value.line}: ")
 
 
 def test_the_packaged_file_round_trips(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 from conftest import engine_absent
 
 from routerlab import engines
+from routerlab.engines import kernel
 from routerlab.analysis import scenarios
 from routerlab.testbed import traffic
 from routerlab.testbed import namespaces, shell
@@ -177,7 +178,7 @@ def test_on_the_testbed_forwarding_counters_and_drop(engine):
             assert r.tx == pytest.approx(r.kernel_tx * legit_share, rel=0.01)
             assert 0.98 * r.tx <= r.rx <= r.tx
             assert eng.forwarded(tb) - f0 == r.rx  # Click's own counter matches the sink
-            assert engines.guard_count(tb) == 0  # the kernel forwarded nothing
+            assert kernel.guard_count(tb) == 0  # the kernel forwarded nothing
             eng.stop(tb)
 
 

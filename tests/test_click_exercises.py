@@ -327,7 +327,7 @@ def test_a_student_going_step_by_step_sees_the_steps_done_pass_and_the_next_name
     config = {0: None, 6: ce.config_path("iprouter", solution=True)}.get(after, STEPS / f"after-todo-{after}.click")
     results = ce.check("iprouter", config, memory=True)
     assert results[0].passed, results[0].detail  # each step's file starts
-    assert checks.progress(results) == progress
+    assert checks.standing(results) == progress
     r = runner.invoke(app, ["click", "check", "iprouter", "--memory"] + (["--config", str(config)] if config else []))
     assert r.stdout.rstrip().endswith(progress[0].upper() + progress[1:])
     # the text report heads each step's expectations with its TODOs
@@ -350,7 +350,7 @@ def test_every_expectation_of_a_todo_exercise_names_its_step(exercise):
 
 
 def test_steps_fold_a_todo_seen_only_through_the_next_and_put_extra_cases_last():
-    from routerlab.course.checks import Expectation, progress, steps
+    from routerlab.course.checks import Expectation, standing, steps
 
     results = [Expectation("starts", True), Expectation("a", True, step=2), Expectation("b", False, step=5),
                Expectation("c", True, step=3), Expectation("hidden", False, step=None), Expectation("d", False, step=5)]
@@ -358,10 +358,10 @@ def test_steps_fold_a_todo_seen_only_through_the_next_and_put_extra_cases_last()
     assert [(s.label, [e.name for e in s.expectations], s.passed) for s in got] == [
         ("the file as a whole", ["starts"], 1), ("TODO 1-2", ["a"], 1), ("TODO 3", ["c"], 1),
         ("TODO 4-5", ["b", "d"], 0), ("extra checks", ["hidden"], 0)]
-    assert progress(results) == "TODO 1-2, TODO 3 pass; next: TODO 4-5 (0 of 2 pass)"
-    assert progress([Expectation("starts", True)]) == ""
+    assert standing(results) == "TODO 1-2, TODO 3 pass; next: TODO 4-5 (0 of 2 pass)"
+    assert standing([Expectation("starts", True)]) == ""
     # what fails of the file as a whole comes first, even when every TODO passes
-    assert progress([Expectation("compiles", False), Expectation("a", True, step=1)]) == \
+    assert standing([Expectation("compiles", False), Expectation("a", True, step=1)]) == \
         "the file as a whole: 0 of 1 pass; every TODO passes"
 
 
@@ -370,7 +370,7 @@ def test_a_student_tries_packets_on_the_router_and_sees_where_they_leave(capsys)
     """click try from memory: one router for every packet, so state (a NAT's mapping)
     carries from one to the next; a line that is no packet is said and skipped."""
     sent = ce.try_router("nat", ["udp 10.70.1.2 > 10.71.0.5:5000", "bogus",
-                                 "out: udp 10.71.0.5 > 10.70.2.1:1024"], solution=True, memory=True)
+                                 "out: udp 10.71.0.5 > 10.70.2.1:1024"], solution=True, memory=True, show=print)
     out = capsys.readouterr().out.splitlines()
     assert sent == 2
     assert out[0] == "sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64 into $IN_DEV"
@@ -402,3 +402,67 @@ def test_a_packet_line_is_what_it_says_or_is_refused_naming_it():
     for bad in ("arp 10.70.2.300", "udp 10.70.1.2 > 10.71.0.5 ttl 300", "sideways: udp 1.1.1.1 > 2.2.2.2"):
         with pytest.raises(ValueError, match="not a packet"):
             packet_line(bad)
+
+
+# -- the student's failure and routerlab's, told apart by class (no Click needed) ----------------
+
+class _Refusing:
+    """A router whose start raises ``error``, as Click refusing the configuration does
+    (:class:`~routerlab.errors.NotStarted`) or as routerlab's own machinery may."""
+
+    devices = ce.MEMORY_DEVICES
+
+    def __init__(self, error):
+        self.error = error
+
+    def __enter__(self):
+        raise self.error
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _starting_with(monkeypatch, error):
+    monkeypatch.setattr(ce, "_router", lambda *a: (_Refusing(error), {"FromDevice": []}, []))
+
+
+def test_a_configuration_that_does_not_start_is_the_students_result(monkeypatch):
+    import json
+
+    from routerlab.errors import NotStarted
+
+    _starting_with(monkeypatch, NotStarted("click exited (1): bad.click:3: syntax error"))
+    [result] = ce.check("forward", memory=True)
+    assert (result.name, result.passed) == (ce.START, False)
+    assert result.detail == f"click exited (1): bad.click:3: syntax error\n{ce.NOT_TRIED}"
+    with pytest.raises(NotStarted, match="syntax error"):
+        ce.try_router("forward", ["udp 10.70.1.2 > 10.71.0.5"], memory=True, show=print)
+    # a grader reads it as the one expectation failing, the exit status 1
+    r = runner.invoke(app, ["click", "check", "forward", "--solution", "--memory", "--format", "json"])
+    assert r.exit_code == 1, r.output
+    data = json.loads(r.stdout[r.stdout.index("{"):])
+    assert (data["total"], data["failed"]) == (1, 1)
+    assert data["expectations"][0]["result"] == "failed" and "syntax error" in data["expectations"][0]["detail"]
+    r = runner.invoke(app, ["click", "try", "forward", "--solution", "--memory", "udp 10.70.1.2 > 10.71.0.5"])
+    assert r.exit_code == 1 and "syntax error" in r.output
+
+
+@pytest.mark.parametrize("error", ["bare", "testbed"])
+def test_an_internal_failure_of_a_check_is_not_blamed_on_the_student(monkeypatch, error):
+    from routerlab.errors import RouterlabError, TestbedError
+
+    failure = RouterlabError("click: reading version: 500 internal") if error == "bare" else \
+        TestbedError("ip link add: RTNETLINK answers: File exists")
+    _starting_with(monkeypatch, failure)
+    with pytest.raises(type(failure)) as raised:
+        ce.check("forward", memory=True)
+    assert raised.value is failure
+    with pytest.raises(type(failure)):
+        ce.try_router("forward", ["udp 10.70.1.2 > 10.71.0.5"], memory=True, show=print)
+    # the check could not run: exit status 2 with the error, no expectation failed
+    for fmt in ("text", "json", "junit"):
+        r = runner.invoke(app, ["click", "check", "forward", "--solution", "--memory", "--format", fmt])
+        assert r.exit_code == 2 and str(failure) in r.output, r.output
+        assert "FAIL" not in r.output and "failed" not in r.stdout and "Traceback" not in r.output
+    r = runner.invoke(app, ["click", "try", "forward", "--solution", "--memory", "udp 10.70.1.2 > 10.71.0.5"])
+    assert r.exit_code == 2 and str(failure) in r.output

@@ -223,11 +223,11 @@ def test_a_failing_cell_turns_grey_with_its_reason_and_the_rest_goes_on(tmp_path
 
     done = []
 
-    def fake_measure(engine, scenario, out, **kw):
-        if engine == "nft" and scenario == "single-flow-fw50":
+    def fake_measure(request, **kw):
+        if request.engine == "nft" and request.scenario == "single-flow-fw50":
             raise RouterlabError("nft did not become ready")
-        done.append((engine, scenario))
-        return out
+        done.append((request.engine, request.scenario))
+        return request.out
 
     monkeypatch.setattr(measurement, "measure", fake_measure)
     comparison.campaign(tmp_path, ("linux", "nft"), ("single-flow-fw50", "ddos-drop50"), ceiling_pps=1e5)
@@ -300,5 +300,5 @@ def test_the_gre_sentence_is_this_machines(monkeypatch, state, says):
     monkeypatch.setattr(doctor, "kernel_module", lambda name, root=None: state)
     text = comparison.gre_here()
     assert says in text
-    gre = [n for n, cls in engines.ENGINES.items() if "gre" in cls.features]
+    gre = [n for n, cls in engines.classes().items() if "gre" in cls.features]
     assert gre and all(n in text for n in gre) and "nft" in text

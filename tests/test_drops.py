@@ -18,7 +18,8 @@ from routerlab.measuring import drops
 from routerlab import engines
 from routerlab.analysis import scenarios
 from routerlab.testbed import traffic
-from routerlab.testbed import cleanup, interface, namespaces, settings, shell
+from routerlab.testbed import cleanup, interface, namespaces, shell
+from routerlab.testbed.settings import Settings
 from routerlab.errors import RouterlabError
 
 root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and BPF")
@@ -59,12 +60,12 @@ def test_tracefs_is_mounted_when_it_is_not():
     # this test's own, so the host's mounts are never touched
     script = textwrap.dedent("""
         import subprocess
-        from routerlab import drops
+        from routerlab.measuring import drops
         subprocess.run(["umount", "-l", str(drops.TRACEFS)], capture_output=True)
         assert not any(f.is_file() for f in drops.FORMAT_FILES), "tracefs still mounted"
         assert "REC->reason" in drops.tracepoint_format()
         print("mounted")
-    """)
+""")
     p = subprocess.run(["unshare", "--mount", "--propagation", "private", sys.executable, "-c", script],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout.strip() == "mounted", p.stderr
@@ -309,21 +310,22 @@ def test_a_sweep_writes_the_attribution_beside_its_trials(tmp_path):
     from routerlab.measuring import sweep
 
     plan = sweep.SweepPlan("linux", scenarios.load("single-flow"), [5_000], runs=2, duration=0.3)
-    sweep.run(plan, tmp_path, ceiling_pps=100_000, progress=False)
+    sweep.run(plan, tmp_path, ceiling_pps=100_000)
     t = pd.read_csv(tmp_path / "trials.csv")
     assert {"lost", "lost_attributed", "lost_unexplained", "trace_missed", "drops"} <= set(t.columns)
     assert (t["lost"] == t["tx"] - t["rx"]).all()
     assert (t["lost_unexplained"] == t["lost"] - t["lost_attributed"]).all()
     rows = datasets.read_kind(tmp_path, "drops.csv")
-    sink = rows[(rows["place"] == "sink") & (rows["reason"] == drops.SINK_REASONS[settings.default_generator()])]
+    sink = rows[(rows["place"] == "sink") & (rows["reason"] == drops.SINK_REASONS[Settings().generator])]
     assert sorted(sink["trial"]) == [0, 1] and set(sink["counted_as"]) == {"design"}
     assert (sink["packets"].to_numpy() <= t.sort_values("trial")["rx"].to_numpy()).all()
 
 
 KILLED = textwrap.dedent("""
     import sys, time
-    from routerlab import drops, testbed
-    with testbed.Testbed(prefix=sys.argv[1]) as tb, drops.DropCounter(tb):
+    from routerlab.measuring import drops
+    from routerlab.testbed import namespaces
+    with namespaces.NamespaceTestbed(prefix=sys.argv[1]) as tb, drops.DropCounter(tb):
         print("up", flush=True)
         time.sleep(60)
 """)
@@ -389,14 +391,14 @@ def test_loss_places_worked_example():
     assert got.to_dict() == pytest.approx({"dut CPU_BACKLOG": 0.01, stats.UNEXPLAINED: 0.025})
 
 
-def test_without_what_the_counter_needs_the_trials_go_on_without_it(monkeypatch, capsys):
+def test_without_what_the_counter_needs_the_trials_go_on_without_it(monkeypatch, caplog):
     def missing(self):
         raise drops.ToolMissing("bpftool is not installed (Debian package bpftool)")
 
     monkeypatch.setattr(drops.DropCounter, "__enter__", missing)
     with drops.attached(namespaces.NamespaceTestbed.__new__(namespaces.NamespaceTestbed)) as counter:
         assert counter is None
-    assert "loss attribution off (bpftool is not installed" in capsys.readouterr().err
+    assert "loss attribution off (bpftool is not installed" in caplog.text
 
 
 def test_assess_says_where_a_sweeps_loss_went(tmp_path):
@@ -410,7 +412,7 @@ def test_assess_says_where_a_sweeps_loss_went(tmp_path):
     from routerlab.engines.calibration import Calibration
 
     plan = sweep.SweepPlan("calibration", scenarios.load("single-flow"), [20_000], runs=2, duration=0.5)
-    sweep.run(plan, tmp_path, engine=Calibration(capacity_pps=10_000), ceiling_pps=100_000, progress=False)
+    sweep.run(plan, tmp_path, engine=Calibration(capacity_pps=10_000), ceiling_pps=100_000)
     r = CliRunner().invoke(app, ["assess", str(tmp_path)])
     line = next(x for x in r.output.splitlines() if "loss at:" in x)
     assert "dut" in line and "(worst load, 20,000 pps)" in line, r.output

@@ -143,8 +143,8 @@ def _plugin_tree(tmp_path: Path) -> Path:
 def test_a_plugin_adds_an_engine_and_a_broken_one_is_named_by_doctor(tmp_path):
     site = _plugin_tree(tmp_path)
     env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    code = ("from routerlab import engines, measuring\n"
-            "e, sc = measuring.resolve('plugged', 'single-flow')\n"
+    code = ("from routerlab import engines\nfrom routerlab.measuring import measurement\n"
+            "e, sc = measurement.resolve('plugged', 'single-flow')\n"
             "print(type(e).__name__, e.where, 'plugged' in engines.names(), type(engines.get('linux')).__name__)\n")
     p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
@@ -308,3 +308,17 @@ def test_open_vswitch_measured_through_exec_a_sweep_a_search_and_a_verdict(tmp_p
     assert len(res) == 1 and res["kind"].iloc[0] == "pdr"
     assert r.output.startswith("routerlab PDR: ")
     assert namespaces() == before and alive("ovs-vswitchd unix:/run/routerlab") == []
+
+
+def test_the_engines_are_listed_in_one_order_whichever_module_was_imported_first():
+    """The registry imports routerlab's own engine modules by name: importing one of them
+    first (as the Click course does) changes neither the list nor what an unknown name is
+    told."""
+    code = ("{first}from routerlab import engines\nprint(engines.names())\n"
+            "try:\n    engines.get('nope')\nexcept Exception as e:\n    print(e)\n")
+    said = [subprocess.run([sys.executable, "-c", code.format(first=first)], capture_output=True, text=True,
+                           check=True).stdout
+            for first in ("", "from routerlab.engines import click\n", "from routerlab.engines import external\n")]
+    assert said[0] == said[1] == said[2]
+    assert said[0].startswith("['linux', 'nft', 'ebpf', 'bmv2', 'click', 'fastclick', 'fastclick-dpdk', 'calibration', "
+                              "'exec'")

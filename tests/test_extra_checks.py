@@ -54,21 +54,21 @@ def test_the_cases_are_read_with_their_ports(tmp_path):
 
 @pytest.mark.parametrize("text, line, message", [
     ("cases:\n  - {send: 'udp 10.70.1.2 > 10.71.0.5', leaves: out}\nhidden: true\n", 3,
-     "unknown key 'hidden' (the file has one key, cases)"),
+     "the file: unknown key 'hidden'; allowed: cases"),
     ("cases:\n  - {send: 'udp 10.70.1.2 > 10.71.0.5', leaves: out}\n  - {send: 'udp 10.70.1.2 > 10.71.0.5',\n"
-     "     leave: out}\n", 4, "case 2: unknown key 'leave' (a case has send, from, leaves, why)"),
+     "     leave: out}\n", 4, "case 2: unknown key 'leave'; allowed: send, from, leaves, why"),
     ("cases:\n  - {send: 'udp 10.70.1.2 to 10.71.0.5', leaves: out}\n", 2, "case 1: not a packet: "),
     ("cases:\n  - {send: 'icmp-echo 10.70.1.2 > 10.71.0.5:7', leaves: out}\n", 2, "ICMP has no port"),
     ("cases:\n  - {send: 'udp 10.70.1.2 > 10.71.0.5 ttl 300', leaves: out}\n", 2, "a TTL 0-255"),
-    ("cases:\n  - {send: 'udp 10.70.1.2 > 10.71.0.5'}\n", 2, "case 1: leaves is missing"),
+    ("cases:\n  - {send: 'udp 10.70.1.2 > 10.71.0.5'}\n", 2, "case 1: missing key(s) leaves; required: send, leaves"),
     ("cases:\n  - {send: 'udp 10.70.1.2 > 10.71.0.5', leaves: sink}\n", 2,
      "case 1: leaves must be in, out or nowhere, got 'sink'"),
     ("cases:\n  - {send: 'udp 10.70.1.2 > 10.71.0.5', leaves: out, from: left}\n", 2,
      "case 1: from must be in or out, got 'left'"),
-    ("cases: []\n", 1, "cases must be a list of at least one case"),
-    ("cases:\n  - {send: [1, 2], leaves: out}\n", 2, "case 1: send must be a single value"),
+    ("cases: []\n", 1, "cases: [] is not allowed; allowed: a list of at least one case"),
+    ("cases:\n  - {send: [1, 2], leaves: out}\n", 2, "case 1: send: [1, 2] is not allowed; allowed: a single value"),
     ("cases:\n  - {send: 'udp 10.70.1.2 > 10.71.0.5', leaves: out\n", 3, "expected ',' or '}'"),
-    ("- just a list\n", 1, "expected a mapping with one key, cases"),
+    ("- just a list\n", 1, "the file: ['just a list'] is not allowed; allowed: a mapping with the key cases"),
     ("cases:\n  - {send: 'udp 10.70.1 > 10.71.0.5', leaves: out}\n", 2, "10.70.1 is not an IPv4 address"),
     ("cases:\n  - {send: 'udp 10.70.1.2 > 999.1.1.1', leaves: out}\n", 2, "999.1.1.1 is not an IPv4 address"),
 ])
@@ -87,7 +87,7 @@ def test_a_bad_file_stops_the_check_before_it_runs(tmp_path):
         assert r.exit_code == 2
         assert f"--extra-checks: {path}:2: case 1: unknown key 'verdict'" in r.output, r.output
     r = CliRunner().invoke(app, ["click", "check", "iprouter", "--extra-checks", str(tmp_path / "none.yaml")])
-    assert r.exit_code == 2 and "none.yaml: No such file or directory" in r.output
+    assert r.exit_code == 2 and "none.yaml: cannot read the extra checks (No such file or directory)" in r.output
 
 
 @needs_click

@@ -16,8 +16,9 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network n
 SNAPSHOT = textwrap.dedent("""
     import json, os, subprocess
     from pathlib import Path
-    from routerlab import hostchanges, testbed
-    from routerlab.testbed import sh, nsexec
+    from routerlab.errors import HostChangeRefused, TestbedError
+    from routerlab.testbed import cleanup, hostchanges
+    from routerlab.testbed.shell import nsexec, sh
 
     def journal(prefix):
         "The host's own namespace named as a run's router (as its agent does), and the run's journal."
@@ -89,7 +90,7 @@ def test_a_killed_runs_journal_is_undone_by_clean():
         state = json.loads(j.path.read_text()); state["pid"] = 2 ** 22 + 1; j.path.write_text(json.dumps(state))
         # something else the host runs, in its own namespace
         other = subprocess.Popen(["sleep", "60"])
-        removed = testbed.clean()
+        removed = cleanup.clean()
         print(json.dumps({"before": before, "after": snapshot(), "removed": removed,
                           "handle": os.path.exists("/run/netns/" + ns), "other": other.poll()}))
         other.kill()
@@ -115,7 +116,7 @@ def test_a_change_the_journal_cannot_undo_is_refused_before_it_is_made():
             try:
                 sh(*cmd, input=inp)
                 said.append("ran")
-            except hostchanges.Refused as e:
+            except HostChangeRefused as e:
                 said.append(str(e))
         route = subprocess.run(["ip", "route", "show", "10.71.0.0/24"], capture_output=True, text=True).stdout
         j.__exit__(None, None, None)
@@ -145,9 +146,9 @@ def test_a_failed_command_is_not_undone_and_the_hosts_own_networks_are_refused()
             try:
                 sh(*cmd)
                 said.append("ran")
-            except hostchanges.Refused as e:
+            except HostChangeRefused as e:
                 said.append(str(e))
-            except testbed.TestbedError as e:
+            except TestbedError as e:
                 said.append("failed")
         # a name with a dot, as a VLAN's: its sysctl in the slash form
         nsexec(ns, "sysctl", "-qw", "net/ipv6/conf/eth1.100/disable_ipv6=1")

@@ -94,8 +94,8 @@ def test_leave_mode_moves_nothing(threads, monkeypatch):
 
 RUN = textwrap.dedent("""
     import sys, time
-    from routerlab import testbed
-    with testbed.Testbed(prefix=sys.argv[1]):
+    from routerlab.testbed import namespaces
+    with namespaces.NamespaceTestbed(prefix=sys.argv[1]):
         print("up", flush=True)
         time.sleep(60)
 """)

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from routerlab.analysis import datasets
 from routerlab.measuring import measurement
-from routerlab.testbed import capabilities, namespaces, settings
+from routerlab.testbed import capabilities, namespaces
+from routerlab.testbed.settings import Settings
 from routerlab.benchmarks import idle
 from routerlab.cli import app, bench as cli_benchmarks
 from routerlab.errors import DataFormatError, ParameterError
@@ -118,11 +119,11 @@ def test_the_modes_alternate_and_each_trial_is_measured_once(monkeypatch, tmp_pa
     not given."""
     calls, ceilings = [], []
 
-    def measure(engine, sc, out, **kw):
-        calls.append((kw["experiment"], settings.default_cpu_idle(), kw["max_repeats"], kw["ceiling_pps"]))
+    def measure(request, **kw):
+        calls.append((request.experiment, request.settings.cpu_idle, request.max_repeats, request.ceiling_pps))
 
-    def generator_ceiling(sc, announce):
-        ceilings.append(settings.default_cpu_idle())
+    def generator_ceiling(sc, announce, settings):
+        ceilings.append(settings.cpu_idle)
         return 1234.0
 
     monkeypatch.delenv("ROUTERLAB_CPU_IDLE", raising=False)
@@ -138,23 +139,24 @@ def test_the_modes_alternate_and_each_trial_is_measured_once(monkeypatch, tmp_pa
     assert ceilings == ["poll"] and {c[3] for c in calls} == {1234.0} and len(calls) == 4
 
 
-def test_the_idle_mode_is_checked_and_blocks_nest(monkeypatch):
+def test_the_idle_mode_is_checked_and_the_settings_given_win(monkeypatch):
+    from dataclasses import replace
+
     monkeypatch.setenv("ROUTERLAB_CPU_IDLE", "os")
-    assert settings.default_cpu_idle() == "os"
-    with settings.cpu_idle("poll"):
-        assert namespaces.NamespaceTestbed().cpu_idle == "poll"
-        with settings.cpu_idle("os"):
-            assert settings.default_cpu_idle() == "os"
-        assert settings.default_cpu_idle() == "poll"
-    assert settings.default_cpu_idle() == "os"
+    assert Settings().cpu_idle == "os" and namespaces.NamespaceTestbed().cpu_idle == "os"
+    poll = Settings(cpu_idle="poll")
+    assert namespaces.make(poll).cpu_idle == "poll"
+    assert replace(poll, cpu_idle="os").cpu_idle == "os" and poll.cpu_idle == "poll"
+    assert namespaces.make().cpu_idle == "os"
     monkeypatch.setenv("ROUTERLAB_CPU_IDLE", "halt")
     with pytest.raises(ParameterError, match="ROUTERLAB_CPU_IDLE: must be one of poll, os, got 'halt'"):
         namespaces.NamespaceTestbed()
     with pytest.raises(ParameterError, match="cpu_idle"):
         namespaces.NamespaceTestbed(cpu_idle="deep")
+    with pytest.raises(ParameterError, match="ROUTERLAB_CPU_IDLE: must be one of poll, os, got 'halt'"):
+        Settings()
     with pytest.raises(ParameterError, match="cpu_idle"):
-        with settings.cpu_idle("deep"):
-            pass
+        Settings(cpu_idle="deep")
 
 
 def test_the_command_line_defaults_are_the_benchmarks():

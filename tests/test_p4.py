@@ -221,7 +221,8 @@ def test_a_student_tries_packets_on_the_switch_without_root(capfd):
     from routerlab.cli.app import app
 
     sent = p4exercises.try_program("router", ["udp 10.70.1.2 > 10.71.0.5", "udp 10.70.1.2 -> 10.71.0.200 ttl 1",
-                                              "out: udp 10.70.2.2 > 10.71.0.200"], solution=True, own_namespace=True)
+                                              "out: udp 10.70.2.2 > 10.71.0.200"], solution=True, own_namespace=True,
+                                    show=print)
     out = capfd.readouterr().out
     assert sent == 3 and out.splitlines() == [
         "sent UDP 10.70.1.2:1234 > 10.71.0.5:5000 TTL 64 into port 0",
@@ -230,7 +231,7 @@ def test_a_student_tries_packets_on_the_switch_without_root(capfd):
         "  nothing came back (dropped, or sent nowhere)",
         "sent UDP 10.70.2.2:1234 > 10.71.0.200:5000 TTL 64 into port 1",
         "  left on port 0: UDP 10.70.2.2:1234 > 10.71.0.200:5000 TTL 63"]
-    p4exercises.try_program("firewall", ["udp 10.70.1.2 > 10.71.0.5:9"], own_namespace=True)
+    p4exercises.try_program("firewall", ["udp 10.70.1.2 > 10.71.0.5:9"], own_namespace=True, show=print)
     out = capfd.readouterr().out
     assert "left out, as the program does not take it:" in out and "unknown table 'RlIngress.acl'" in out
     assert out.rstrip().endswith("left on port 1: UDP 10.70.1.2:1234 > 10.71.0.5:9 TTL 63")  # no ACL yet
@@ -404,10 +405,11 @@ def test_a_switch_that_exits_at_start_is_said_at_once(monkeypatch, tmp_path):
 
 KILLED_RUN = """
 import sys
-from routerlab import engines, testbed
+from routerlab import engines
+from routerlab.testbed import namespaces
 eng = engines.get("bmv2")
 eng.control = "p4runtime"
-with testbed.Testbed(prefix=sys.argv[1], generator="rlgen", placement=False) as tb:
+with namespaces.NamespaceTestbed(prefix=sys.argv[1], generator="rlgen", placement=False) as tb:
     eng.run(tb, "router", [])
     print("up", eng._proc.pid, flush=True)
     import time
@@ -442,7 +444,7 @@ def test_a_student_writes_one_entry_over_p4runtime_and_the_packet_changes(capfd)
     readme = (p4.p4_dir() / "router" / "README.md").read_text()
     typed = [ln.strip()[len("packet> "):] for ln in readme.splitlines() if ln.strip().startswith("packet> ")]
     assert [t.split()[0] for t in typed] == ["udp", "write", "udp"]
-    sent = p4exercises.try_program("router", typed, solution=True, own_namespace=True)
+    sent = p4exercises.try_program("router", typed, solution=True, own_namespace=True, show=print)
     out = capfd.readouterr().out.splitlines()
     assert sent == 2
     assert out == ["sent UDP 10.70.1.2:1234 > 10.71.0.77:5000 TTL 64 into port 0",
@@ -452,6 +454,51 @@ def test_a_student_writes_one_entry_over_p4runtime_and_the_packet_changes(capfd)
                    "  left on port 0: UDP 10.70.1.2:1234 > 10.71.0.77:5000 TTL 63"], out
     # a bad entry is said, and the session goes on
     p4exercises.try_program("router", ['write {"table": "RlIngress.nope"}', "udp 10.70.1.2 > 10.71.0.5"],
-                            solution=True, own_namespace=True)
+                            solution=True, own_namespace=True, show=print)
     out = capfd.readouterr().out
     assert "? write: table_entries[0]: unknown table 'RlIngress.nope'" in out and "left on port 1" in out
+
+
+# -- the student's failure and routerlab's, told apart by class --------------------------------
+
+@needs_bmv2_check
+def test_a_program_that_does_not_compile_is_the_students_result(tmp_path):
+    from click.testing import CliRunner
+
+    from routerlab.cli.app import app
+
+    bad = tmp_path / "router.p4"
+    bad.write_text('#include "common.p4"\ncontrol X() { apply { nonsense; } }\n')
+    [took] = p4exercises.check("router", bad, solution=False)
+    assert (took.name, took.passed) == (p4exercises.COMPILES, False)
+    assert re.match(r"p4c-bm2-ss failed: .*router\.p4\(2\):", took.detail), took.detail
+    r = CliRunner().invoke(app, ["p4", "check", "router", "--program", str(bad), "--format", "json"])
+    assert r.exit_code == 1, r.output
+    data = json.loads(r.stdout[r.stdout.index("{"):])
+    assert (data["total"], data["failed"]) == (1, 1) and "p4c-bm2-ss failed" in data["expectations"][0]["detail"]
+
+
+@pytest.mark.parametrize("error", ["bare", "testbed", "student"])
+def test_an_internal_failure_of_a_p4_check_is_not_blamed_on_the_student(monkeypatch, error):
+    """No engine needed: the switch's start raises, as the machinery around the program may."""
+    from contextlib import contextmanager
+
+    from routerlab.errors import NotStarted, TestbedError
+
+    failure = {"bare": RouterlabError("simple_switch exited (1); the end of its log"),
+               "testbed": TestbedError("ip link add: RTNETLINK answers: File exists"),
+               "student": NotStarted("p4c-bm2-ss failed: router.p4(2): syntax error")}[error]
+
+    @contextmanager
+    def starting(*args, **kwargs):
+        raise failure
+        yield
+
+    monkeypatch.setattr(p4exercises, "_switch", starting)
+    if error == "student":
+        assert [(r.name, r.passed, r.detail) for r in p4exercises.check("router", own_namespace=False)] == \
+            [(p4exercises.COMPILES, False, str(failure))]
+    else:
+        with pytest.raises(type(failure)) as raised:
+            p4exercises.check("router", own_namespace=False)
+        assert raised.value is failure

@@ -122,8 +122,8 @@ def test_both_sweeps_offer_the_same_loads_when_the_ceiling_is_measured(monkeypat
     47,860 and 239,302 in the second (bench repeat of 2026-11-25), so those two loads were not compared."""
     from routerlab.measuring import measurement, sweep
 
-    monkeypatch.setattr(measurement, "require_root", lambda: None)
-    monkeypatch.setattr(measurement.traffic, "ceiling", lambda spec=None: 478605.4)
+    monkeypatch.setattr(measurement, "require_root", lambda settings=None: None)
+    monkeypatch.setattr(measurement.traffic, "ceiling", lambda spec=None, settings=None: 478605.4)
     measured = measurement.generator_ceiling()
     recorded = float(round(measured))  # as sweep.py writes generator_ceiling_pps
     frac = repeat.LOADS_FRAC

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from routerlab.publish import facts, report
+from routerlab.analysis import datasets
+from routerlab.publish import facts, report, templates
 from routerlab.cli.app import app
 from routerlab.errors import DataFormatError
 
@@ -146,13 +147,13 @@ def test_a_number_typed_by_hand_fails_naming_its_line(demo):
     ("line one\n2026-11-26", [(2, "2026")]),
 ])
 def test_typed_numbers(text, typed):
-    assert report.typed_numbers(text) == typed
+    assert templates.typed_numbers(text) == typed
 
 
 @pytest.mark.parametrize("ratio, shown", [(0, "0"), (0.0043, "0.43%"), (0.25, "25%"), (7.6e-05, "0.0076%"),
                                           (0.024, "2.4%"), (None, "n/a")])
 def test_loss_format(ratio, shown):
-    assert report.loss(ratio) == shown
+    assert templates.loss(ratio) == shown
 
 
 def test_changes_between_two_facts():
@@ -177,13 +178,13 @@ def test_report_command_on_a_folder_without_records(tmp_path):
 
 
 def test_committed_datasets_are_every_measured_one():
-    names = {p.name for p in report.committed()}
+    names = {p.name for p in datasets.committed()}
     assert {"testbed-veth", "testbed-click", "testbed-bmv2", "click-course", "comparison", "microbench",
             "fast-reroute"} <= names
     assert "reference" not in names  # transcribed from publications: no report
 
 
-@pytest.mark.parametrize("folder", report.committed(), ids=lambda p: p.name)
+@pytest.mark.parametrize("folder", datasets.committed(), ids=lambda p: p.name)
 def test_every_committed_readme_is_generated_from_its_files(folder):
     """``routerlab report --check`` for one dataset: its README and facts.json are what
     its files give now. On failure: run ``routerlab report datasets/<name>`` and read the

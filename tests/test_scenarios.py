@@ -2,7 +2,7 @@
 
 import pytest
 
-from routerlab import engines
+from routerlab.engines import rules as engine_rules
 from routerlab.analysis import scenarios
 from routerlab.errors import DataFormatError, ParameterError
 
@@ -39,11 +39,11 @@ def test_scenario_file_errors_name_the_file_and_key(tmp_path):
 
 
 def test_firewall_rules_traverse_all_and_drop_half():
-    rules, policy = engines.firewall(scenarios.load("single-flow-fw50"))
+    rules, policy = engine_rules.firewall(scenarios.load("single-flow-fw50"))
     assert len(rules) == 50 and policy == "accept"
-    rules, policy = engines.firewall(scenarios.load("ddos-drop50"))
+    rules, policy = engine_rules.firewall(scenarios.load("ddos-drop50"))
     assert len(rules) == 50 and policy == "drop" and rules[-1].action == "accept" and rules[-1].dport_negate
-    text = engines.nft_ruleset(scenarios.load("ddos-drop50"))
+    text = engine_rules.nft_ruleset(scenarios.load("ddos-drop50"))
     assert "policy drop" in text and "udp dport != 9 accept" in text and text.count(" drop\n") == 49
 
 

@@ -20,9 +20,9 @@ from conftest import ROOT, engine_marks
 from routerlab.measuring import search, sweep
 from routerlab.remote import sshtestbed, testbedfile
 from routerlab.analysis import stats
-from routerlab.errors import DataFormatError, RouterlabError
+from routerlab.errors import DataFormatError, RouterlabError, SshError
 from routerlab.analysis.scenarios import Scenario
-from routerlab.remote.ssh import Connection, SshError
+from routerlab.remote.ssh import Connection
 
 ROUTERLAB = [sys.executable, "-m", "routerlab.cli"]
 MACS = ("02:00:00:00:00:01", "02:00:00:00:00:02", "02:00:00:00:00:03", "02:00:00:00:00:04")
@@ -69,16 +69,16 @@ def _set(spec, path, value):
 
 
 @pytest.mark.parametrize("path, value, says", [
-    (("hosts", "dut", "sssh"), "x", "host dut: key 'sssh': unknown"),
+    (("hosts", "dut", "sssh"), "x", "host dut: unknown key 'sssh'; allowed: ssh, python, env"),
     (("hosts", "dut", "ssh"), "lab@host:99999", "host dut: key 'ssh': must be user@host[:port]"),
     (("hosts", "dut", "ssh"), "lab@host; rm -rf /", "host dut: key 'ssh'"),
-    (("hosts", "dut", "ssh"), KeyError, "host dut: key 'ssh': missing"),
+    (("hosts", "dut", "ssh"), KeyError, "host dut: missing key(s) ssh"),
     (("hosts", "dut", "env"), {"A B": "1"}, "host dut: key 'env': 'A B' is not a variable name"),
-    (("roles", "firewall"), {"host": "dut"}, "role firewall: unknown role"),
-    (("roles", "sink"), KeyError, "role sink: missing"),
+    (("roles", "firewall"), {"host": "dut"}, "roles: unknown key 'firewall'; allowed: generator, router, sink"),
+    (("roles", "sink"), KeyError, "roles: missing key(s) sink"),
     (("roles", "router", "host"), "nowhere", "role router: key 'host': 'nowhere' is not one of the hosts"),
     (("roles", "generator", "host"), "dut", "role generator: key 'host': dut is the router's host"),
-    (("roles", "router", "interfaces", "out"), KeyError, "role router: interfaces: key 'out': missing"),
+    (("roles", "router", "interfaces", "out"), KeyError, "role router: interfaces: missing key(s) out"),
     (("roles", "router", "interfaces", "in", "mac"), "02:00:00:00:00", "role router: interface in: key 'mac'"),
     (("roles", "router", "interfaces", "in", "name"), "eth0; reboot", "role router: interface in: key 'name'"),
     (("roles", "router", "cpu"), -1, "role router: key 'cpu'"),
@@ -86,7 +86,7 @@ def _set(spec, path, value):
     (("links",), [["generator.out", "router.in"], ["router.in", "sink.in"]], "links: link 2: router.in to sink.in: the ends do not match"),
     (("links",), [["generator.out", "router.in"], ["router.out", "sink.out"]], "links: link 2: 'sink.out' is no role's interface"),
     (("links",), [["generator.out", "router.in"], ["router.in", "generator.out"]], "the same link is named twice"),
-    (("links",), [["generator.out", "router.in"]], "links: must list the two links"),
+    (("links",), [["generator.out", "router.in"]], "links: [['generator.out', 'router.in']] is not allowed; allowed: the two links"),
     (("ssh_config",), "no-such-config", "key 'ssh_config'"),
 ])
 def test_a_bad_testbed_file_is_refused_in_one_line_naming_the_file_and_the_key(tmp_path, path, value, says):
@@ -96,7 +96,7 @@ def test_a_bad_testbed_file_is_refused_in_one_line_naming_the_file_and_the_key(t
     with pytest.raises(DataFormatError) as e:
         testbedfile.load(f)
     msg = str(e.value)
-    assert msg.startswith(str(f)) and says in msg and "\n" not in msg
+    assert isinstance(e.value.line, int) and msg.startswith(f"{f}:{e.value.line}: ") and says in msg and "\n" not in msg
 
 
 @pytest.mark.parametrize("page, after", [("README.md", "### Beyond one machine"),
@@ -289,7 +289,9 @@ def test_ssh_and_namespaces_give_the_calibration_routers_known_answers(hosts, tm
     loss and PDR are known."""
     import pandas as pd
 
-    from routerlab.testbed import settings
+    from contextlib import nullcontext
+
+    from routerlab.testbed.settings import Settings
     from routerlab.engines.calibration import Calibration
 
     sc = Scenario(name="single-flow")
@@ -298,13 +300,14 @@ def test_ssh_and_namespaces_give_the_calibration_routers_known_answers(hosts, tm
     capacity, loads, duration, runs = 30000, [15000, 60000], 0.5, 3
     pdr, loss = {}, {}
     for where in ("ssh", "namespaces"):
-        block = sshtestbed.using(hosts.file) if where == "ssh" else settings.generator("rlgen")
-        with block:
+        block = sshtestbed.using(hosts.file) if where == "ssh" else nullcontext(Settings.asked("rlgen"))
+        with block as settings:
             eng = Calibration(capacity_pps=capacity)
             sweep.run(sweep.SweepPlan("calibration", sc, loads, runs=runs, duration=duration), tmp_path / where,
-                      engine=eng, ceiling_pps=120000, progress=False)
+                      engine=eng, ceiling_pps=120000, settings=settings)
             (res,) = search.run_search(Calibration(capacity_pps=capacity), sc, tmp_path / where, kind="pdr",
-                                       ceiling_pps=120000, final_duration=1.0, final_trials=2, experiment="pdr")
+                                       ceiling_pps=120000, final_duration=1.0, final_trials=2, experiment="pdr",
+                                       settings=settings)
         t = pd.read_csv(tmp_path / where / "trials.csv")
         loss[where] = (t["lost"] / t["tx"]).groupby(t["offered_pps"]).median()
         for load, measured in loss[where].items():
@@ -357,7 +360,7 @@ def test_loss_over_ssh_is_attributed_where_the_router_dropped_it(hosts, tmp_path
 
     with sshtestbed.using(hosts.file):
         plan = sweep.SweepPlan("calibration", Scenario(name="single-flow"), [40000], runs=2, duration=0.5)
-        sweep.run(plan, tmp_path / "cal", engine=Calibration(capacity_pps=20000), ceiling_pps=100000, progress=False)
+        sweep.run(plan, tmp_path / "cal", engine=Calibration(capacity_pps=20000), ceiling_pps=100000)
     import pandas as pd
 
     trials = pd.read_csv(tmp_path / "cal" / "trials.csv")
@@ -466,11 +469,11 @@ def test_three_hosts(tmp_path):
     with sshhosts.Hosts(tmp_path / "hosts", layout=3) as h:
         f = h.write()
         before = states(h)
-        with sshtestbed.using(f):
+        with sshtestbed.using(f) as settings:
             from routerlab.measuring import measurement
 
-            measurement.measure("linux", "single-flow", tmp_path / "out", loads="20000", runs=2, duration=0.5,
-                              ceiling_pps=100000, progress=False)
+            measurement.measure(measurement.Request("linux", "single-flow", tmp_path / "out", loads="20000", runs=2,
+                                                    duration=0.5, ceiling_pps=100000, settings=settings))
         import pandas as pd
 
         trials = pd.read_csv(tmp_path / "out" / "trials.csv")
@@ -499,11 +502,11 @@ def test_an_engine_installed_on_the_router_host_from_a_bundle_forwards_over_ssh(
     assert r.returncode == 0, r.stdout + r.stderr
     assert any((hosts.folder / "dut" / "engines").glob(f"{engine}-*"))  # on the router's host, in its own folder
     before = states(hosts)
-    with sshtestbed.using(hosts.file):
+    with sshtestbed.using(hosts.file) as settings:
         from routerlab.measuring import measurement
 
-        measurement.measure(engine, "single-flow", tmp_path / "out", loads="5000", runs=2, duration=0.5,
-                          ceiling_pps=100000, progress=False)
+        measurement.measure(measurement.Request(engine, "single-flow", tmp_path / "out", loads="5000", runs=2,
+                                                duration=0.5, ceiling_pps=100000, settings=settings))
     import pandas as pd
 
     trials = pd.read_csv(tmp_path / "out" / "trials.csv")
@@ -514,16 +517,17 @@ def test_an_engine_installed_on_the_router_host_from_a_bundle_forwards_over_ssh(
 
 
 def test_the_ssh_testbed_refuses_the_xdp_generator_and_a_testbed_without_its_file(tmp_path):
-    from routerlab.testbed import settings
+    from routerlab.testbed.settings import Settings
 
     with pytest.raises(RouterlabError, match="needs its testbed file"):
         sshtestbed.SshTestbed()
-    with settings.generator("xdp"), pytest.raises(RouterlabError, match="generator: the SSH testbed sends with rlgen"):
-        with sshtestbed.using(write(tmp_path, two_hosts())):
+    with pytest.raises(RouterlabError, match="generator: the SSH testbed sends with rlgen"):
+        with sshtestbed.using(write(tmp_path, two_hosts()), Settings.asked("xdp")):
             pass
-    with settings.generator("rlgen"), sshtestbed.using(write(tmp_path, two_hosts())) as tf:
-        assert tf.layout == 2 and settings.beyond_one_machine() and settings.default_generator() == "rlgen"
-    assert not settings.beyond_one_machine()
+    asked = Settings.asked("rlgen")
+    with sshtestbed.using(write(tmp_path, two_hosts()), asked) as settings:
+        assert settings.factory.tf.layout == 2 and settings.beyond_one_machine and settings.generator == "rlgen"
+    assert not asked.beyond_one_machine
 
 
 @needs_hosts
@@ -539,3 +543,27 @@ def test_bench_ssh_prints_both_testbeds_next_to_the_floor(hosts, tmp_path):
         assert attempts >= 2
         assert floor == 0.3 and per_trial > floor and abs(ratio - per_trial / floor) < 0.01
     assert "SSH's overhead per attempt" in lines[-1]
+
+
+@needs_hosts
+def test_a_host_whose_routerlab_has_the_old_layout_is_refused_in_one_line(hosts, tmp_path):
+    """A router host whose python finds a routerlab of the layout before the layers were
+    folders (no routerlab.remote) is named, with that routerlab's version, in one line, and
+    nothing is measured or left on the hosts."""
+    old = tmp_path / "old-layout" / "routerlab"
+    old.mkdir(parents=True)
+    (old / "__init__.py").write_text('__version__ = "0.0.9"\n')
+    (old / "hostagent.py").write_text("raise SystemExit('the old agent must not run')\n")
+    spec = hosts.spec()
+    spec["hosts"]["dut"]["env"]["PYTHONPATH"] = str(old.parent)
+    f = hosts.write(spec, "old-layout.yaml")
+    before = {h: hosts.state(h) for h in hosts.names}
+    r = subprocess.run([*ROUTERLAB, "measure", "--testbed", str(f), "--engine", "linux", "--loads", "10000",
+                        "--ceiling", "100000", "--runs", "1", "--duration", "0.2", "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode != 0
+    said = [line for line in r.stderr.splitlines() if "older layout" in line]
+    assert len(said) == 1 and "host dut" in said[0] and "0.0.9" in said[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "o" / "trials.csv").exists()
+    assert {h: hosts.state(h) for h in hosts.names} == before

@@ -16,9 +16,12 @@ import pytest
 from conftest import checked_engine, engine_absent
 
 from routerlab import engines
+from routerlab.engines import kernel
 from routerlab.analysis import scenarios
 from routerlab.testbed import traffic
-from routerlab.testbed import capabilities, cleanup, interface, namespaces, settings, shell
+from routerlab.testbed import capabilities, cleanup, interface, namespaces, shell
+from routerlab.testbed.settings import Settings
+from routerlab import errors
 from routerlab.errors import NeedsRoot, ParameterError
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and veth")
@@ -78,7 +81,7 @@ def test_forwarding_and_counters_add_up(engine, scenario):
         assert 0.98 * r.tx <= r.rx <= r.tx, r
         assert f1 - f0 == r.rx  # exact: the engine's own forwarded counter matches the sink
         if not eng.kernel_forwarding:
-            assert engines.guard_count(tb) == 0  # the kernel forwarded nothing for the engine
+            assert kernel.guard_count(tb) == 0  # the kernel forwarded nothing for the engine
 
 
 #: Takes CPU argv[1] above the probe's priority for each of argv[2:] seconds, 0.2 s apart.
@@ -171,8 +174,8 @@ def test_large_route_table_loads_in_batch():
 
 SCRIPT = textwrap.dedent("""
     import sys, time
-    from routerlab import testbed
-    tb = testbed.Testbed(prefix=sys.argv[1], cpu_idle="poll")
+    from routerlab.testbed import namespaces
+    tb = namespaces.NamespaceTestbed(prefix=sys.argv[1], cpu_idle="poll")
     with tb:
         print("up", flush=True)
         time.sleep(60)
@@ -209,8 +212,9 @@ def test_clean_after_kill_9():
 
 TRIAL = textwrap.dedent("""
     import sys
-    from routerlab import testbed, traffic
-    with testbed.Testbed(prefix=sys.argv[1]) as tb:
+    from routerlab.testbed import traffic
+    from routerlab.testbed import namespaces
+    with namespaces.NamespaceTestbed(prefix=sys.argv[1]) as tb:
         print("up", tb.generator, flush=True)
         traffic.run_trial(tb, 20_000, 60, traffic.TrafficSpec())
 """)
@@ -359,7 +363,7 @@ def test_sweep_writes_as_it_goes_and_resumes(tmp_path):
     from routerlab.measuring import sweep
 
     plan = sweep.SweepPlan("linux", scenarios.load("single-flow"), [5_000, 10_000], runs=2, duration=0.2)
-    sweep.run(plan, tmp_path, ceiling_pps=400_000, progress=False)
+    sweep.run(plan, tmp_path, ceiling_pps=400_000)
     ds = datasets.read(tmp_path)
     assert len(ds.trials) == 4 and ds.experiments["generator_ceiling_pps"].iloc[0] == 400_000
     assert ds.experiments["kernel"].iloc[0] == os.uname().release
@@ -367,7 +371,7 @@ def test_sweep_writes_as_it_goes_and_resumes(tmp_path):
     # an interrupted sweep: drop the last trial, run again, only that one is measured anew
     lines = (tmp_path / "trials.csv").read_text().splitlines()
     (tmp_path / "trials.csv").write_text("\n".join(lines[:-1]) + "\n")
-    sweep.run(plan, tmp_path, ceiling_pps=400_000, progress=False)
+    sweep.run(plan, tmp_path, ceiling_pps=400_000)
     t = datasets.read(tmp_path).trials
     assert len(t) == 4 and sorted(zip(t.offered_pps, t.trial)) == [(5000, 0), (5000, 1), (10000, 0), (10000, 1)]
 
@@ -376,28 +380,28 @@ def test_route_loader_reports_refused_routes():
     sc = scenarios.load("single-flow", routes=1_000)
     with namespaces.NamespaceTestbed() as tb:
         engines.get("linux").start(tb, sc)
-        with pytest.raises(shell.TestbedError, match="refused 999 of 999"):
-            engines.install_routes(tb, sc)  # the same routes again: the kernel refuses each one
+        with pytest.raises(errors.TestbedError, match="refused 999 of 999"):
+            kernel.install_routes(tb, sc)  # the same routes again: the kernel refuses each one
 
 
 def test_resume_refuses_a_different_configuration(tmp_path):
     from routerlab.measuring import sweep
 
     sweep.run(sweep.SweepPlan("linux", scenarios.load("single-flow"), [5_000], runs=1, duration=0.2,
-                              experiment="x"), tmp_path, ceiling_pps=400_000, progress=False)
+                              experiment="x"), tmp_path, ceiling_pps=400_000)
     other = sweep.SweepPlan("nft", scenarios.load("single-flow"), [5_000], runs=1, duration=0.2, experiment="x")
     with pytest.raises(ParameterError, match="would mix them"):
-        sweep.run(other, tmp_path, ceiling_pps=400_000, progress=False)
+        sweep.run(other, tmp_path, ceiling_pps=400_000)
     # measured with the XDP generator (where it runs), resumed with rlgen: refused, naming the
     # generator to give, and its ceiling is not rlgen's
     from routerlab.measuring import measurement
 
-    if capabilities.runnable(settings.default_generator()) == "xdp":
-        with settings.generator("rlgen"), pytest.raises(ParameterError, match="--generator xdp"):
+    if capabilities.runnable(Settings().generator) == "xdp":
+        with pytest.raises(ParameterError, match="--generator xdp"):
             sweep.run(sweep.SweepPlan("linux", scenarios.load("single-flow"), [5_000], runs=1, duration=0.2,
-                                      experiment="x"), tmp_path, ceiling_pps=400_000, progress=False)
-        with settings.generator("rlgen"):
-            assert measurement.recorded_ceiling(tmp_path, "x") is None
+                                      experiment="x"), tmp_path, ceiling_pps=400_000,
+                      settings=Settings.asked("rlgen"))
+        assert measurement.recorded_ceiling(tmp_path, "x", Settings.asked("rlgen")) is None
         assert measurement.recorded_ceiling(tmp_path, "x") == 400_000
 
 
@@ -428,8 +432,8 @@ def test_a_search_writes_the_environment_record_a_sweep_writes(tmp_path):
     from routerlab.analysis import datasets
     from routerlab.measuring import measurement
 
-    measurement.measure("linux", "single-flow", tmp_path, search="pdr", duration=0.2, ceiling_pps=20000,
-                      experiment="search-record")
+    measurement.measure(measurement.Request("linux", "single-flow", tmp_path, search="pdr", duration=0.2,
+                                            ceiling_pps=20000, experiment="search-record"))
     e = datasets.read_experiments(tmp_path).set_index("experiment")
     assert "search-record" in e.index
     rec = e.loc["search-record"]

@@ -126,7 +126,7 @@ def _left(marker: str) -> list[str]:
 
 
 def _start_waiting(marker: str, down: Path) -> subprocess.Popen:
-    code = f"from routerlab import userns; userns.call('test_userns:up_then_wait', {marker!r}, {str(down)!r})"
+    code = f"from routerlab.testbed import userns; userns.call('test_userns:up_then_wait', {marker!r}, {str(down)!r})"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent)] + sys.path))
     # as a user at a terminal: Ctrl-C not ignored, even where this test runs under a shell
     # that ignores it (a job started with `&`, or under nohup)
@@ -182,10 +182,10 @@ def test_a_user_with_no_privilege_gets_a_testbed(tmp_path):
     os.chown(tmp_path, nobody.pw_uid, nobody.pw_gid)
     code = textwrap.dedent("""
         import os
-        from routerlab import userns
+        from routerlab.testbed import userns
         assert os.geteuid() != 0
         print(userns.call('test_userns:forwarded_by_the_kernel', 64))
-    """)
+""")
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path),
            "PYTHONPATH": os.pathsep.join([str(here)] + [p for p in sys.path if p])}
     p = subprocess.run(["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",

@@ -262,7 +262,7 @@ def test_a_sweep_keeps_every_attempt_and_records_the_validation(tmp_path):
 
     eng, sc = linux()
     plan = sweep.SweepPlan("linux", sc, [5_000], runs=2, duration=0.2)
-    sweep.run(plan, tmp_path, engine=eng, ceiling_pps=400_000, progress=False,
+    sweep.run(plan, tmp_path, engine=eng, ceiling_pps=400_000,
               validation=TrialZeroDisturbed(steal_threshold=0.05, max_repeats=1))
     t = datasets.read(tmp_path).trials.sort_values("trial")
     assert list(t["trial"]) == [0, 1]  # the analysis sees one row per trial
@@ -277,7 +277,7 @@ def test_a_sweep_keeps_every_attempt_and_records_the_validation(tmp_path):
     assert t["queue_ms"].tolist() == [backlog / 5.0] * 2 and (t["cpu_stop_ms"] >= 0).all() and (t["gen_late_ms"] >= 0).all()
     # the default validation is recorded too
     sweep.run(sweep.SweepPlan("linux", sc, [5_000], runs=1, duration=0.2, experiment="b"), tmp_path, engine=eng,
-              ceiling_pps=400_000, progress=False)
+              ceiling_pps=400_000)
     rec = datasets.read_experiments(tmp_path).set_index("experiment")
     assert (f"steal_threshold={traffic.STEAL_FLAG}; "
             f"probe_period_ms={traffic.STOP_PROBE_PERIOD_MS}; max_repeats=3; stop_floor_ms={traffic.STOP_FLOOR_MS}; "

@@ -7,7 +7,8 @@ import os
 import pytest
 
 from routerlab.testbed import traffic, xdpgen
-from routerlab.testbed import capabilities, namespaces, settings, shell
+from routerlab.testbed import capabilities, namespaces, shell
+from routerlab.testbed.settings import Settings
 from routerlab.errors import ParameterError, RouterlabError
 from routerlab.testbed.namespaces import NamespaceTestbed as TB
 
@@ -33,12 +34,15 @@ def test_parse_the_loaders_line():
 
 def test_the_generator_is_chosen_by_name_and_checked(monkeypatch):
     monkeypatch.setenv("ROUTERLAB_GENERATOR", "rlgen")
-    assert settings.default_generator() == "rlgen"
-    with settings.generator("xdp"):
-        assert TB().generator == "xdp"
+    assert Settings().generator == "rlgen" and not Settings().generator_asked
+    assert namespaces.make(Settings.asked("xdp")).generator == "xdp"
     monkeypatch.setenv("ROUTERLAB_GENERATOR", "pktgen")
     with pytest.raises(ParameterError, match="ROUTERLAB_GENERATOR.*xdp, rlgen"):
         TB()
+    with pytest.raises(ParameterError, match="ROUTERLAB_GENERATOR.*xdp, rlgen"):
+        Settings()
+    with pytest.raises(ParameterError, match="^generator: .*xdp, rlgen"):
+        Settings(generator="pktgen")
 
 
 @root
@@ -168,10 +172,10 @@ def test_frames_reach_every_engine_through_its_receive():
 
 
 @root
-def test_without_live_frames_it_says_so_and_takes_rlgen(monkeypatch, capsys):
+def test_without_live_frames_it_says_so_and_takes_rlgen(monkeypatch, caplog):
     monkeypatch.setattr(capabilities, "live_frames_missing", lambda: "live XDP frames need kernel 5.18 or later, this is 5.10")
     with TB(direct=True, generator="xdp") as tb:
         assert tb.generator == "rlgen" and tb.sink_cpu == tb.router_cpu
         assert "rlgen" in traffic.generator_record(tb)
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "kernel 5.18" in err and "measuring with rlgen" in err
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("routerlab")]
+    assert len(said) == 1 and "\n" not in said[0] and "kernel 5.18" in said[0] and "measuring with rlgen" in said[0]

@@ -42,3 +42,25 @@ EXEC_READY_TIMEOUT_S = 30.0
 #: Seconds bmv2's switch has to answer its control plane (P4Runtime or Thrift) after it
 #: starts.
 BMV2_ANSWER_TIMEOUT_S = 30.0
+
+# The generator's bursts and what trial validation takes for a disturbed trial
+# (routerlab.testbed.traffic, routerlab.measuring.validation).
+#: Frames per burst, both generators: rlgen's sendmmsg batch, the XDP generator's run of
+#: its program. The packets offered during d seconds are up to one burst more than
+#: rate * d.
+BURST = 32
+#: A trial counts as disturbed by the hypervisor when steal exceeds this fraction of CPU time.
+STEAL_FLAG = 0.02
+#: The stop probe's period, milliseconds: a stop of d ms reads as d - P to d. The probe's
+#: own CPU time on this machine (docs/testbed.md): on a busy CPU 1.6% at 1 ms, 0.8% at 2,
+#: 0.6% at 4; on an idle one 5.2%, 1.7% and 0.9%.
+STOP_PROBE_PERIOD_MS = 2.0
+#: A reading of the stop probe at or below this, milliseconds, is not held against a trial
+#: (:mod:`routerlab.measuring.validation`): a chosen minimum, above what the probe reads on this
+#: machine's router CPU when it idles or forwards below saturation (its router's receive
+#: thread is below the probe, so the router's own work delays it little). Below the
+#: probe's period, because the XDP chain's first queue, a 256-slot ring, lasts less than
+#: the period at loads above 128 kpps (a stop of a millisecond overflows it above 256
+#: kpps); above 512 kpps it lasts less than the floor too, and a stop between the two
+#: is not held.
+STOP_FLOOR_MS = 0.5

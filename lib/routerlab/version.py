@@ -1,6 +1,7 @@
 """Which routerlab is running: its version and, run from a clone, the clone's commit
 (:func:`code_version`: what ``routerlab --version`` prints and every environment record
-names first), and the clone itself (:func:`repo_root`). It imports nothing heavy, so that
+names first), the clone itself (:func:`repo_root`), and the project's folders in a clone or
+bundled in the package (:func:`project_dir`). It imports nothing heavy, so that
 ``routerlab --version`` answers as fast as ``--help``."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import functools
 from pathlib import Path
 
 from routerlab import __version__
+from routerlab.errors import DataUnavailable
 
 
 def code_version(checkout: Path | None = None) -> str:
@@ -68,3 +70,20 @@ def repo_root() -> Path | None:
         if (parent / "pyproject.toml").is_file() and (parent / "lib" / "routerlab") == here.parent:
             return parent
     return None
+
+def project_dir(name: str) -> Path:
+    """One of the project's folders (``datasets``, ``notebooks``, ``routers``, ``p4``).
+
+    In a clone (an editable install) the clone's own folder, so that an edit there takes
+    effect; in a pip-installed routerlab (Colab, a course) the copy bundled in the package
+    at build time. Both are read-only inputs: measurements go to folders the user names."""
+    root = repo_root()
+    if root is not None and (root / name).is_dir():
+        return root / name
+    from importlib import resources
+
+    bundled = Path(str(resources.files("routerlab"))) / "_bundle" / name
+    if bundled.is_dir():
+        return bundled
+    raise DataUnavailable(f"{name}/ not found: neither in a clone nor bundled in this routerlab package "
+                          f"({bundled.parent}); reinstall routerlab from its repository")

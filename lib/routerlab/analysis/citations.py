@@ -17,15 +17,12 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
-from routerlab.errors import DataFormatError, ParameterError
+from routerlab import yamlfile
+from routerlab.errors import DataFormatError, ParameterError, ValueRefused
 
 #: Fields a source may leave out, if it names them in ``missing`` and says why in ``note``
 #: (``link`` stands for both ``url`` and ``doi``).
 MAY_BE_MISSING = ("title", "authors", "venue", "year", "link")
-SOURCE_KEYS = {"label", "title", "authors", "venue", "year", "url", "doi", "note", "missing"}
-FIGURE_SET_KEYS = {"data", "cites"}
 #: What a figure set's figures are (``data``), as the sentence under its citations says it.
 DATA_KINDS = {
     "published": "The figures redraw the source's own published data.",
@@ -33,7 +30,22 @@ DATA_KINDS = {
     "both": "The source's numbers, transcribed, are drawn beside routerlab's own measurements of the same.",
     "synthetic": "The figures draw the source's models; nothing is measured.",
 }
-TOP_KEYS = {"sources", "figure_sets", "transcribed"}
+
+
+def _missing(v):
+    if not (isinstance(v, list) and set(v) <= set(MAY_BE_MISSING)):
+        raise ValueRefused(f"a list of {', '.join(MAY_BE_MISSING)}")
+
+
+#: A sources file's shape (:mod:`routerlab.yamlfile`); what an entry's fields must be
+#: together (a field given or named missing, a note for what is missing) is :func:`load`'s.
+SOURCE = yamlfile.Shape({"label": str, "title": (str, None), "authors": (yamlfile.ListOf(str), None),
+                         "venue": (str, None), "year": (int, None), "url": (str, None), "doi": (str, None),
+                         "note": (str, None), "missing": (_missing, None)}, required=("label",))
+FIGURE_SET = yamlfile.Shape({"data": str, "cites": (yamlfile.ListOf(str), None)}, required=("data",))
+SHAPE = yamlfile.Shape({"sources": (yamlfile.MapOf(SOURCE, each="source {key!r}"), None),
+                        "figure_sets": (yamlfile.MapOf(FIGURE_SET, each="figure set {key!r}"), None),
+                        "transcribed": (yamlfile.MapOf(str, each="transcribed table {key!r}"), None)})
 
 
 @dataclass(frozen=True)
@@ -160,19 +172,13 @@ def default_path() -> Path:
 
 
 def _source(path: Path, key: str, entry) -> Source:
-    def bad(msg):
-        return DataFormatError(path, None, f"source {key!r}: {msg}")
+    """The source ``key`` from its ``entry`` (of the shape :data:`SOURCE`), checked."""
+    def bad(msg, field=None):
+        return DataFormatError(path, yamlfile.line_of(entry, field), f"source {key!r}: {msg}")
 
-    if not isinstance(entry, dict):
-        raise bad("must be a mapping of fields")
-    unknown = sorted(set(entry) - SOURCE_KEYS)
-    if unknown:
-        raise bad(f"unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(SOURCE_KEYS))})")
-    if not isinstance(entry.get("label"), str) or not entry["label"].strip():
-        raise bad("needs a label")
+    if not entry["label"].strip():
+        raise bad("needs a label", "label")
     missing = entry.get("missing") or []
-    if not isinstance(missing, list) or not set(missing) <= set(MAY_BE_MISSING):
-        raise bad(f"missing must be a list of {', '.join(MAY_BE_MISSING)}")
     present = {f for f in ("title", "authors", "venue", "year") if entry.get(f) not in (None, "", [])}
     if entry.get("url") or entry.get("doi"):
         present.add("link")
@@ -180,25 +186,25 @@ def _source(path: Path, key: str, entry) -> Source:
         if field not in present and field not in missing:
             raise bad(f"no {field}: give it, or name it in missing with a note saying what was looked for")
         if field in present and field in missing:
-            raise bad(f"{field} is given and also named in missing")
+            raise bad(f"{field} is given and also named in missing", "missing")
     if missing and not str(entry.get("note") or "").strip():
-        raise bad("names missing fields but has no note saying what was looked for")
+        raise bad("names missing fields but has no note saying what was looked for", "missing")
     authors = entry.get("authors") or []
-    if not isinstance(authors, list) or not all(isinstance(a, str) and a.strip() for a in authors):
-        raise bad("authors must be a list of names")
+    if not all(a.strip() for a in authors):
+        raise bad("authors must be a list of names", "authors")
     year = entry.get("year")
-    if year is not None and (not isinstance(year, int) or not 1900 < year < 2100):
-        raise bad(f"year must be a year, got {year!r}")
+    if year is not None and not 1900 < year < 2100:
+        raise bad(f"year must be a year, got {year!r}", "year")
     doi = entry.get("doi")
-    if doi is not None and (not isinstance(doi, str) or not doi.startswith("10.")):
-        raise bad(f"doi must be a bare DOI (10.xxxx/...), got {doi!r}")
+    if doi is not None and not doi.startswith("10."):
+        raise bad(f"doi must be a bare DOI (10.xxxx/...), got {doi!r}", "doi")
     url = entry.get("url")
-    if url is not None and (not isinstance(url, str) or not url.startswith(("https://", "http://"))):
-        raise bad(f"url must be an http(s) address, got {url!r}")
+    if url is not None and not url.startswith(("https://", "http://")):
+        raise bad(f"url must be an http(s) address, got {url!r}", "url")
     for field in ("title", "venue", "label"):
         # a citation goes into Markdown tables: a bar would split the row
         if "|" in str(entry.get(field) or ""):
-            raise bad(f"{field} must not contain '|'")
+            raise bad(f"{field} must not contain '|'", field)
     return Source(key=key, label=entry["label"].strip(), title=entry.get("title"), authors=tuple(authors),
                   venue=entry.get("venue"), year=year, url=url, doi=doi,
                   note=" ".join(str(entry.get("note") or "").split()), missing=tuple(missing))
@@ -214,37 +220,28 @@ def load(path: str | Path | None = None) -> Catalogue:
         missing, missing fields without a note, a figure set citing an unknown source.
     """
     path = Path(path) if path else default_path()
-    try:
-        doc = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        line = e.problem_mark.line + 1 if getattr(e, "problem_mark", None) else None
-        raise DataFormatError(path, line, f"not valid YAML: {e}") from e
-    if not isinstance(doc, dict):
-        raise DataFormatError(path, None, "must be a mapping with sources, figure_sets, transcribed")
-    unknown = sorted(set(doc) - TOP_KEYS)
-    if unknown:
-        raise DataFormatError(path, None, f"unknown key(s) {', '.join(unknown)} (known: {', '.join(sorted(TOP_KEYS))})")
+    doc = yamlfile.load(path, "the sources file")
+    yamlfile.check(doc, SHAPE, path)
     sources = {k: _source(path, k, v) for k, v in (doc.get("sources") or {}).items()}
     figure_sets = {}
     for name, entry in (doc.get("figure_sets") or {}).items():
-        if not isinstance(entry, dict):
-            raise DataFormatError(path, None, f"figure set {name!r}: must be a mapping")
-        unknown = sorted(set(entry) - FIGURE_SET_KEYS)
-        if unknown:
-            raise DataFormatError(path, None, f"figure set {name!r}: unknown field(s) {', '.join(unknown)}")
-        if entry.get("data") not in DATA_KINDS:
-            raise DataFormatError(path, None, f"figure set {name!r}: data must be one of {', '.join(DATA_KINDS)}")
+        def bad(msg, field):
+            return DataFormatError(path, yamlfile.line_of(entry, field), f"figure set {name!r}: {msg}")
+
+        if entry["data"] not in DATA_KINDS:
+            raise bad(f"data must be one of {', '.join(DATA_KINDS)}", "data")
         cites = entry.get("cites") or []
         if not cites:
-            raise DataFormatError(path, None, f"figure set {name!r}: cites no source")
+            raise bad("cites no source", "cites")
         absent = [c for c in cites if c not in sources]
         if absent:
-            raise DataFormatError(path, None, f"figure set {name!r}: cites unknown source(s) {', '.join(absent)}")
+            raise bad(f"cites unknown source(s) {', '.join(absent)}", "cites")
         figure_sets[name] = FigureSet(name, entry["data"], tuple(sources[c] for c in cites))
     transcribed = {}
     for table, key in (doc.get("transcribed") or {}).items():
         if key not in sources:
-            raise DataFormatError(path, None, f"transcribed table {table!r}: unknown source {key!r}")
+            raise DataFormatError(path, yamlfile.line_of(doc["transcribed"], table),
+                                  f"transcribed table {table!r}: unknown source {key!r}")
         transcribed[table] = sources[key]
     return Catalogue(sources, figure_sets, transcribed)
 

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from routerlab.errors import DataFormatError
-from routerlab.version import code_version, repo_root
+from routerlab.version import code_version, project_dir
 
 #: Trial columns: name -> (required, meaning with unit).
 TRIAL_COLUMNS = {
@@ -58,7 +58,8 @@ TRIAL_COLUMNS = {
     "generator_limited": (False, "the generator could not keep the requested rate"),
     "sent_pps": (False, "rate the generator achieved, packets per second"),
     "started_at": (False, "trial start, ISO 8601 UTC"),
-    "attempt": (False, "attempt that was kept, 1-based: a disturbed trial is measured again "
+    "attempt": (False, "attempt that was kept, 1-based: "
+                       "a disturbed trial is measured again "
                        "(the others are in superseded_trials.csv)"),
     "disturbed": (False, "the kept attempt was disturbed too, after every repeat allowed: steal "
                          "above the threshold, or a loss that stops of the router's CPU or lags of "
@@ -68,7 +69,8 @@ TRIAL_COLUMNS = {
     "lost_attributed": (False, "lost packets a drop counter accounts for (drops.csv has which)"),
     "lost_unexplained": (False, "lost - lost_attributed: what no counter saw; negative when the "
                                 "counters took more than was lost"),
-    "trace_missed": (False, "the sink's received packets the kernel's drop-reason trace did not see "
+    "trace_missed": (False, "the sink's received packets "
+                            "the kernel's drop-reason trace did not see "
                             "(its blind spot in this trial)"),
     "drops": (False, "the loss counters that moved, 'place:REASON=packets' separated by ';'"),
 }
@@ -546,30 +548,18 @@ def host() -> dict:
 BUNDLED = ("datasets", "notebooks", "routers", "p4")
 
 
-def project_dir(name: str) -> Path:
-    """One of the project's folders (``datasets``, ``notebooks``, ``routers``, ``p4``).
-
-    In a clone (an editable install) the clone's own folder, so that an edit there takes
-    effect; in a pip-installed routerlab (Colab, a course) the copy bundled in the package
-    at build time. Both are read-only inputs: measurements go to folders the user names."""
-    root = repo_root()
-    if root is not None and (root / name).is_dir():
-        return root / name
-    from importlib import resources
-
-    bundled = Path(str(resources.files("routerlab"))) / "_bundle" / name
-    if bundled.is_dir():
-        return bundled
-    from routerlab.errors import DataUnavailable
-
-    raise DataUnavailable(f"{name}/ not found: neither in a clone nor bundled in this routerlab package "
-                          f"({bundled.parent}); reinstall routerlab from its repository")
 
 
 def datasets_dir() -> Path:
     """The ``datasets/`` folder: ``$ROUTERLAB_DATASETS``, else the clone's or the package's."""
     env = os.environ.get("ROUTERLAB_DATASETS")
     return Path(env) if env else project_dir("datasets")
+
+
+def committed() -> list[Path]:
+    """The measured datasets the project carries (a clone's ``datasets/``, or those
+    bundled with an installed routerlab): every folder with an ``experiments.csv``."""
+    return sorted(p.parent for p in datasets_dir().glob("*/experiments.csv"))
 
 
 def reference(name: str) -> pd.DataFrame:

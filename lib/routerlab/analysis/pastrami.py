@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from routerlab.errors import DataFormatError, DataUnavailable
+from routerlab.progress import Progress, silent, Step
 
 #: Commit of netgroup/pastrami that the registry's hashes belong to.
 PASTRAMI_COMMIT = "c4a152cd3f9f65496d1b26cb8cadb7f87e824a8a"
@@ -327,8 +328,9 @@ def locate(data_dir: str | os.PathLike | None = None, *, download: bool = True) 
     return cache
 
 
-def fetch(cache: Path | None = None, progress: bool = True) -> Path:
+def fetch(cache: Path | None = None, progress: Progress = silent) -> Path:
     """Download the published PASTRAMI raw files into the cache (pinned, hash-checked).
+    ``progress`` is told the files to fetch (0 of them done), then each as it arrives.
 
     Raises
     ------
@@ -339,12 +341,11 @@ def fetch(cache: Path | None = None, progress: bool = True) -> Path:
 
     cache = cache or _cache_dir()
     pup = pooch.create(path=cache, base_url=PASTRAMI_URL, registry=registry(), retry_if_failed=1)
-    from rich.progress import track
-
     files = list(pup.registry)
     todo = [f for f in files if not (cache / f).is_file()]
-    it = track(todo, description="fetching PASTRAMI") if progress and todo else todo
-    for f in it:
+    if todo:
+        progress(Step("fetching PASTRAMI", 0, len(todo)))
+    for i, f in enumerate(todo):
         try:
             pup.fetch(f, downloader=pooch.HTTPDownloader(timeout=30, progressbar=False))
         except Exception as e:  # noqa: BLE001 - any network failure becomes one line
@@ -352,6 +353,7 @@ def fetch(cache: Path | None = None, progress: bool = True) -> Path:
             raise DataUnavailable(
                 f"PASTRAMI data: cannot download {f} from netgroup/pastrami@{PASTRAMI_COMMIT[:7]} "
                 f"({reason}); offline? set {ENV_DIR} to a local copy") from None
+        progress(Step("fetching PASTRAMI", i + 1, len(todo)))
     return cache
 
 

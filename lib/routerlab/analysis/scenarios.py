@@ -11,8 +11,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
+from routerlab import yamlfile
 from routerlab.errors import DataFormatError, ParameterError
 
 
@@ -85,25 +84,29 @@ class Scenario:
 
 
 _KEYS = {f.name for f in fields(Scenario)} - {"name"}
+#: A scenario in a file (:mod:`routerlab.yamlfile`): the keys of :class:`Scenario`, whose
+#: ranges it checks itself.
+SHAPE = yamlfile.Shape({"flows": str, "frame_size": int, "routes": int, "rules": int, "drop_share": float,
+                        "gre": bool})
+#: The presets file: named scenarios.
+PRESETS = yamlfile.MapOf(SHAPE, each="scenario {key!r}")
 
 
-def _from_mapping(name: str, m, source: str) -> Scenario:
-    if not isinstance(m, dict):
-        raise DataFormatError(source, None, f"scenario {name!r}: expected a mapping of keys, got {m!r}")
-    unknown = set(m) - _KEYS
-    if unknown:
-        raise DataFormatError(source, None, f"scenario {name!r}: unknown key(s) {', '.join(sorted(unknown))}"
-                              f" (known: {', '.join(sorted(_KEYS))})")
+def _from_mapping(name: str, m, source: str, line: int | None = None) -> Scenario:
+    """The scenario ``name`` from the mapping ``m`` (on ``line`` of ``source``), checked."""
+    yamlfile.check(m, SHAPE, source, f"scenario {name!r}", line=line)
     try:
         return Scenario(name=name, **m)
     except ParameterError as e:
-        raise DataFormatError(source, None, f"scenario {name!r}: {e}") from None
+        raise DataFormatError(source, yamlfile.line_of(m, e.name) or line, f"scenario {name!r}: {e}") from None
 
 
 def presets() -> dict[str, Scenario]:
     """Named presets from ``scenarios/presets.yaml``."""
     text = resources.files("routerlab").joinpath("scenarios/presets.yaml").read_text()
-    return {k: _from_mapping(k, v, "presets.yaml") for k, v in yaml.safe_load(text).items()}
+    table = yamlfile.parse(text, "presets.yaml")
+    yamlfile.check(table, PRESETS, "presets.yaml")
+    return {k: _from_mapping(k, v, "presets.yaml", yamlfile.line_of(table, k)) for k, v in table.items()}
 
 
 def load(name_or_path: str, **overrides) -> Scenario:
@@ -118,12 +121,8 @@ def load(name_or_path: str, **overrides) -> Scenario:
     """
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml") and p.is_file():
-        try:
-            data = yaml.safe_load(p.read_text())
-        except yaml.YAMLError as e:
-            line = getattr(getattr(e, "problem_mark", None), "line", None)
-            raise DataFormatError(p, None if line is None else line + 1, f"not valid YAML: {e}") from None
-        sc = _from_mapping(p.stem, data or {}, str(p))
+        data = yamlfile.load(p, "the scenario file")
+        sc = _from_mapping(p.stem, data if data is not None else {}, str(p))
     else:
         table = presets()
         if name_or_path not in table:

@@ -51,6 +51,7 @@ from typing import Callable
 
 from routerlab.defaults import CALIBRATION_FRACTIONS, PDR_FRACTION
 from routerlab.errors import ParameterError
+from routerlab.progress import Progress, silent
 
 #: Loads of the sweep, as multiples of the capacity N: dense around N (the truths of a
 #: 2 s trial lie 0.5-1.0% above it), half and twice N to see the whole curve.
@@ -197,7 +198,7 @@ def judge(found: float | None, truth: float, precision: float, *, generator_boun
 
 def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: int = 3, methods=METHODS,
         pdr: float = PDR_FRACTION, precision: float = PRECISION, ceiling_pps: float | None = None,
-        announce: Callable[[str], None] | None = None, progress: bool = True) -> CalibrationRun:
+        announce: Callable[[str], None] | None = None, progress: Progress = silent, settings=None) -> CalibrationRun:
     """Calibrate the measuring chain: at each capacity, a sweep and the searches against
     the calibration router, set against the truth (see the module docstring).
 
@@ -223,6 +224,10 @@ def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: in
         else measured first.
     announce : callable, optional
         Called with one line per step.
+    progress : routerlab.progress.Progress, optional
+        Told each sweep's trials (:func:`routerlab.measuring.sweep.run`).
+    settings : routerlab.testbed.settings.Settings, optional
+        The testbed's (generator, idle mode, factory); None: the environment's.
 
     Returns
     -------
@@ -251,10 +256,10 @@ def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: in
         raise ParameterError("--ceiling", f"must be > 0 pps, got {ceiling_pps!r}")
     sc = scenarios.load(SCENARIO)
     Calibration().check()  # nft is there
-    require_root()
+    require_root(settings)
     out = Path(out)
     if ceiling_pps is None:
-        ceiling_pps = measurement.generator_ceiling(sc, announce)
+        ceiling_pps = measurement.generator_ceiling(sc, announce, settings)
     answers, losses, chain = [], [], []
     for frac in fractions:
         eng = Calibration(capacity_pps=round(frac * ceiling_pps))
@@ -268,7 +273,7 @@ def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: in
         plan = sweep.SweepPlan(eng.name, sc, sweep_loads(n, ceiling_pps), runs=runs, duration=duration,
                                experiment=experiment)
         announce(f"  sweep: {len(plan.loads)} loads x {runs} runs x {duration:g} s (about {plan.seconds / 60:.1f} min)")
-        sweep.run(plan, out, engine=eng, ceiling_pps=ceiling_pps, progress=progress)
+        sweep.run(plan, out, engine=eng, ceiling_pps=ceiling_pps, progress=progress, settings=settings)
         trials = datasets.read(out).trials
         trials = trials[trials["experiment"] == experiment]
         summary = stats.summarize(trials)
@@ -283,7 +288,7 @@ def run(fractions=CALIBRATION_FRACTIONS, *, out, duration: float = 2.0, runs: in
         announce(f"  searches: PDR and NDR, {' and '.join(methods)}")
         results = search.run_search(eng, sc, out, kind="both", pdr=pdr, ceiling_pps=ceiling_pps,
                                     final_duration=duration, precision=precision, methods=tuple(methods),
-                                    experiment=experiment)
+                                    experiment=experiment, settings=settings)
         probes = pd.read_csv(out / "search_trials.csv")
         probes = probes[probes["experiment"] == experiment]
         for r in results:

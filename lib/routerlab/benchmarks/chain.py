@@ -60,8 +60,10 @@ def part(comm: str, pid: int, sym: str, tb, engine_pid: int | None) -> str:
     return "other"
 
 
-def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: float = 2.0):
-    """One trial per engine at ``load_pps`` (single-flow), perf sampling both CPUs.
+def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: float = 2.0, settings=None):
+    """One trial per engine at ``load_pps`` (single-flow), perf sampling both CPUs, on the
+    namespace testbed with the generator and idle mode of ``settings``
+    (:class:`routerlab.testbed.settings.Settings`; None: the environment's).
 
     Returns
     -------
@@ -75,13 +77,16 @@ def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: flo
     from routerlab.measuring import measurement
     from routerlab.testbed import traffic
     from routerlab.testbed.namespaces import NamespaceTestbed
+    from routerlab.testbed.settings import Settings
 
     if not shutil.which("perf"):
         raise ToolMissing("bench chain samples with perf (Debian package linux-perf)")
+    settings = settings or Settings()
     rows = []
     for name in engine_names:
         eng, sc = measurement.resolve(name, "single-flow")
-        with NamespaceTestbed() as tb, tempfile.TemporaryDirectory() as work:
+        with NamespaceTestbed(generator=settings.generator, cpu_idle=settings.cpu_idle) as tb, \
+                tempfile.TemporaryDirectory() as work:
             eng.bring_up(tb, sc)
             data = Path(work) / "perf.data"
             cpus = f"{tb.gen_cpu},{tb.router_cpu}"

@@ -6,11 +6,13 @@ from routerlab.analysis import stats
 
 
 def run(engine_names=("linux", "nft", "ebpf"), scenario_for=None, *, out, duration: float = 2.0,
-        pdr: float = stats.PDR_FRACTION):
+        pdr: float = stats.PDR_FRACTION, settings=None):
     """PDR@X of several engines measured in one run, as ratios to the first (linux).
 
     ``scenario_for`` maps an engine to its scenario name (default: nft gets
     ``single-flow-fw50``, the others ``single-flow``). Search results are written to ``out``.
+    ``settings``: the testbed's (:class:`routerlab.testbed.settings.Settings`; None: the
+    environment's).
 
     Returns
     -------
@@ -22,15 +24,18 @@ def run(engine_names=("linux", "nft", "ebpf"), scenario_for=None, *, out, durati
     import pandas as pd
 
     from routerlab.measuring import measurement
+    from routerlab.testbed.settings import Settings
 
+    settings = settings or Settings()
     scenario_for = scenario_for or {"nft": "single-flow-fw50"}
     # one ceiling for every engine, so the ratios compare like with like
-    ceil = measurement.generator_ceiling()
+    ceil = measurement.generator_ceiling(settings=settings)
     rows = []
     for name in engine_names:
         sname = scenario_for.get(name, "single-flow")
-        (r,) = measurement.measure(name, sname, out, search="pdr", pdr=pdr, ceiling_pps=ceil, duration=duration,
-                                 experiment=f"bench-pdr-{name}-{sname}")
+        (r,) = measurement.measure(measurement.Request(name, sname, out, search="pdr", pdr=pdr, ceiling_pps=ceil,
+                                                       duration=duration, experiment=f"bench-pdr-{name}-{sname}",
+                                                       settings=settings))
         rows.append({"engine": name, "scenario": sname, "pdr_pps": r.lower, "upper_pps": r.upper,
                      "trial_seconds": r.trial_seconds, "generator_bound": r.generator_bound,
                      "answer": stats.search_answer(r.lower, r.upper, r.generator_bound)})

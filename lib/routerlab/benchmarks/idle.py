@@ -22,6 +22,7 @@ import math
 from pathlib import Path
 
 from routerlab.errors import DataFormatError
+from routerlab.progress import Progress, silent
 
 #: The defaults of ``bench idle``: loads as fractions of the generator's ceiling, trials per
 #: load, seconds per trial, and rounds (one sweep per mode each).
@@ -35,24 +36,29 @@ MODES = ("os", "poll")
 
 def run(engine: str, scenario: str = "single-flow", out=Path("runs/bench-idle"), *, loads_frac: str = LOADS_FRAC,
         ceiling_pps: float | None = None, runs: int = RUNS, duration: float = DURATION_S, rounds: int = ROUNDS,
-        announce=None):
+        announce=None, settings=None, progress: Progress = silent):
     """Sweep ``engine`` in ``scenario`` ``rounds`` times in each idle mode, alternating, into
     the dataset ``out`` (each sweep resumed if there), and return :func:`read` of it. One
     generator ceiling for all: ``ceiling_pps``, else the one the first sweep recorded, else
-    measured now in the default mode. Needs root."""
-    from routerlab.measuring import measurement
-    from routerlab.testbed import settings
+    measured now in the default mode of ``settings`` (the testbed's,
+    :class:`routerlab.testbed.settings.Settings`; None: the environment's). Needs root.
+    ``progress`` is told each sweep's trials."""
+    from dataclasses import replace
 
-    _, sc = measurement.resolve(engine, scenario)
+    from routerlab.measuring import measurement
+    from routerlab.testbed.settings import Settings
+
+    settings = settings or Settings()
+    _, sc = measurement.resolve(engine, scenario, settings=settings)
     name = f"{engine}-{sc.name}"
-    ceiling = (ceiling_pps or measurement.recorded_ceiling(out, f"{name}-{MODES[0]}-1")
-               or measurement.generator_ceiling(sc, announce))
+    ceiling = (ceiling_pps or measurement.recorded_ceiling(out, f"{name}-{MODES[0]}-1", settings)
+               or measurement.generator_ceiling(sc, announce, settings))
     for r in range(1, rounds + 1):
         for mode in MODES:
-            with settings.cpu_idle(mode):
-                measurement.measure(engine, sc, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs,
-                                  duration=duration, experiment=f"{name}-{mode}-{r}", max_repeats=0,
-                                  announce=announce)
+            measurement.measure(measurement.Request(engine, sc, out, loads_frac=loads_frac, ceiling_pps=ceiling,
+                                                    runs=runs, duration=duration, experiment=f"{name}-{mode}-{r}",
+                                                    max_repeats=0, settings=replace(settings, cpu_idle=mode)),
+                                announce=announce, progress=progress)
     return read(out, name)
 
 

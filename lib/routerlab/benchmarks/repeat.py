@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from routerlab.errors import DataFormatError
+from routerlab.progress import Progress, silent
 
 #: The defaults of ``bench repeat``: loads as fractions of the generator's ceiling,
 #: trials per load and seconds per trial.
@@ -164,21 +165,25 @@ def read(folder, engine: str | None = None, scenario: str | None = None) -> list
 
 def run(engine: str, scenario: str = "single-flow", out=Path("runs/bench-repeat"), *, loads_frac: str = LOADS_FRAC,
         ceiling_pps: float | None = None, runs: int = RUNS, duration: float = DURATION_S,
-        announce=None) -> list[Repeatability]:
+        announce=None, settings=None, progress: Progress = silent) -> list[Repeatability]:
     """Sweep ``engine`` in ``scenario`` twice in a row into the dataset ``out``, as the
     experiments ``<engine>-<scenario>-first`` and ``-second`` (each resumed if it is
     there already), and compare them. Both sweeps use one ceiling (``ceiling_pps``, else
-    the one the first recorded, else measured), so their loads in pps are the same.
-    Needs root."""
+    the one the first recorded, else measured), so their loads in pps are the same, on the
+    testbed of ``settings`` (:class:`routerlab.testbed.settings.Settings`; None: the
+    environment's). Needs root. ``progress`` is told each sweep's trials."""
     from routerlab.measuring import measurement
+    from routerlab.testbed.settings import Settings
 
-    _, sc = measurement.resolve(engine, scenario)
+    settings = settings or Settings()
+    _, sc = measurement.resolve(engine, scenario, settings=settings)
     name = f"{engine}-{sc.name}"
-    ceiling = ceiling_pps or measurement.recorded_ceiling(out, name + FIRST)
+    ceiling = ceiling_pps or measurement.recorded_ceiling(out, name + FIRST, settings)
     for suffix in (FIRST, SECOND):
-        measurement.measure(engine, sc, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs, duration=duration,
-                          experiment=name + suffix, announce=announce)
-        ceiling = ceiling or measurement.recorded_ceiling(out, name + FIRST)
+        measurement.measure(measurement.Request(engine, sc, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs,
+                                                duration=duration, experiment=name + suffix, settings=settings),
+                            announce=announce, progress=progress)
+        ceiling = ceiling or measurement.recorded_ceiling(out, name + FIRST, settings)
     return read(out, engine, sc.name)
 
 

@@ -16,10 +16,10 @@ def run(repeat: int = 3) -> dict:
     """Time ``routerlab report --check`` (a subprocess, median of ``repeat``) and its floor:
     every CSV file of the same datasets read with pandas in a fresh process (median of
     ``repeat``). Times in seconds."""
-    from routerlab.publish import report
+    from routerlab.analysis import datasets
     from routerlab.benchmarks.startup import command, wall
 
-    folders = report.committed()
+    folders = datasets.committed()
     files = sorted(str(p) for f in folders for p in f.glob("*.csv"))
     floor = ("import sys, pandas\nfor f in sys.argv[1:]:\n    pandas.read_csv(f)\n")
     t0 = time.perf_counter()

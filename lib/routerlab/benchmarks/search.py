@@ -5,15 +5,18 @@ from __future__ import annotations
 
 
 def run(engine: str, scenario, out, *, kind: str = "both", duration: float = 2.0, announce=None,
-        name: str | None = None):
+        name: str | None = None, settings=None):
     """Both searches of ``engine`` in ``scenario`` (a preset or a YAML file; ``name`` names
     it in the experiment id, default the scenario as given) into ``out``, as experiment
-    ``bench-search-ENGINE-SCENARIO``; ``duration``: seconds per final trial. Returns the
+    ``bench-search-ENGINE-SCENARIO``; ``duration``: seconds per final trial; ``settings``: the
+    testbed's (:class:`routerlab.testbed.settings.Settings`; None: the environment's). Returns the
     results (:class:`routerlab.measuring.search.SearchResult`)."""
     from routerlab.measuring import measurement
+    from routerlab.testbed.settings import Settings
 
-    return measurement.measure(engine, scenario, out, search=kind, duration=duration, methods=("routerlab", "mlrsearch"),
-                             experiment=f"bench-search-{engine}-{name or scenario}", announce=announce)
+    return measurement.measure(measurement.Request(
+        engine, scenario, out, search=kind, duration=duration, methods=("routerlab", "mlrsearch"),
+        experiment=f"bench-search-{engine}-{name or scenario}", settings=settings or Settings()), announce=announce)
 
 
 def report(results) -> str:

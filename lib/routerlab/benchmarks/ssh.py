@@ -12,7 +12,8 @@ from pathlib import Path
 from routerlab.measuring import search, sweep
 from routerlab.remote import sshtestbed
 from routerlab.analysis import stats
-from routerlab.testbed import namespaces, settings
+from routerlab.testbed import namespaces
+from routerlab.testbed.settings import Settings
 from routerlab.engines.calibration import Calibration
 from routerlab.analysis.scenarios import Scenario
 
@@ -20,11 +21,12 @@ TESTBEDS = ("namespaces", "ssh")
 
 
 def _on(where: str, path, fn):
+    """``fn(settings)`` with the testbed settings of ``where``: the SSH testbed of the file
+    ``path``, or the namespace testbed sending with rlgen as the SSH testbed does."""
     if where == "ssh":
-        with sshtestbed.using(path):
-            return fn()
-    with settings.generator("rlgen"):
-        return fn()
+        with sshtestbed.using(path) as settings:
+            return fn(settings)
+    return fn(Settings(generator="rlgen"))
 
 
 def run(testbed_file, out, *, capacity_pps: int = 30000, load_pps: float = 20000, trials: int = 20,
@@ -44,14 +46,14 @@ def run(testbed_file, out, *, capacity_pps: int = 30000, load_pps: float = 20000
         plan = sweep.SweepPlan("linux", Scenario(name="single-flow"), [load_pps], runs=trials, duration=duration,
                                experiment=f"overhead-{where}")
 
-        def measure_sweep():
+        def measure_sweep(settings):
             t0 = time.perf_counter()
-            sweep.run(plan, folder, ceiling_pps=load_pps * 5, progress=False)
+            sweep.run(plan, folder, ceiling_pps=load_pps * 5, settings=settings)
             return time.perf_counter() - t0
 
-        def up_and_down():
+        def up_and_down(settings):
             t0 = time.perf_counter()
-            with namespaces.make():
+            with namespaces.make(settings):
                 pass
             return time.perf_counter() - t0
 
@@ -64,9 +66,9 @@ def run(testbed_file, out, *, capacity_pps: int = 30000, load_pps: float = 20000
         # a disturbed trial is measured again (trial validation): each attempt is a trial's work
         attempts = len(t) + _superseded(folder, plan.experiment)
         eng = Calibration(capacity_pps=capacity_pps)
-        (found,) = _on(where, testbed_file, lambda: search.run_search(
+        (found,) = _on(where, testbed_file, lambda settings: search.run_search(
             eng, Scenario(name="single-flow"), folder, kind="pdr", ceiling_pps=capacity_pps * 4,
-            final_duration=final_duration, final_trials=2, experiment=f"calibration-{where}"))
+            final_duration=final_duration, final_trials=2, experiment=f"calibration-{where}", settings=settings))
         res[where] = {"sweep_s": total, "setup_s": setup, "attempts": attempts,
                       "per_trial_s": max(total - setup, 0) / attempts,
                       "lossless": bool((t["rx"] == t["tx"]).all()),

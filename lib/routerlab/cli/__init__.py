@@ -1,12 +1,12 @@
 """The ``routerlab`` command line: a package of one module per command group, each only
 collecting options, calling the library and printing. Shared option types and output
-helpers live in :mod:`.common`."""
+helpers live in :mod:`.common`; the application (:mod:`.app`) loads the command modules
+when it first needs its commands."""
 
 import atexit
 import os
 import sys
 
-from routerlab.cli import analysis, bench, campaign, click, course, engines, figures, measuring, p4, report  # noqa: F401  (they add their commands)
 from routerlab.cli.app import app
 
 

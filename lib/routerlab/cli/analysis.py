@@ -7,7 +7,7 @@ import click
 from routerlab import defaults
 from routerlab.errors import RouterlabError
 from routerlab.cli.app import app, argument
-from routerlab.cli.common import fail, INPUT_FORMAT, MODE, PATH, print_assessments
+from routerlab.cli.common import fail, INPUT_FORMAT, MODE, PATH, print_assessments, progress
 
 
 @app.command()
@@ -37,10 +37,14 @@ def assess(paths, mode, pdr, eta, entry_multiplier, plr_floor, fmt, as_json):
 @app.command("fetch-pastrami")
 def fetch_pastrami():
     """Download the published PASTRAMI raw data (107 files, pinned by commit and hash) into the cache."""
+    from rich import get_console
+
     from routerlab.analysis import pastrami
 
     try:
-        path = pastrami.fetch()
+        # on stdout, where this command has always drawn it
+        with progress(console=get_console(), transient=False) as shown:
+            path = pastrami.fetch(progress=shown)
     except RouterlabError as e:
         fail(str(e), 1)
     click.echo(str(path))

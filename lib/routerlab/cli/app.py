@@ -1,8 +1,12 @@
 """The ``routerlab`` application and its command groups; the modules of this package add
 their commands to them (click decorators: ``@app.command()``, ``@click.option``, and
-:func:`argument` for a positional argument with a help text)."""
+:func:`argument` for a positional argument with a help text). The application loads those
+modules by name (:data:`COMMAND_MODULES`) the first time it needs its commands, so that
+nothing of the command line imports a command's module, and so the library, before it runs."""
 
 import functools
+import importlib
+import logging
 
 import click
 
@@ -52,6 +56,33 @@ class Group(click.Group):
         return sorted(self.commands, key=lambda name: isinstance(self.commands[name], click.Group))
 
 
+#: The modules of this package that add commands, in the order their commands are listed.
+COMMAND_MODULES = ("analysis", "bench", "campaign", "click", "course", "engines", "figures", "measuring", "p4",
+                   "report")
+
+
+class App(Group):
+    """The ``routerlab`` group: its commands are those :data:`COMMAND_MODULES` add, loaded
+    once, the first time a command is listed or looked up."""
+
+    _loaded = False
+
+    def load(self):
+        """Import every command module (once): each adds its commands to this group."""
+        if not App._loaded:
+            App._loaded = True
+            for name in COMMAND_MODULES:
+                importlib.import_module(f"{__package__}.{name}")
+
+    def list_commands(self, ctx):
+        self.load()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx, name):
+        self.load()
+        return super().get_command(ctx, name)
+
+
 def _print_version(ctx, param, value):
     """``routerlab --version``: the version and, run from a clone, its commit."""
     if not value or ctx.resilient_parsing:
@@ -62,8 +93,28 @@ def _print_version(ctx, param, value):
     ctx.exit()
 
 
+class _Warnings(logging.Handler):
+    """The library's warnings on stderr, each one line as written, as it once printed them."""
+
+    def emit(self, record):
+        click.echo(self.format(record), err=True)
+
+
+def show_warnings():
+    """Show the library's warnings (:mod:`logging` under ``routerlab``: a generator
+    replaced, loss attribution off) on stderr from now on; once per process."""
+    log = logging.getLogger("routerlab")
+    if not any(isinstance(h, _Warnings) for h in log.handlers):
+        log.addHandler(_Warnings(logging.WARNING))
+
+
+def _show_warnings():
+    """Before any command: the library's warnings are the command line's to show."""
+    show_warnings()
+
+
 # Help and usage errors are click's plain text, at most 100 columns, with the defaults.
-app = Group("routerlab", no_args_is_help=True,
+app = App("routerlab", no_args_is_help=True, callback=_show_warnings,
             context_settings={"max_content_width": 100, "show_default": True},
             params=[click.Option(["--version"], is_flag=True, expose_value=False, is_eager=True,
                                  callback=_print_version,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import click
@@ -10,7 +11,7 @@ import click
 from routerlab import defaults
 from routerlab.errors import RouterlabError
 from routerlab.cli.app import bench_app
-from routerlab.cli.common import err, fail, generator_option, PATH, progress, resumable, SEARCH_KIND
+from routerlab.cli.common import err, fail, generator_option, PATH, progress, resumable, SEARCH_KIND, testbed_settings
 
 #: The folder option of the benchmarks that read the published PASTRAMI set.
 pastrami_data = click.option("--data", type=PATH, help="PASTRAMI folder (default: $ROUTERLAB_PASTRAMI_DIR or the cache).")
@@ -25,14 +26,20 @@ def _run_and_report(benchmark, **kw):
     click.echo(benchmark.report(res))
 
 
-@bench_app.command("assess")
-@pastrami_data
-@click.option("--repeat", type=click.IntRange(min=1), default=5, help="Timed repetitions; the best is reported.")
-def bench_assess(data, repeat):
-    """Time assessing every PASTRAMI experiment (parse, then analysis) and print the figures."""
-    from routerlab.benchmarks import assess
+def _timed_on_pastrami(name: str, repeat_help: str, doc: str):
+    """Add ``bench NAME``: the benchmark :mod:`routerlab.benchmarks`.NAME run over the
+    PASTRAMI set (``--data``) with ``--repeat`` runs, and its report printed."""
+    def command(data, repeat):
+        _run_and_report(importlib.import_module(f"routerlab.benchmarks.{name}"), data_dir=data, repeat=repeat)
 
-    _run_and_report(assess, data_dir=data, repeat=repeat)
+    command.__doc__ = doc
+    repeat = click.option("--repeat", type=click.IntRange(min=1), default=5, help=repeat_help)
+    return bench_app.command(name)(pastrami_data(repeat(command)))
+
+
+bench_assess = _timed_on_pastrami(
+    "assess", "Timed repetitions; the best is reported.",
+    "Time assessing every PASTRAMI experiment (parse, then analysis) and print the figures.")
 
 
 @bench_app.command("generators")
@@ -65,7 +72,7 @@ def bench_engines(out, duration, engine):
     from routerlab.benchmarks import engines
 
     with resumable("searches", code=1):
-        ceil, df = engines.run(tuple(engine), out=out, duration=duration)
+        ceil, df = engines.run(tuple(engine), out=out, duration=duration, settings=testbed_settings())
     click.echo(engines.report(ceil, df))
 
 
@@ -79,7 +86,7 @@ def bench_chain(engine, load, duration):
     from routerlab.benchmarks import chain
 
     try:
-        df = chain.run(tuple(engine), load, duration)
+        df = chain.run(tuple(engine), load, duration, settings=testbed_settings())
     except RouterlabError as e:
         fail(str(e), 1)
     click.echo(chain.report(df, load))
@@ -190,7 +197,8 @@ def bench_search(engine, scenario, out, duration, kind):
     except RouterlabError as e:
         fail(str(e), 1)
     with resumable("searches", code=1):
-        res = bench.run(engine, scenario, out, kind=kind, duration=duration, announce=click.echo)
+        res = bench.run(engine, scenario, out, kind=kind, duration=duration, announce=click.echo,
+                        settings=testbed_settings())
     click.echo(bench.report(res))
 
 
@@ -218,9 +226,9 @@ def bench_calibrate(capacity, duration, runs, method, ceiling, out):
             search.require_mlrsearch()
         except RouterlabError as e:
             fail(str(e), 1)
-    with resumable("trials and searches", code=1):
+    with resumable("trials and searches", code=1), progress(unit="trials") as trials:
         res = calibrate.run(list(capacity), out=out, duration=duration, runs=runs, methods=tuple(method),
-                            ceiling_pps=ceiling, announce=err.print)
+                            ceiling_pps=ceiling, announce=err.print, settings=testbed_settings(), progress=trials)
     click.echo(calibrate.report(res))
     if len(res.outside):
         raise Exit(1)
@@ -251,20 +259,17 @@ def bench_idle(engine, scenario, loads_frac, ceiling, runs, duration, rounds, ou
         except RouterlabError as e:
             fail(str(e), 1)
     else:
-        with resumable("trials", code=1):
+        with resumable("trials", code=1), progress(unit="trials") as shown:
             trials = idle.run(engine, scenario, out, loads_frac=loads_frac, ceiling_pps=ceiling, runs=runs,
-                              duration=duration, rounds=rounds, announce=err.print)
+                              duration=duration, rounds=rounds, announce=err.print, settings=testbed_settings(),
+                              progress=shown)
     click.echo(idle.report(trials))
 
 
-@bench_app.command("startup")
-@pastrami_data
-@click.option("--repeat", type=click.IntRange(min=1), default=5, help="Runs of each command; the median is reported.")
-def bench_startup(data, repeat):
-    """Wall time of `routerlab --help` and `routerlab assess` on the PASTRAMI set, next to a bare numpy start-up and a plain numpy parse."""
-    from routerlab.benchmarks import startup
-
-    _run_and_report(startup, data_dir=data, repeat=repeat)
+bench_startup = _timed_on_pastrami(
+    "startup", "Runs of each command; the median is reported.",
+    "Wall time of `routerlab --help` and `routerlab assess` on the PASTRAMI set, next to a bare numpy start-up and a "
+    "plain numpy parse.")
 
 
 @bench_app.command("repeat")
@@ -291,9 +296,10 @@ def bench_repeat(engine, scenario, loads_frac, ceiling, runs, duration, out, rep
     elif engine is None:
         fail("--engine: give the engine to sweep (or --report-only FOLDER)")
     else:
-        with resumable("trials", code=1):
+        with resumable("trials", code=1), progress(unit="trials") as trials:
             res = repeat.run(engine, scenario or "single-flow", out, loads_frac=loads_frac, ceiling_pps=ceiling,
-                             runs=runs, duration=duration, announce=err.print)
+                             runs=runs, duration=duration, announce=err.print, settings=testbed_settings(),
+                             progress=trials)
     click.echo(repeat.report(res))
 
 

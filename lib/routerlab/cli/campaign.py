@@ -8,7 +8,7 @@ import click
 
 from routerlab.errors import RouterlabError
 from routerlab.cli.app import argument, campaign_app
-from routerlab.cli.common import err, fail, generator_option, PATH, resumable, testbed_option
+from routerlab.cli.common import err, fail, generator_option, PATH, progress, resumable, testbed_option, testbed_settings
 
 campaign_file = argument("file", type=PATH, help="A campaign file (YAML), e.g. datasets/testbed-bmv2/campaign.yaml, or the dataset folder that holds one.")
 
@@ -71,9 +71,9 @@ def campaign_run(file, out):
     def say(msg):
         err.print(msg, markup=False, highlight=False)
 
-    with resumable("steps and trials"):
+    with resumable("steps and trials"), progress(unit="trials") as trials:
         c = campaign.load(file)
-        progress = campaign.Progress.read(out, c)
-        for line in _plan(c, {f["step"] for f in progress.finished}):
+        state = campaign.Progress.read(out, c)
+        for line in _plan(c, {f["step"] for f in state.finished}):
             say(line)
-        campaign.run(c, out, announce=say, report=click.echo)
+        campaign.run(c, out, announce=say, report=click.echo, settings=testbed_settings(), progress=trials)

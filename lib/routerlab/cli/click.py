@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 
@@ -9,13 +10,16 @@ import click
 from click.exceptions import Exit
 
 from routerlab.cli.app import argument, click_app
-from routerlab.cli.common import checked_file, err, extra_checks_option, fail, format_option, packets_argument, PATH, read_extra, report_check, run_try, students_file
+from routerlab.cli.common import checked_file, err, exercise_options, extra_checks_option, fail, format_option, PATH, read_extra, report_check, run_try, students_file
+
+
+#: EXERCISE, the student's .click file and --solution, of ``click check`` and ``click try``.
+_exercise = functools.partial(exercise_options, "Exercise, as `routerlab click list` names it (forward, iprouter, ...).",
+                              "--config", "Your .click file (default: the exercise's skeleton, as you edited it).")
 
 
 @click_app.command("check")
-@argument("exercise", help="Exercise, as `routerlab click list` names it (forward, iprouter, ...).")
-@click.option("--config", type=PATH, help="Your .click file (default: the exercise's skeleton, as you edited it).")
-@click.option("--solution", is_flag=True, help="Check the reference solution instead.")
+@_exercise("Check")
 @click.option("--memory/--testbed", default=None,
               help="Run the router from memory (no root: FromDevice and ToDevice become sockets) or on the "
                    "testbed (root). Default: the testbed as root, else memory.")
@@ -38,10 +42,7 @@ def click_check(exercise, config, solution, memory, extra, fmt):
 
 
 @click_app.command("try")
-@argument("exercise", help="Exercise, as `routerlab click list` names it (forward, iprouter, ...).")
-@packets_argument
-@click.option("--config", type=PATH, help="Your .click file (default: the exercise's skeleton, as you edited it).")
-@click.option("--solution", is_flag=True, help="Try the reference solution instead.")
+@_exercise("Try", packets=True)
 @click.option("--memory/--testbed", default=None,
               help="Run the router from memory (no root) or on the testbed (root). Default: the testbed as root, "
                    "else memory.")
@@ -51,7 +52,7 @@ def click_try(exercise, packets, config, solution, memory):
 
     config = _config(exercise, config, solution)
     run_try(packets, lambda lines: clickexercises.try_router(exercise, lines, config, solution=solution,
-                                                             memory=memory))
+                                                             memory=memory, show=click.echo))
 
 
 @click_app.command("list")

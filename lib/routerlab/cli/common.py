@@ -46,14 +46,32 @@ INPUT_FORMAT = click.Choice(["auto", "pastrami", "routerlab"])
 SEARCH_KIND = click.Choice(defaults.SEARCH_KINDS)
 
 
+#: Where a command's testbed settings wait in its click context (``ctx.meta``) until
+#: :func:`testbed_settings` reads them.
+SETTINGS_KEY = "routerlab.testbed.settings"
+
+
+def testbed_settings():
+    """The testbed settings of the running command
+    (:class:`routerlab.testbed.settings.Settings`): those its ``--generator`` and
+    ``--testbed`` made, else the environment's (a bad environment variable raises
+    :class:`routerlab.errors.ParameterError` naming it)."""
+    from routerlab.testbed.settings import Settings
+
+    ctx = click.get_current_context()
+    if SETTINGS_KEY not in ctx.meta:
+        ctx.meta[SETTINGS_KEY] = Settings()
+    return ctx.meta[SETTINGS_KEY]
+
+
 def generator_option(f):
     """``--generator xdp|rlgen``: the generator every testbed of the command drives (default:
     ``$ROUTERLAB_GENERATOR``, else xdp where this machine can run it)."""
     def use(ctx, param, value):
         if value:
-            from routerlab.testbed.settings import generator
+            from routerlab.testbed.settings import Settings
 
-            ctx.with_resource(generator(value))  # for this command only
+            ctx.meta[SETTINGS_KEY] = Settings.asked(value)  # for this command only
         return value
 
     return click.option("--generator", type=click.Choice(defaults.GENERATORS), expose_value=False, callback=use,
@@ -69,7 +87,8 @@ def testbed_option(f):
             from routerlab.remote import sshtestbed
 
             try:
-                ctx.with_resource(sshtestbed.using(value))  # for this command only
+                # for this command only; after --generator, which is eager
+                ctx.meta[SETTINGS_KEY] = ctx.with_resource(sshtestbed.using(value, testbed_settings()))
             except RouterlabError as e:
                 fail(str(e))
         return value
@@ -80,20 +99,51 @@ def testbed_option(f):
 
 
 class progress:
-    """A rich progress bar; the context value advances it to (done, total)."""
+    """A rich progress bar on stderr, drawn from the steps a piece of work reports
+    (:class:`routerlab.progress.Step`): the context value is the
+    :data:`routerlab.progress.Progress` to give it.
 
-    def __init__(self, what: str, total: int):
-        from rich.progress import Progress
+    ``what``: the bar's label (None: each step's own ``what``, with its note after a
+    colon); ``total``: the count, when known before the first step (the bar shows at
+    once; else at the first step). ``unit``: what the bar counts (a sweep's "trials"),
+    shown as done/total with the time left and kept on the screen when done; without
+    it the bar goes when done. A step with 0 done and no fixed label starts a new bar
+    (the next sweep of a comparison). ``console``: where to draw (default stderr);
+    ``transient``: whether the bar goes when done (default: unless ``unit``)."""
 
-        self._p = Progress(console=err.console(), transient=True)
-        self._task = self._p.add_task(what, total=total)
+    def __init__(self, what: str | None = None, total: int | None = None, unit: str | None = None,
+                 console=None, transient: bool | None = None):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        cols = [TextColumn("{task.description}"), BarColumn(), TextColumn(f"{{task.completed}}/{{task.total}} {unit}"),
+                TimeRemainingColumn()] if unit else []
+        self._p = Progress(*cols, console=console or err.console(),
+                           transient=not unit if transient is None else transient)
+        self._what = what
+        self._task = None if total is None else self._p.add_task(what or "", total=total)
+        self._started = False
 
     def __enter__(self):
-        self._p.start()
-        return lambda done, total: self._p.update(self._task, completed=done)
+        if self._task is not None:
+            self._start()
+        return self._step
+
+    def _start(self):
+        if not self._started:
+            self._p.start()
+            self._started = True
+
+    def _step(self, step):
+        label = self._what or (f"{step.what}: {step.note}" if step.note else step.what)
+        if self._task is None or (step.done == 0 and self._what is None):
+            self._task = self._p.add_task(label, total=step.total, completed=step.done or 0)
+        else:
+            self._p.update(self._task, completed=step.done, total=step.total, description=label)
+        self._start()
 
     def __exit__(self, *exc):
-        self._p.stop()
+        if self._started:
+            self._p.stop()
         return False
 
 
@@ -128,95 +178,36 @@ def fail(msg: str, code: int = 2):
 def print_assessments(paths: list[Path], params, fmt: str = "auto", as_json: bool = False):
     """One line (or JSON object) per experiment of ``paths``: verdict, PDR, saturation; in
     text, the verdict's reason (and what to do) on indented lines below it (:func:`verdict_lines`).
-
-    Every PASTRAMI raw file among ``paths`` is assessed in one batch (one
-    :func:`stats.assess` over all their trials); the lines still come one per file, in
-    the order given."""
-    from dataclasses import replace
-
-    from routerlab.analysis import datasets, stats
+    The experiments come from :func:`routerlab.analysis.assessment.assess_inputs`, one
+    line each as it is judged; an input that cannot be read is an error line on stderr
+    and exit status 1 after the others."""
+    from routerlab.analysis.assessment import assess_inputs, Unreadable
 
     pdr = params.pdr
     failed = 0
     if not as_json:
         click.echo(f"{'verdict':7}  {'PDR@' + format(pdr, '.2%'):>16}  {'saturation':>12}  loads  runs  file")
-    entries, raw = datasets.read_inputs(paths, fmt)
-    # In the batch a raw file's experiment is its entry's key, so that no two files are
-    # pooled (same name in two folders, one file named twice); it is printed under its
-    # file name, as when it is assessed alone.
-    batch = {} if raw is None else {a.experiment: a for a in stats.assess(raw, params=params)}
-    for label, trials, error, key in entries:
-        if error is not None:
+    for item in assess_inputs(paths, params, fmt):
+        if isinstance(item, Unreadable):
             failed += 1
-            err.print(f"[red]routerlab: error:[/red] {error}", highlight=False)
+            err.print(f"[red]routerlab: error:[/red] {item.error}", highlight=False)
             continue
-        if trials is None:
-            found = [replace(batch[key], experiment=Path(label).name.removesuffix(".txt"))]
+        a, name, places = item.assessment, item.name, item.loss_at
+        rec = a.record()
+        if as_json:
+            click.echo(json.dumps({"file": name, **rec, **({} if places is None else {"loss_at": places})}))
         else:
-            found = stats.assess(trials, params=params)
-        for a in found:
-            rec = a.record()
-            whole = trials is None or a.experiment in (Path(label).stem, "experiment")
-            name = label if whole else f"{label}::{a.experiment}"
-            places = _loss_places(label, trials, a.experiment)
-            if as_json:
-                click.echo(json.dumps({"file": name, **rec, **({} if places is None else {"loss_at": places})}))
-            else:
-                sat = f"{a.saturation_load:.0f}" if a.saturation_load is not None else "-"
-                runs = str(rec["runs_min"]) if rec["runs_min"] == rec["runs_max"] else f"{rec['runs_min']}-{rec['runs_max']}"
-                click.echo(f"{rec['verdict']:7}  {str(a.pdr):>16}  {sat:>12}  {rec['loads']:5}  {runs:>4}  {name}")
-                ceiling = _ceilings(label, trials).get(a.experiment)
-                top = float(a.summary["offered_pps"].max()) if len(a.summary) else None
-                for line in verdict_lines(a.verdict, a.notes, reached_ceiling=(
-                        ceiling if ceiling and top and top >= GENERATOR_REACHED * ceiling else None)):
-                    click.echo(line)
-                if places is not None:
-                    where = ", ".join(f"{k} {v:.3%}" for k, v in places["places"].items())
-                    click.echo(f"{'':9}loss at: " + (f"{where} (worst load, {places['offered_pps']:,.0f} pps)"
-                                                    if where else "nothing lost, in any trial"))
+            sat = f"{a.saturation_load:.0f}" if a.saturation_load is not None else "-"
+            runs = str(rec["runs_min"]) if rec["runs_min"] == rec["runs_max"] else f"{rec['runs_min']}-{rec['runs_max']}"
+            click.echo(f"{rec['verdict']:7}  {str(a.pdr):>16}  {sat:>12}  {rec['loads']:5}  {runs:>4}  {name}")
+            for line in verdict_lines(a.verdict, a.notes, reached_ceiling=item.reached_ceiling):
+                click.echo(line)
+            if places is not None:
+                where = ", ".join(f"{k} {v:.3%}" for k, v in places["places"].items())
+                click.echo(f"{'':9}loss at: " + (f"{where} (worst load, {places['offered_pps']:,.0f} pps)"
+                                                if where else "nothing lost, in any trial"))
     if failed:
         raise Exit(1)
-
-
-def _loss_places(label: str, trials, experiment: str) -> dict | None:
-    """Where the loss of a testbed sweep's worst load went, for a sweep measured with the
-    loss attribution (:func:`routerlab.analysis.stats.loss_places`): ``offered_pps`` and
-    ``places`` (counter -> mean loss ratio, largest first; empty when nothing was lost);
-    None for data without it."""
-    from routerlab.analysis import datasets, stats
-
-    if trials is None or "lost_unexplained" not in trials or trials["lost_unexplained"].isna().all():
-        return None
-    folder = Path(label) if Path(label).is_dir() else Path(label).parent
-    places = stats.loss_places(trials[trials["experiment"] == experiment], datasets.read_drops([folder]))
-    if places.empty:
-        return None
-    totals = places.groupby("offered_pps")["loss"].apply(lambda x: x.clip(lower=0).sum())
-    worst = places[(places["offered_pps"] == totals.idxmax()) & (places["loss"] != 0)]
-    return {"offered_pps": float(totals.idxmax()),
-            "places": dict(worst.sort_values("loss", ascending=False)[["where", "loss"]].itertuples(index=False))}
-
-
-#: A sweep whose highest load is at least this share of the generator's ceiling has
-#: offered all the generator can: "add loads up to the ceiling" is no advice for it.
-GENERATOR_REACHED = 0.99
-
-
-def _ceilings(label: str, trials) -> dict:
-    """Experiment -> the generator's ceiling (pps) from a routerlab dataset's environment
-    record; empty for other data."""
-    from routerlab.analysis import datasets
-
-    if trials is None:
-        return {}
-    folder = Path(label) if Path(label).is_dir() else Path(label).parent
-    if not (folder / "experiments.csv").is_file():
-        return {}
-    rec = datasets.read_experiments(folder)
-    if "generator_ceiling_pps" not in rec:
-        return {}
-    c = rec.set_index("experiment")["generator_ceiling_pps"]
-    return {k: float(v) for k, v in c.items() if v == v and v}
 
 
 def verdict_lines(verdict, notes=(), width: int = 100, reached_ceiling: float | None = None) -> list[str]:
@@ -293,13 +284,29 @@ def packets_argument(f):
                          "(an empty line or Ctrl-D ends), or pipe them in.")(f)
 
 
+def exercise_options(exercise_help: str, option: str, file_help: str, verb: str, *, packets: bool = False):
+    """What every exercise command of a track (``check``, ``try``) takes, in this order:
+    EXERCISE (``exercise_help``), for a try its PACKETs (``packets``), the student's file
+    (``option``, e.g. ``--config``: ``file_help``) and ``--solution`` (``verb`` the
+    reference solution instead)."""
+    def decorate(f):
+        f = click.option("--solution", is_flag=True, help=f"{verb} the reference solution instead.")(f)
+        f = click.option(option, type=PATH, help=file_help)(f)
+        if packets:
+            f = packets_argument(f)
+        return argument("exercise", help=exercise_help)(f)
+
+    return decorate
+
+
 def run_try(packets: tuple[str, ...], run, commands: tuple[str, ...] = ()):
     """``click try`` and ``p4 try``: check each PACKET argument (a bad one exits 2 naming
     it; one starting with a word of ``commands`` is the session's to check), then
-    ``run(lines)`` (None: typed lines), which sends them and prints what came back. A
-    router that does not start exits 1 with its messages, one that could not be tried (no
-    such exercise or file, no engine) 2, Ctrl-C 130."""
-    from routerlab.course.checks import NotStarted, packet_line
+    ``run(lines)`` (no PACKET: :class:`TypedLines`), which sends them and shows what
+    came back. A router that does not start exits 1 with its messages, one that could not
+    be tried (no such exercise or file, no engine) 2, Ctrl-C 130."""
+    from routerlab.course.checks import packet_line
+    from routerlab.errors import NotStarted
 
     for text in packets:
         if text.split(" ", 1)[0] in commands:
@@ -309,13 +316,31 @@ def run_try(packets: tuple[str, ...], run, commands: tuple[str, ...] = ()):
         except ValueError as e:
             fail(f"PACKET {text!r}: {e}")
     try:
-        run(list(packets) or None)
+        run(list(packets) or TypedLines())
     except KeyboardInterrupt:
         raise Exit(130)
     except NotStarted as e:
         fail(str(e), code=1)
     except RouterlabError as e:
         fail(str(e))
+
+
+class TypedLines:
+    """The packet lines typed on standard input for ``click try`` and ``p4 try``: at a
+    terminal after a ``packet>`` prompt, until an empty line or its end (Ctrl-D); else
+    until its end, blank lines passed on. An object, not a generator, so that it pickles
+    to a session in namespaces of its own (:mod:`routerlab.testbed.userns`), which then
+    reads the standard input it inherits."""
+
+    def __iter__(self):
+        prompt = sys.stdin.isatty()
+        while True:
+            if prompt:
+                click.echo("packet> ", nl=False)
+            line = sys.stdin.readline()
+            if not line.strip() and (not line or prompt):
+                return
+            yield line
 
 
 def students_file(given, solution: bool, name: str, suffix: str, shipped, option: str) -> Path | None:
@@ -377,11 +402,11 @@ def print_expectations(results) -> int:
     """PASS, FAIL or SKIP and the name of each expectation of an exercise's check
     (:class:`routerlab.course.checks.Expectation`), a failure's hint below it, under a heading
     per TODO step (:func:`routerlab.course.checks.steps`), then a count and where the student
-    is (:func:`routerlab.course.checks.progress`); returns the exit status: 0 only when every
+    is (:func:`routerlab.course.checks.standing`); returns the exit status: 0 only when every
     expectation passed."""
     from rich.console import Console
 
-    from routerlab.course.checks import progress, steps
+    from routerlab.course.checks import standing, steps
 
     out = Console(soft_wrap=True, highlight=False)
     groups = steps(results)
@@ -395,7 +420,7 @@ def print_expectations(results) -> int:
                 out.print(f"      {line}", style="dim", markup=False)
     passed = sum(r.passed for r in results)
     skipped = sum(bool(r.skipped) for r in results)
-    where = progress(results)
+    where = standing(results)
     click.echo(f"{passed} of {len(results)} expectations pass"
                + (f" ({skipped} not tried: see SKIP)" if skipped else "") + (f". {where[0].upper()}{where[1:]}" if where else ""))
     return 0 if passed == len(results) else 1

@@ -23,7 +23,8 @@ def course_measure(out):
     from routerlab.course import machine
 
     try:
-        machine.measure(out, progress=lambda i, n, what: err.print(f"[{i + 1}/{n}] {what}", highlight=False))
+        machine.measure(out, progress=lambda step: err.print(f"[{step.done + 1}/{step.total}] {step.what}",
+                                                             highlight=False))
     except RouterlabError as e:
         fail(str(e))
     click.echo(f"{Path(out) / machine.FACTS}")

@@ -87,7 +87,7 @@ def gallery(check, only, pastrami_dir):
             return
         t0 = time.perf_counter()
         sets = gal.build(str(pastrami_dir) if pastrami_dir else None, list(only) or None,
-                         progress=lambda name: err.print(f"drawing {name}...", highlight=False))
+                         progress=lambda step: err.print(f"drawing {step.what}...", highlight=False))
     except RouterlabError as e:
         fail(str(e), 1)
     n = sum(len(s.images) for s in sets)

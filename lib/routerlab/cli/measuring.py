@@ -10,7 +10,7 @@ from click.exceptions import Exit
 from routerlab import defaults
 from routerlab.errors import RouterlabError
 from routerlab.cli.app import app, argument
-from routerlab.cli.common import err, fail, generator_option, PATH, print_assessments, progress, resumable, SEARCH_KIND, testbed_option, wide
+from routerlab.cli.common import err, fail, generator_option, PATH, print_assessments, progress, resumable, SEARCH_KIND, testbed_option, testbed_settings, wide
 
 
 @app.command()
@@ -74,12 +74,14 @@ def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, rou
                               version_command=version_command,
                               ready_timeout=ready_timeout or defaults.EXEC_READY_TIMEOUT_S,
                               kernel_forwarding=kernel_forwarding)
-        res = measurement.measure(engine, scenario, out, loads=loads, loads_frac=loads_frac, runs=runs,
-                                duration=duration, search=search, pdr=pdr,
-                                ceiling_pps=ceiling, experiment=experiment, rules=rules, routes=routes,
-                                frame_size=frame_size, config=config, router=router, control=control,
-                                announce=err.print,
-                                steal_threshold=steal_threshold, max_repeats=max_repeats)
+        request = measurement.Request(engine, scenario, out, loads=loads, loads_frac=loads_frac, runs=runs,
+                                      duration=duration, search=search, pdr=pdr, ceiling_pps=ceiling,
+                                      experiment=experiment, rules=rules, routes=routes, frame_size=frame_size,
+                                      config=config, router=router, control=control,
+                                      steal_threshold=steal_threshold, max_repeats=max_repeats,
+                                      settings=testbed_settings())
+        with progress(unit="trials") as trials:
+            res = measurement.measure(request, announce=err.print, progress=trials)
     if search is not None:
         for line in search_mod.format_result(res):
             click.echo(line)
@@ -183,10 +185,11 @@ def compare(out, engine, scenario, loads_frac, runs, duration, ceiling):
             fracs = [float(x) for x in loads_frac.split(",")]
         except ValueError:
             fail(f"--loads-frac: expected numbers separated by commas, got {loads_frac!r}")
-    with resumable("trials"):
+    with resumable("trials"), progress(unit="trials") as trials:
         # what is not given (None) comes from the campaign file
         comparison.campaign(out, tuple(engine) or None, tuple(scenario) or None, fractions=fracs, runs=runs,
-                            duration=duration, ceiling_pps=ceiling, announce=err.print)
+                            duration=duration, ceiling_pps=ceiling, announce=err.print, settings=testbed_settings(),
+                            progress=trials)
     ours = comparison.ours(out)
     click.echo(comparison.orderings(comparison.published(), ours).to_string(index=False))
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import os
 
 import click
 
 from routerlab.errors import RouterlabError
 from routerlab.cli.app import argument, p4_app
-from routerlab.cli.common import checked_file, err, extra_checks_option, fail, format_option, packets_argument, PATH, read_extra, report_check, run_try, students_file
+from routerlab.cli.common import checked_file, err, exercise_options, extra_checks_option, fail, format_option, packets_argument, PATH, read_extra, report_check, run_try, students_file
 
 
 @p4_app.command("build")
@@ -29,10 +30,13 @@ def p4_build(program, skeletons):
         fail(str(e))
 
 
+#: EXERCISE, the student's .p4 file and --solution, of ``p4 check`` and ``p4 try``.
+_exercise = functools.partial(exercise_options, "Exercise: router, firewall, gre or shortcut.", "--program",
+                              "Your .p4 file (default: the exercise's skeleton).")
+
+
 @p4_app.command("check")
-@argument("exercise", help="Exercise: router, firewall, gre or shortcut.")
-@click.option("--program", type=PATH, help="Your .p4 file (default: the exercise's skeleton).")
-@click.option("--solution", is_flag=True, help="Check the reference solution instead.")
+@_exercise("Check")
 @click.option("--log", type=PATH, metavar="FILE",
               help="Write bmv2's log of every packet the check sent (parser states, tables, actions) to FILE.")
 @extra_checks_option("in = port 0, out = port 1")
@@ -51,10 +55,7 @@ def p4_check(exercise, program, solution, log, extra, fmt):
 
 
 @p4_app.command("try")
-@argument("exercise", help="Exercise: router, firewall, gre or shortcut.")
-@packets_argument
-@click.option("--program", type=PATH, help="Your .p4 file (default: the exercise's skeleton).")
-@click.option("--solution", is_flag=True, help="Try the reference solution instead.")
+@_exercise("Try", packets=True)
 def p4_try(exercise, packets, program, solution):
     """Start your program on bmv2 with the exercise's entries and send it packets you describe; print what came back on which port.
 
@@ -64,8 +65,8 @@ def p4_try(exercise, packets, program, solution):
 
     program = _program(exercise, program, solution)
     _say_namespaces()
-    run_try(packets, lambda lines: p4exercises.try_program(exercise, lines, program, solution=solution),
-            commands=("write",))
+    run_try(packets, lambda lines: p4exercises.try_program(exercise, lines, program, solution=solution,
+                                                           show=click.echo), commands=("write",))
 
 
 @p4_app.command("run")
@@ -81,7 +82,8 @@ def p4_run(program, packets, entries):
     from routerlab.course import p4exercises
 
     _say_namespaces()
-    run_try(packets, lambda lines: p4exercises.run_program(program, entries, lines), commands=("write",))
+    run_try(packets, lambda lines: p4exercises.run_program(program, entries, lines, show=click.echo),
+            commands=("write",))
 
 
 def _say_namespaces():

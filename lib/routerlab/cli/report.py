@@ -22,6 +22,7 @@ from routerlab.cli.common import err, fail, PATH
 @click.option("--figures/--no-figures", "draw", default=True, help="Draw the figures the README links.")
 def report(folders, check, since, draw):
     """Generate DIR/README.md, DIR/facts.json and DIR/figures/ from a dataset's files and its NOTES.md."""
+    from routerlab.analysis import datasets
     from routerlab.publish import report as rep
 
     if not folders and not check:
@@ -31,7 +32,7 @@ def report(folders, check, since, draw):
     start = time.perf_counter()
     try:
         if check:
-            folders = folders or rep.committed()
+            folders = folders or datasets.committed()
             bad = 0
             for folder in folders:
                 diffs = rep.check(folder)

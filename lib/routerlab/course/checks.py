@@ -19,10 +19,10 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from routerlab import yamlfile
+from routerlab.errors import ValueRefused
 from routerlab.testbed import probe
-from routerlab.errors import RouterlabError
 from routerlab.testbed.namespaces import NamespaceTestbed
 
 #: The device under test's links as an extra case names them: "in" is port 0 (towards the
@@ -32,14 +32,20 @@ SIDES = {"in": 0, "out": 1}
 #: leave ("in", "out" or "nowhere") and, optionally, why.
 CASE_KEYS = ("send", "from", "leaves", "why")
 
+
+def _single(value):
+    if isinstance(value, (dict, list)):
+        raise ValueRefused("a single value")
+
+
+#: An instructor's file of extra cases (:func:`read_extra_checks`): one key, cases.
+EXTRA_CHECKS = yamlfile.Shape({"cases": yamlfile.ListOf(
+    yamlfile.Shape(dict.fromkeys(CASE_KEYS, _single), required=("send", "leaves")),
+    min=1, each="case {n}", what="a list of at least one case")}, required=("cases",))
+
 #: EtherTypes of the frames a check looks at: IPv4 and ARP (the kernels' own chatter,
 #: IPv6 and LLDP, is never ours).
 IPV4, ARP = 0x0800, 0x0806
-
-
-class NotStarted(RouterlabError):
-    """The student's router did not start: Click refused the configuration, or p4c the
-    program (the message says why, with file and line)."""
 
 
 @dataclass
@@ -136,7 +142,7 @@ def steps(results: list[Expectation]) -> list[Step]:
     return out
 
 
-def progress(results: list[Expectation]) -> str:
+def standing(results: list[Expectation]) -> str:
     """Where a student is, in one line, in the order of the TODOs: the steps that pass
     up to the first that does not, that one as next with its count, then the rest with
     theirs ("TODO 1-2 pass; next: TODO 3 (0 of 1 pass); then TODO 4-5 (1 of 5), TODO 6
@@ -169,7 +175,7 @@ def durations(results: list[Expectation], started: float) -> list[float]:
 
 def as_json(check: dict, results: list[Expectation], started: float) -> dict:
     """A check's result for a grader: ``check`` (track, exercise, file checked) with
-    counts, the total, the counts by TODO step (:func:`steps`) and the :func:`progress`
+    counts, the total, the counts by TODO step (:func:`steps`) and the :func:`standing`
     line, and each expectation's name, result, detail (what was sent, what came back,
     what was expected, for a failure), why it was skipped, its TODO step and its seconds."""
     secs = durations(results, started)
@@ -177,7 +183,7 @@ def as_json(check: dict, results: list[Expectation], started: float) -> dict:
             "skipped": sum(bool(r.skipped) for r in results), "total": len(results),
             "seconds": round(sum(secs), 3),
             "steps": [{"step": s.label, "passed": s.passed, "total": len(s.expectations)} for s in steps(results)],
-            "progress": progress(results),
+            "progress": standing(results),
             "expectations": [{"name": r.name, "result": r.result, "detail": r.detail, "skipped": r.skipped,
                               "step": r.step, "seconds": round(s, 3)} for r, s in zip(results, secs)]}
 
@@ -377,21 +383,18 @@ def packet_line(text: str) -> tuple[bytes, int]:
         raise ValueError(f"{e}; or 'arp 10.70.1.1', and 'out:' in front to send from the sink's side") from None
 
 
-def try_session(send, lines, ports: dict[int, str], show=print, commands: dict | None = None) -> int:
+def try_session(send, lines, ports: dict[int, str], show, commands: dict | None = None) -> int:
     """Send each packet of ``lines`` (:func:`packet_line`; blank lines and ``#`` comments
     skipped) with ``send(frames, port)``, which returns what left on each port, and
-    ``show`` in words what went in and what came back on which port; a line that is no
-    packet is shown with why and skipped. ``lines`` None: read them from standard input:
-    at a terminal with a prompt, until an empty line or its end (Ctrl-D); else until its
-    end, blank lines skipped. ``commands``: lines whose first word is one of its keys go
-    to its function with the rest of the line, and what it returns is shown (an error
-    is shown with ``?`` and the session goes on). Returns the number of packets sent."""
+    ``show`` (called with one line of text) in words what went in and what came back on
+    which port; a line that is no packet is shown with why and skipped. ``lines``: any
+    iterable of text lines (the command line gives the ones typed on standard input,
+    :class:`routerlab.cli.common.TypedLines`). ``commands``: lines whose first word is
+    one of its keys go to its function with the rest of the line, and what it returns is
+    shown (an error is shown with ``?`` and the session goes on). Returns the number of
+    packets sent."""
     from routerlab.errors import RouterlabError
 
-    import sys
-
-    if lines is None:
-        lines = _typed_lines(sys.stdin.isatty())
     sent = 0
     for line in lines:
         if not line.strip() or line.strip().startswith("#"):
@@ -419,18 +422,6 @@ def try_session(send, lines, ports: dict[int, str], show=print, commands: dict |
     return sent
 
 
-def _typed_lines(prompt: bool):
-    import sys
-
-    while True:
-        if prompt:
-            print("packet> ", end="", flush=True)
-        line = sys.stdin.readline()
-        if not line.strip() and (not line or prompt):
-            return
-        yield line
-
-
 @dataclass(frozen=True)
 class ExtraCase:
     """One of an instructor's cases: the packet line ``send``, the port it goes in by
@@ -449,60 +440,29 @@ def read_extra_checks(path) -> list[ExtraCase]:
     mappings of :data:`CASE_KEYS`, e.g. ``{send: "udp 10.70.1.2 > 10.71.0.77", leaves:
     out, why: "inside 10.71.0.0/16"}``. Raises :class:`routerlab.errors.DataFormatError`
     naming the file, the line and what is wrong (an unknown key among them)."""
-    import yaml
-
     from routerlab.errors import DataFormatError
 
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise DataFormatError(str(path), None, e.strerror or str(e)) from None
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        what = " ".join(x for x in (getattr(e, "context", None), getattr(e, "problem", None)) if x)
-        raise DataFormatError(str(path), mark.line + 1 if mark else None, what or str(e).splitlines()[0]) from None
-
-    def bad(node, why):
-        return DataFormatError(str(path), node.start_mark.line + 1 if node is not None else None, why)
-
-    if root is None or not isinstance(root, yaml.MappingNode):
-        raise bad(root, "expected a mapping with one key, cases: a list of cases")
-    lists = None
-    for k, v in root.value:
-        if k.value != "cases":
-            raise bad(k, f"unknown key {k.value!r} (the file has one key, cases)")
-        lists = v
-    if not isinstance(lists, yaml.SequenceNode) or not lists.value:
-        raise bad(lists or root, "cases must be a list of at least one case")
+    path = str(path)
+    doc = yamlfile.load(path, "the extra checks")
+    yamlfile.check(doc, EXTRA_CHECKS, path)
     out = []
-    for i, node in enumerate(lists.value, 1):
-        if not isinstance(node, yaml.MappingNode):
-            raise bad(node, f"case {i}: expected a mapping of {', '.join(CASE_KEYS)}")
-        case = {}
-        for k, v in node.value:
-            if k.value not in CASE_KEYS:
-                raise bad(k, f"case {i}: unknown key {k.value!r} (a case has {', '.join(CASE_KEYS)})")
-            if not isinstance(v, yaml.ScalarNode):
-                raise bad(v, f"case {i}: {k.value} must be a single value")
-            case[k.value] = (k, v)
-        for key in ("send", "leaves"):
-            if key not in case:
-                raise bad(node, f"case {i}: {key} is missing")
-        side = case["from"][1].value if "from" in case else "in"
+    for i, case in enumerate(doc["cases"], 1):
+        def bad(key, why):
+            return DataFormatError(path, yamlfile.line_of(case, key), f"case {i}: {why}")
+
+        side = case.get("from", "in")
         if side not in SIDES:
-            raise bad(case["from"][1], f"case {i}: from must be in or out, got {side!r}")
-        leaves = case["leaves"][1].value
+            raise bad("from", f"from must be in or out, got {side!r}")
+        leaves = case["leaves"]
         if leaves not in (*SIDES, "nowhere"):
-            raise bad(case["leaves"][1], f"case {i}: leaves must be in, out or nowhere, got {leaves!r}")
-        send = case["send"][1].value
+            raise bad("leaves", f"leaves must be in, out or nowhere, got {leaves!r}")
+        send = str(case["send"])
         try:
             f = parse_case(send, from_port=SIDES[side], sport=3000 + i)
         except ValueError as e:
-            raise bad(case["send"][1], f"case {i}: {e}") from None
-        out.append(ExtraCase(send, SIDES[side], SIDES.get(leaves), case["why"][1].value if "why" in case else "", f))
+            raise bad("send", str(e)) from None
+        out.append(ExtraCase(send, SIDES[side], SIDES.get(leaves),
+                             "" if case.get("why") is None else str(case["why"]), f))
     return out
 
 

@@ -40,14 +40,15 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from routerlab import engines
+from routerlab import processes
+from routerlab.engines import registry
 from routerlab.analysis import scenarios
 from routerlab.testbed import userns
-from routerlab.course.checks import ARP, arp_request, at_step, checksums_right, describe, expect, Expectation, extra_expectations, frame, ip_checksum_right, IPV4, NotStarted, parse, parse_case, scapy_layers, through, try_session
+from routerlab.course.checks import ARP, arp_request, at_step, checksums_right, describe, expect, Expectation, extra_expectations, frame, ip_checksum_right, IPV4, parse, parse_case, scapy_layers, through, try_session
 from routerlab.course.checks import hint as checks_hint
-from routerlab.analysis.datasets import project_dir
+from routerlab.version import project_dir
 from routerlab.engines.click import read_handler, wrap_config
-from routerlab.errors import DataFormatError, EngineNotFound, ParameterError, RouterlabError
+from routerlab.errors import DataFormatError, EngineNotFound, NotStarted, ParameterError, RouterlabError
 from routerlab.testbed.namespaces import NamespaceTestbed
 from routerlab.testbed.shell import nsexec
 
@@ -99,17 +100,13 @@ def _known(exercise: str):
 
 def exercise_data(exercise: str) -> dict:
     """The exercise's ``check.yaml``: what its check sends and expects."""
-    import yaml
+    from routerlab import yamlfile
 
     _known(exercise)
     path = exercises_dir() / exercise / "check.yaml"
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise DataFormatError(str(path), mark.line + 1 if mark else None, str(e).splitlines()[0]) from None
+    data = yamlfile.load(path, "the exercise's check.yaml")
     if not isinstance(data, dict) or "minutes" not in data:
-        raise DataFormatError(str(path), None, "expected a mapping with at least 'minutes'")
+        raise DataFormatError(str(path), yamlfile.line_of(data), "expected a mapping with at least 'minutes'")
     return data
 
 
@@ -154,7 +151,7 @@ def config_path(exercise: str, config: str | Path | None = None, solution: bool 
 
 def click_binary() -> str:
     """The Click routerlab runs (``routerlab engines install click``, or ``$ROUTERLAB_CLICK``)."""
-    return engines.get("click").binary()
+    return registry.get("click").binary()
 
 
 @functools.lru_cache(maxsize=4)
@@ -344,14 +341,14 @@ class MemoryRouter:
                     stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
             deadline = time.monotonic() + 15
             while True:
-                if self._proc.poll() is not None:
-                    raise RouterlabError(f"click exited ({self._proc.returncode}): {log.read_text().strip()[-800:]}")
+                if self._proc.poll() is not None:  # the configuration stopped Click: the student's
+                    raise NotStarted(f"click exited ({self._proc.returncode}): {log.read_text().strip()[-800:]}")
                 try:
                     self.handler("version")
                     break
                 except OSError:
                     if time.monotonic() > deadline:
-                        raise RouterlabError("click did not become ready within 15 s") from None
+                        raise NotStarted("click did not become ready within 15 s") from None
                     time.sleep(0.01)
         except BaseException:
             self.__exit__()
@@ -359,13 +356,8 @@ class MemoryRouter:
         return self
 
     def __exit__(self, *exc):
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+        if self._proc is not None:
+            processes.stop(self._proc, 5)
         for s in self._tx.values():
             s.close()
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -402,7 +394,7 @@ class TestbedRouter:
 
     def __init__(self, config: Path, tb: NamespaceTestbed, data: dict | None = None):
         self.config, self.tb = config, tb
-        self.engine = engines.get("click")
+        self.engine = registry.get("click")
         self.engine.use_config(config, exercise_defines(data))
         self.devices = (tb.dut_in, tb.dut_out)
 
@@ -911,9 +903,7 @@ def check(exercise: str, config: str | Path | None = None, *, solution: bool = F
         return [Expectation(START, False, "\n".join(problems + [NOT_TRIED]))]
     try:
         router.__enter__()
-    except RouterlabError as e:
-        if type(e) is not RouterlabError:  # no root, no engine, a testbed command: not the configuration's
-            raise
+    except NotStarted as e:  # the configuration's; any other error (no root, no engine, ...) is not
         return [Expectation(START, False, f"{e}\n{NOT_TRIED}")]
     try:
         run = Run(router, used)
@@ -923,24 +913,19 @@ def check(exercise: str, config: str | Path | None = None, *, solution: bool = F
         router.__exit__(None, None, None)
 
 
-def try_router(exercise: str, lines: list[str] | None = None, config: str | Path | None = None, *,
-               solution: bool = False, memory: bool | None = None) -> int:
+def try_router(exercise: str, lines, config: str | Path | None = None, *, solution: bool = False,
+               memory: bool | None = None, show: Callable[[str], None]) -> int:
     """Start exercise ``exercise``'s router (``config``, its solution or its skeleton, as
     :func:`check` does: from memory, or on the testbed), send it the packets ``lines``
-    describe, one at a time to the same router, and print what came back on which link
-    (:func:`routerlab.course.checks.try_session`; None: the lines typed on standard input).
-    Returns the number sent. Raises :class:`routerlab.course.checks.NotStarted` with Click's
+    describe, one at a time to the same router, and ``show`` what came back on which
+    link, a line at a time (:func:`routerlab.course.checks.try_session`).
+    Returns the number sent. Raises :class:`routerlab.errors.NotStarted` with Click's
     messages when the router does not start."""
     router, used, problems = _router(exercise, config, solution, memory)
     if problems:
         raise NotStarted("\n".join(problems))
+    router.__enter__()  # NotStarted when the configuration does not start
     try:
-        router.__enter__()
-    except RouterlabError as e:
-        if type(e) is not RouterlabError:  # no root, no engine, a testbed command: not the configuration's
-            raise
-        raise NotStarted(str(e)) from None
-    try:
-        return try_session(router.send, lines, PORTS)
+        return try_session(router.send, lines, PORTS, show)
     finally:
         router.__exit__(None, None, None)

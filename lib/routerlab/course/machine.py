@@ -7,7 +7,7 @@ software takes.
 would, and writes what it saw to ``facts.json`` in a folder (``datasets/course-machine``
 is the committed one). The instructor's guide, ``docs/course.md``, is rendered from the
 template ``data/course.md.j2`` over those facts (:func:`guide`): it cites every measured
-number as a field, as a dataset's NOTES.md does (:func:`routerlab.publish.report.typed_numbers`
+number as a field, as a dataset's NOTES.md does (:func:`routerlab.publish.templates.typed_numbers`
 refuses one typed by hand), and ``routerlab course guide --check`` fails where the
 committed guide differs from its facts.
 """
@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from routerlab.errors import DataFormatError, RouterlabError
+from routerlab.progress import Progress, silent, Step
 
 #: The courses' exercises as their checks name them: (track, exercise), in course order.
 EXERCISES = [("click", e) for e in ("forward", "iprouter", "firewall", "nat", "loadbalancer", "measure")] + \
@@ -87,12 +88,12 @@ def run_check(track: str, exercise: str, cache: str | None = None) -> dict:
             "peak_mib": round(usage.ru_maxrss / 1024, 1)}
 
 
-def measure(folder: str | Path, progress=None) -> dict:
+def measure(folder: str | Path, progress: Progress = silent) -> dict:
     """Run every exercise's solution check (:data:`EXERCISES`) as this user, twice: first
     with an empty cache, as a student's first check (the P4 program compiled, our C
     programs built), then again; and measure the disk of the course's software. Write and
-    return the facts (``facts.json`` in ``folder``). ``progress(i, n, what)`` is called
-    before each check."""
+    return the facts (``facts.json`` in ``folder``). ``progress`` is told each check as
+    it starts (the checks done before it, of all)."""
 
     from routerlab.engines import builds
     from routerlab.version import code_version
@@ -103,8 +104,7 @@ def measure(folder: str | Path, progress=None) -> dict:
     checks = []
     with tempfile.TemporaryDirectory(prefix="routerlab-course-") as cache:
         for i, (track, exercise) in enumerate(EXERCISES):
-            if progress:
-                progress(i, len(EXERCISES), f"{track} check {exercise}")
+            progress(Step(f"{track} check {exercise}", i, len(EXERCISES)))
             first = run_check(track, exercise, cache)
             again = run_check(track, exercise, cache)
             checks.append({**again, "first_wall_seconds": first["wall_seconds"], "first_exit": first["exit"],
@@ -175,8 +175,8 @@ def guide(facts: dict, readers: list[dict] | None = None, template: str | None =
 
     Raises :class:`DataFormatError` naming the template's line for a number typed by hand
     or a field the facts do not have."""
-    from routerlab.publish import report
+    from routerlab.publish import templates
 
     text = _template() if template is None else template
-    return report.render_cited(text, {**facts, "readers": readers or []}, "course.md.j2",
+    return templates.render_cited(text, {**facts, "readers": readers or []}, "course.md.j2",
                                "the course's facts").rstrip() + "\n"

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Callable
 
 from routerlab.testbed import userns
-from routerlab.course.checks import ARP, at_step, describe, expect, Expectation, extra_expectations, frame, hint, ip_checksum_right, IPV4, NotStarted, scapy_layers, through, try_session
+from routerlab.course.checks import ARP, at_step, describe, expect, Expectation, extra_expectations, frame, hint, ip_checksum_right, IPV4, scapy_layers, through, try_session
 from routerlab.engines import p4
 from routerlab.engines.bmv2 import Bmv2
-from routerlab.errors import DataFormatError, RouterlabError
+from routerlab.errors import DataFormatError, NotStarted, RouterlabError
 from routerlab.testbed.namespaces import NamespaceTestbed
 
 #: The switch's ports as the P4 checks name them: 0 towards the generator, 1 towards the sink.
@@ -174,7 +174,7 @@ def check(exercise: str, program: str | Path | None = None, solution: bool = Tru
     the caller is not root: no root needed."""
     _known(exercise)
     if userns.wanted(own_namespace):
-        return userns.call("routerlab.p4exercises:check", exercise, str(Path(program).resolve()) if program else None,
+        return userns.call("routerlab.course.p4exercises:check", exercise, str(Path(program).resolve()) if program else None,
                            solution=solution, log=str(Path(log).resolve()) if log else None, extra=extra,
                            own_namespace=False)
     try:
@@ -188,26 +188,28 @@ def check(exercise: str, program: str | Path | None = None, solution: bool = Tru
         return [Expectation(COMPILES, False, str(e))]
 
 
-def try_program(exercise: str, lines: list[str] | None = None, program: str | Path | None = None,
-                solution: bool = False, own_namespace: bool | None = None) -> int:
+def try_program(exercise: str, lines, program: str | Path | None = None, solution: bool = False,
+                own_namespace: bool | None = None, *, show: Callable[[str], None]) -> int:
     """Start exercise ``exercise``'s program (``program``, its solution or its skeleton)
     on bmv2 with its entries, as :func:`check` does (without root, in namespaces of its
     own), send it the packets ``lines`` describe, one at a time to the same switch, and
-    print what came back on which port (:func:`routerlab.course.checks.try_session`; None: the
-    lines typed on standard input). Returns the number sent; entries the program does
-    not take are said first and left out. Raises :class:`NotStarted` when the program
-    does not compile."""
+    ``show`` what came back on which port, a line at a time
+    (:func:`routerlab.course.checks.try_session`). Returns the number sent; entries the
+    program does not take are shown first and left out. Raises :class:`NotStarted` when
+    the program does not compile. In namespaces of its own, ``lines`` and ``show`` are
+    pickled to the process there: a list or a class's object, a module's function."""
     _known(exercise)
     if userns.wanted(own_namespace):
-        return userns.call("routerlab.p4exercises:try_program", exercise, lines,
-                           str(Path(program).resolve()) if program else None, solution=solution, own_namespace=False)
+        return userns.call("routerlab.course.p4exercises:try_program", exercise, lines,
+                           str(Path(program).resolve()) if program else None, solution=solution, own_namespace=False,
+                           show=show)
     with _switch(exercise, program, solution) as run:
         for why in run.refused:
-            print(f"left out, as the program does not take it: {why}")
-        return _session(run, lines)
+            show(f"left out, as the program does not take it: {why}")
+        return _session(run, lines, show)
 
 
-def _session(run: Run, lines: list[str] | None) -> int:
+def _session(run: Run, lines, show: Callable[[str], None]) -> int:
     """:func:`routerlab.course.checks.try_session` on a started switch, where a line ``write
     {...}`` writes one table entry (runtime JSON, as in ``entries.json``) through the
     switch's control plane, P4Runtime where it runs, before the next packet."""
@@ -221,26 +223,26 @@ def _session(run: Run, lines: list[str] | None) -> int:
         how = run.engine.write_entries([entry], source="write")
         return f"wrote 1 entry to {entry.get('table')} ({how})"
     return try_session(lambda frames, port: through(run.tb, frames, port, ethertypes=(IPV4, ARP)), lines, PORTS,
-                       commands={"write": write})
+                       show, commands={"write": write})
 
 
-def run_program(program: str | Path, entries_file: str | Path, lines: list[str] | None = None,
-                own_namespace: bool | None = None) -> int:
+def run_program(program: str | Path, entries_file: str | Path, lines, own_namespace: bool | None = None, *,
+                show: Callable[[str], None]) -> int:
     """Start ``program`` (any .p4 file for v1model, e.g. a p4lang/tutorials exercise as it
     is) on bmv2 with the table entries of ``entries_file`` (routerlab's ``entries.json`` or
     a tutorials ``sN-runtime.json``), written over P4Runtime where ``simple_switch_grpc``
-    is installed; send it the packets ``lines`` describe and print what came back on
+    is installed; send it the packets ``lines`` describe and ``show`` what came back on
     which port, as :func:`try_program` does. The switch has two ports: 0 towards the
     generator, 1 towards the sink; what a program sends to another port is lost. Every
     entry is checked against the program before the first is written: one that does not
     fit raises :class:`~routerlab.errors.DataFormatError` naming it and the file."""
     if userns.wanted(own_namespace):
-        return userns.call("routerlab.p4exercises:run_program", str(Path(program).resolve()),
-                           str(Path(entries_file).resolve()), lines, own_namespace=False)
+        return userns.call("routerlab.course.p4exercises:run_program", str(Path(program).resolve()),
+                           str(Path(entries_file).resolve()), lines, own_namespace=False, show=show)
     with _switch(None, program, True, entries_file=entries_file, strict=True) as run:
-        print(f"{Path(program).name} runs on bmv2 ({run.engine.control_plane()}) with "
-              f"{run.loaded} table entries from {entries_file}")
-        return _session(run, lines)
+        show(f"{Path(program).name} runs on bmv2 ({run.engine.control_plane()}) with "
+             f"{run.loaded} table entries from {entries_file}")
+        return _session(run, lines, show)
 
 
 #: The first expectation of every P4 check.
@@ -269,13 +271,9 @@ def _switch(exercise: str | None, program, solution: bool, log: str | Path | Non
     with NamespaceTestbed(generator="rlgen", placement=False) as tb:  # checks capture at the sink: no XDP sink
         try:
             refused = None if strict else []
-            try:
-                facts = eng.run(tb, program or exercise, entries, solution=solution, source=str(entries_file),
-                                refused=refused)
-            except DataFormatError:
-                raise
-            except RouterlabError as e:
-                raise NotStarted(str(e)) from None
+            # NotStarted when the program does not compile or does not take the entries
+            facts = eng.run(tb, program or exercise, entries, solution=solution, source=str(entries_file),
+                            refused=refused)
             run = Run(tb, eng)
             run.refused = refused or []
             run.loaded = facts["entries"]

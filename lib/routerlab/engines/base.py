@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import ClassVar
 
+from routerlab import processes
 from routerlab.errors import EngineNotFound, ParameterError
 from routerlab.analysis.scenarios import Scenario
-from routerlab.testbed.namespaces import NamespaceTestbed, VETH_RING_SIZE
+from routerlab.testbed.interface import Testbed, VETH_RING_SIZE
 from routerlab.testbed.shell import sh
 from routerlab.engines import builds
 
@@ -55,11 +55,11 @@ class Engine:
         raise ParameterError("config", f"engine {self.name} runs no configuration file of yours "
                                        "(click and fastclick do)")
 
-    def start(self, tb: NamespaceTestbed, sc: Scenario) -> dict:
+    def start(self, tb: Testbed, sc: Scenario) -> dict:
         """Configure the router; return facts for the environment record."""
         raise NotImplementedError
 
-    def bring_up(self, tb: NamespaceTestbed, sc: Scenario) -> dict:
+    def bring_up(self, tb: Testbed, sc: Scenario) -> dict:
         """Start the router (:meth:`start`) and tell the testbed how many packets its queue
         holds (:meth:`queue_packets`), which every trial's validation needs; return the
         facts for the environment record, ``router_queue_packets`` among them."""
@@ -68,10 +68,10 @@ class Engine:
         tb.router_queue = self.queue_packets(tb)
         return {**facts, "router_queue_packets": tb.router_queue}
 
-    def queue_packets(self, tb: NamespaceTestbed) -> int:
+    def queue_packets(self, tb: Testbed) -> int:
         """Packets the router holds while its CPU is stopped, before it drops: the first
         queue on its CPU that fills. With the XDP generator, the ring of the router's input
-        veth (:data:`routerlab.testbed.namespaces.VETH_RING_SIZE`), which the generator's redirects
+        veth (:data:`routerlab.testbed.interface.VETH_RING_SIZE`), which the generator's redirects
         fill while the router's NAPI thread cannot run, for every engine. With rlgen, by
         default the per-CPU backlog that RPS feeds on the router's CPU
         (``net.core.netdev_max_backlog``), which every engine behind RPS (the kernel and
@@ -80,29 +80,24 @@ class Engine:
             return VETH_RING_SIZE
         return netdev_max_backlog()
 
-    def forwarded(self, tb: NamespaceTestbed) -> int | None:
+    def forwarded(self, tb: Testbed) -> int | None:
         """The engine's own count of forwarded packets (None if it keeps none)."""
         return None
 
-    def drop_counters(self, tb: NamespaceTestbed) -> dict[str, int]:
+    def drop_counters(self, tb: Testbed) -> dict[str, int]:
         """The engine's own counters of packets it dropped, by name, where it keeps them
         cheaply ({} if not): read before and after each trial by :mod:`routerlab.measuring.drops`."""
         return {}
 
-    def stop(self, tb: NamespaceTestbed):
+    def stop(self, tb: Testbed):
         """Undo what :meth:`start` did that the namespaces' removal would not."""
 
     def stop_process(self, timeout: float = 5.0):
         """Stop the engine's own process (``self._proc``: SIGTERM, then SIGKILL after
         ``timeout`` seconds) and close its log (``self._log``); safe to call twice."""
         p = getattr(self, "_proc", None)
-        if p is not None and p.poll() is None:
-            p.terminate()
-            try:
-                p.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        if p is not None:
+            processes.stop(p, timeout)
         log = getattr(self, "_log", None)
         if log is not None and not log.closed:
             log.close()
@@ -127,7 +122,7 @@ def netdev_max_backlog() -> int:
         return int(value)
 
 
-def router_names(tb: NamespaceTestbed) -> dict[str, str]:
+def router_names(tb: Testbed) -> dict[str, str]:
     """The router's interfaces and its neighbours' MAC addresses on ``tb``, and the links'
     MTU, by the names Click configurations take as defines and the ``exec`` engine's
     commands as variables: IN_DEV, OUT_DEV, IN_MAC, OUT_MAC, PREV_MAC, NEXT_MAC, MTU."""
@@ -149,7 +144,7 @@ def register(cls: type[Engine]) -> type[Engine]:
 
 def get(name: str) -> Engine:
     """An engine by name among those registered; unknown names are refused with the list
-    of known ones. (The package's ``get`` looks among plug-ins' too: :mod:`.plugins`.)"""
+    of known ones. (:func:`routerlab.engines.registry.get` loads routerlab's own and plug-ins' first.)"""
     if name not in ENGINES:
         raise ParameterError("engine", f"unknown engine {name!r}; known: {', '.join(ENGINES)}")
     return ENGINES[name]()

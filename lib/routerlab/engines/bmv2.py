@@ -23,6 +23,7 @@ bmv2 is a reference model, not a fast path: expect tens of kpps.
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import shutil
 import subprocess
@@ -31,10 +32,9 @@ import time
 from pathlib import Path
 
 from routerlab import defaults
-from routerlab.errors import EngineNotFound, RouterlabError
+from routerlab.errors import EngineNotFound, NotAnswering, NotStarted, RouterlabError
 from routerlab.analysis.scenarios import Scenario
-from routerlab.testbed.interface import STATE_DIR
-from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.interface import STATE_DIR, Testbed
 from routerlab.testbed.shell import nsexec
 from routerlab.engines import builds, p4
 from routerlab.engines.capture import CaptureDrops
@@ -90,6 +90,8 @@ def queue_reads(pipe: p4.Pipeline, ports: list[int]) -> list[tuple[str, int, int
 class Bmv2(Engine):
     name = "bmv2"
     features = {"routes", "firewall", "drop", "gre"}
+    #: The control planes it takes (:attr:`control`).
+    controls = CONTROLS
     where = builds.how_to_get("bmv2", "p4c")
     #: Run bmv2's logging build (``bmv2-log``) logging to a file: every packet's parser
     #: states, tables and actions (:meth:`packet_log`). For the course's checks;
@@ -126,8 +128,8 @@ class Bmv2(Engine):
             except EngineNotFound as e:
                 if not getattr(Bmv2, "_said_no_log_build", False):
                     Bmv2._said_no_log_build = True
-                    print(f"routerlab: {e}; running bmv2 without its logging macros, whose packet log "
-                          "has little in it", file=sys.stderr)
+                    logging.getLogger(__name__).warning(f"routerlab: {e}; running bmv2 without its logging macros, "
+                                                        "whose packet log has little in it")
         return "bmv2"
 
     def _binary(self, binary: str) -> str:
@@ -172,7 +174,7 @@ class Bmv2(Engine):
                 f"p4c {builds.describe('p4c', p4.p4c())}")
 
     # running a program ------------------------------------------------------------------
-    def run(self, tb: NamespaceTestbed, program: str | Path, entries: list[dict], solution: bool = True,
+    def run(self, tb: Testbed, program: str | Path, entries: list[dict], solution: bool = True,
             source: str = "entries", *, ns: str | None = None, ports: dict[int, str] | None = None,
             cpu: int | None = -1, refused: list[str] | None = None) -> dict:
         """Compile ``program``, start the switch, write ``entries`` over its control plane
@@ -217,7 +219,7 @@ class Bmv2(Engine):
                               cpu=tb.router_cpu if cpu == -1 else cpu, stdout=self._log, stderr=subprocess.STDOUT)
         self._queue_reads = queue_reads(pipe, sorted(ports))
         if control == "p4runtime":
-            from routerlab.engines.p4runtime import NotAnswering, Session
+            from routerlab.engines.p4runtime import Session
 
             try:
                 self._p4rt = Session(f"unix:{grpc}", p4.p4info_of(json_path), json_path, log=log_path,
@@ -230,7 +232,7 @@ class Bmv2(Engine):
         else:
             self._wait_for_thrift(log_path)
             t0 = time.perf_counter()
-            self.cli_run([p4.cli_command(e) for e in checked])
+            self.cli_run([p4.cli_command(e) for e in checked], refusal=NotStarted)  # the program does not take it
         src = p4.source(program, solution).resolve()
         try:
             src = src.relative_to(p4.p4_dir().resolve().parent)
@@ -267,8 +269,9 @@ class Bmv2(Engine):
                                      f"{defaults.BMV2_ANSWER_TIMEOUT_S:.0f} s; its log: {log_path}")
             time.sleep(0.2)
 
-    def cli_run(self, commands: list[str], check: bool = True) -> str:
-        """Run commands through simple_switch_CLI in the DUT; errors name the command."""
+    def cli_run(self, commands: list[str], check: bool = True, refusal: type[RouterlabError] = RouterlabError) -> str:
+        """Run commands through simple_switch_CLI in the DUT; errors name the command, a
+        command the switch refused as a ``refusal``."""
         p = subprocess.run(["ip", "netns", "exec", self._ns, cli_python(), self.cli(),
                             "--thrift-port", str(THRIFT_PORT)],
                            input="\n".join(commands) + "\n", capture_output=True, text=True, timeout=3600)
@@ -277,7 +280,7 @@ class Bmv2(Engine):
             # the CLI prints one "RuntimeCmd:" prompt per command, errors after it
             for i, chunk in enumerate(out.split("RuntimeCmd:")[1:len(commands) + 1]):
                 if re.search(r"^(Error|Invalid)|Exception|error:", chunk.strip(), re.M):
-                    raise RouterlabError(f"simple_switch_CLI refused {commands[i]!r}: {chunk.strip()[:300]}")
+                    raise refusal(f"simple_switch_CLI refused {commands[i]!r}: {chunk.strip()[:300]}")
             if p.returncode:
                 raise RouterlabError(f"simple_switch_CLI failed ({p.returncode}): {out[-300:]}")
         return out
@@ -298,7 +301,7 @@ class Bmv2(Engine):
         self.cli_run([f"register_write {name} {index} {value}"])
 
     # the engine interface --------------------------------------------------------------------
-    def start(self, tb: NamespaceTestbed, sc: Scenario) -> dict:
+    def start(self, tb: Testbed, sc: Scenario) -> dict:
         entries, routes = p4.scenario_entries(sc, None if self.control_plane() == "p4runtime" else ROUTE_LIMIT,
                                               macs=(tb.mac(tb.ns_dut, tb.dut_out), tb.mac(tb.ns_sink, tb.sink_if)))
         facts = self.run(tb, p4.program_for(sc), entries, source=f"scenario {sc.name}")

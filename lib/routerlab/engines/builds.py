@@ -11,7 +11,6 @@ installed. Sources come from GitHub, or from a folder of the same tarballs named
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import json
@@ -32,9 +31,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable
 
-import yaml
-
-from routerlab.errors import DataFormatError, ParameterError, RouterlabError
+from routerlab import processes
+from routerlab import yamlfile
+from routerlab.errors import BuildFailed, DataFormatError, ParameterError, RouterlabError
 
 SOURCES_VAR = "ROUTERLAB_ENGINE_SOURCES"
 DIR_VAR = "ROUTERLAB_ENGINES_DIR"
@@ -135,11 +134,21 @@ def patch_file(name: str):
 ORDER = "install_order"
 
 
+#: One engine's entry of engine-builds.yaml (:mod:`routerlab.yamlfile`).
+SOURCE = yamlfile.Shape({"repository": str, "commit": str, "sha256": str}, required=("repository", "commit", "sha256"))
+RECIPE = yamlfile.Shape({
+    "source": SOURCE, "extra": (yamlfile.MapOf(SOURCE), None), "debian": yamlfile.ListOf(str),
+    "patches": (yamlfile.ListOf(str), None),
+    "steps": yamlfile.ListOf(yamlfile.ListOf(str, min=2, max=2, what="a pair [stage, command]")),
+    "binaries": yamlfile.MapOf(str), "relocate_env": (yamlfile.MapOf(str), None), "runtime": (yamlfile.ListOf(str), None),
+}, required=("source", "debian", "steps", "binaries"))
+
+
 @cache
 def _builds_file():
     """``data/engine-builds.yaml``: its path and its content."""
     path = resources.files("routerlab").joinpath("data/engine-builds.yaml")
-    return path, yaml.safe_load(path.read_text())
+    return path, yamlfile.parse(path.read_text(), path)
 
 
 @cache
@@ -150,18 +159,17 @@ def recipes() -> dict[str, Recipe]:
     for name, r in raw.items():
         if name == ORDER:
             continue
-        try:
-            out[name] = Recipe(
-                engine=name, source=Source(**r["source"]),
-                extra={k: Source(**v) for k, v in (r.get("extra") or {}).items()},
-                debian=tuple(r["debian"]), steps=tuple((s, " ".join(c.split())) for s, c in r["steps"]),
-                binaries=dict(r["binaries"]), patches=tuple(r.get("patches") or ()),
-                relocate_env=dict(r.get("relocate_env") or {}), runtime=tuple(r.get("runtime") or ()))
-        except (KeyError, TypeError, ValueError) as e:
-            raise DataFormatError(str(path), None, f"engine {name}: missing or malformed {e}") from None
+        yamlfile.check(r, RECIPE, path, f"engine {name}", line=yamlfile.line_of(raw, name))
+        out[name] = Recipe(
+            engine=name, source=Source(**r["source"]),
+            extra={k: Source(**v) for k, v in (r.get("extra") or {}).items()},
+            debian=tuple(r["debian"]), steps=tuple((s, " ".join(c.split())) for s, c in r["steps"]),
+            binaries=dict(r["binaries"]), patches=tuple(r.get("patches") or ()),
+            relocate_env=dict(r.get("relocate_env") or {}), runtime=tuple(r.get("runtime") or ()))
         missing = [p for p in out[name].patches if not patch_file(p).is_file()]
         if missing:
-            raise DataFormatError(str(path), None, f"engine {name}: no patch {', '.join(missing)} in data/patches")
+            raise DataFormatError(str(path), yamlfile.line_of(r, "patches"),
+                                  f"engine {name}: no patch {', '.join(missing)} in data/patches")
     return out
 
 
@@ -172,7 +180,8 @@ def install_order() -> list[str]:
     path, raw = _builds_file()
     order = raw.get(ORDER)
     if not isinstance(order, list) or sorted(order) != sorted(n for n in raw if n != ORDER):
-        raise DataFormatError(str(path), None, f"{ORDER}: expected a list naming every engine once, got {order!r}")
+        raise DataFormatError(str(path), yamlfile.line_of(raw, ORDER),
+                              f"{ORDER}: expected a list naming every engine once, got {order!r}")
     return order
 
 
@@ -286,10 +295,6 @@ def describe(engine: str, path: str | Path) -> str:
 
 
 # -- installing -------------------------------------------------------------------------
-
-class BuildFailed(RouterlabError):
-    """A step of a build failed; the message has the log's tail and its path."""
-
 
 def missing_packages(names: list[str]) -> list[str]:
     """The Debian build packages of ``names`` that are not installed."""
@@ -409,23 +414,8 @@ _stopping = threading.Event()
 #: kill -9), so no make goes on building into a folder nobody owns.
 _SUPERVISOR = 'trap "trap - TERM INT; kill -TERM -- -$$ 2>/dev/null; exit 143" TERM INT; bash -ec "$1" & wait $!'
 
-
-def _libc_prctl():
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-#: Looked up here, in the parent: a child forked from threads must not import or load.
-_PRCTL = _libc_prctl()
-
-
-def _die_with_parent():  # pragma: no cover - runs in the child
-    if _PRCTL is not None:
-        _PRCTL(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+#: Each step and download: sent SIGTERM when routerlab ends, even killed (-9).
+_die_with_parent = processes.dies_with_parent(signal.SIGTERM)
 
 
 #: Downloads a URL (argv 1) to a file (argv 2). It runs in a process of its own, so that
@@ -488,16 +478,14 @@ def _run_step(cmd: str, cwd: Path, env: dict, log: Path) -> int:
                 _running.discard(p)
 
 
+#: What signalling a build's process group that has ended raises (one out of reach is not
+#: a build's).
+_GONE = (ProcessLookupError,)
+
+
 def _group_gone(pgid: int, timeout: float) -> bool:
     """Wait until no process of group ``pgid`` is left (compilers finish writing first)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.1)
-    return False
+    return processes.group_gone(pgid, timeout, poll_s=0.1, gone=_GONE)
 
 
 def _stop_running() -> None:
@@ -505,15 +493,12 @@ def _stop_running() -> None:
     after 10 s."""
     with _running_lock:
         procs = list(_running)
+    for p in procs:  # all first, so that their grace periods run together
+        processes.signal_group(p.pid, signal.SIGTERM, gone=_GONE)
     for p in procs:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(p.pid, signal.SIGTERM)
-    for p in procs:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            p.wait(timeout=10)
+        processes.ended_within(p)(10)
         if not _group_gone(p.pid, 10):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGKILL)
+            processes.signal_group(p.pid, signal.SIGKILL, gone=_GONE)
             _group_gone(p.pid, 5)
 
 

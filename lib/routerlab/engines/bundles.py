@@ -117,6 +117,26 @@ def _packages(elfs: list[Path], prefixes: tuple[Path, ...]) -> list[str]:
     return sorted(pkgs)
 
 
+#: Libraries that load others at run time, which ``ldd`` cannot see: DPDK's EAL loads its
+#: drivers from its PMD folder (dlopen); fastclick-dpdk binds the testbed's veth links with
+#: the af_xdp one and keeps its packets in the ring mempool's (without it: "Could not
+#: allocate packet MBuf pools ... error 22"). A package matching a key (its version suffix
+#: kept) brings those.
+LOADED_AT_RUN_TIME = {r"librte-eal(\d+)": ("librte-net-af-xdp{0}", "librte-mempool-ring{0}")}
+
+
+def with_loaded(packages) -> list[str]:
+    """``packages`` and those their libraries load at run time (:data:`LOADED_AT_RUN_TIME`),
+    sorted: what a machine needs for the engines to run as where they were built."""
+    out = set(packages)
+    for p in packages:
+        for pattern, loaded in LOADED_AT_RUN_TIME.items():
+            m = re.fullmatch(pattern, p)
+            if m:
+                out.update(name.format(*m.groups()) for name in loaded)
+    return sorted(out)
+
+
 def _inside(rel: str, link: str) -> bool:
     """Whether the link ``rel`` -> ``link`` (both relative to an engine's prefix) stays
     inside it."""
@@ -164,6 +184,10 @@ def pack(names: list[str], out: Path, say: Callable[[str], None] = print) -> tup
                                      f"{record.get('key')!r}: not {n} in {prefix.name}; reinstall it")
             copy = stage / prefix.name
             shutil.copytree(prefix, copy, symlinks=True)
+            # an engine installed from a bundle is packed as it was built: a bundle of it
+            # then installs as the first did (its programs unwrapped, its build's folder named)
+            built_in = (record.get("bundle") or {}).get("built_in") or str(prefix)
+            _unrelocate(copy, Path(built_in), prefix)
             elfs = [p for p in copy.rglob("*") if p.is_file() and not p.is_symlink() and _is_elf(p)]
             for p in elfs:
                 if _elf_kind(p) in ("exec", "dyn"):
@@ -171,8 +195,8 @@ def pack(names: list[str], out: Path, say: Callable[[str], None] = print) -> tup
             say(f"{n}: {prefix.name}, {len(elfs)} binaries and libraries stripped")
             manifest["engines"][n] = {
                 "key": prefix.name, "repository": record["repository"], "commit": record["commit"],
-                "source_sha256": record["sha256"], "built": record["built"], "prefix": str(prefix),
-                "packages": sorted(set(_packages([p for p in elfs if _elf_kind(p) in ("exec", "dyn")], (copy, prefix)))
+                "source_sha256": record["sha256"], "built": record["built"], "prefix": built_in,
+                "packages": with_loaded(set(_packages([p for p in elfs if _elf_kind(p) in ("exec", "dyn")], (copy, prefix)))
                                    | set(builds.recipe(n).runtime)),
                 "relocate_env": builds.recipe(n).relocate_env,
                 "files": _files(copy),
@@ -318,7 +342,8 @@ def install(source: str, *, sha256: str | None = None, names: list[str] | None =
         if unknown:
             raise RouterlabError(f"{path}: holds {', '.join(engines)}, not {', '.join(unknown)}")
         chosen = {n: m for n, m in engines.items() if not names or n in names}
-        builds.install_debian(sorted({p for m in chosen.values() for p in m["packages"]}), say,
+        # a bundle packed before LOADED_AT_RUN_TIME lists only what ldd saw: added here too
+        builds.install_debian(with_loaded({p for m in chosen.values() for p in m["packages"]}), say,
                               what="runtime packages of the bundle's engines")
         base = builds.engines_dir()
         staging = base / ".build"
@@ -447,15 +472,55 @@ def _relocate(tree: Path, old: Path, new: Path, env: dict[str, str] | None = Non
             if r.returncode != 0:
                 raise RouterlabError(f"patchelf could not relocate {p.relative_to(tree)}: {r.stderr.strip()}")
             continue
-        data = p.read_bytes()
-        if old_b in data and b"\0" not in data[:8192]:
-            mode = p.stat().st_mode
-            p.write_bytes(data.replace(old_b, new_b))
-            os.chmod(p, mode)
+        _replace_in_text(p, old_b, new_b)
     # p4c looks for its include files beside its binary's folder before the built-in path
     for name in ("p4include", "p4_14include"):
         if (tree / "share" / "p4c" / name).is_dir() and not (tree / name).exists():
             (tree / name).symlink_to(Path("share") / "p4c" / name)
+
+
+def _unrelocate(tree: Path, built_in: Path, here: Path) -> None:
+    """Undo in ``tree`` (a copy of an engine installed in ``here`` from a bundle built in
+    ``built_in``) what :func:`_relocate` did that a later install would do again: each
+    wrapped program back in ``bin/`` in place of its wrapper, and ``here`` named as
+    ``built_in`` again in text files. Search paths stay relative to their binaries."""
+    wrapped = tree / WRAPPED
+    if wrapped.is_dir():
+        for real in sorted(wrapped.iterdir()):
+            program = tree / "bin" / real.name
+            os.replace(real, program)
+            _move_origin(program, wrapped, program.parent)
+        wrapped.rmdir()
+        if not any(wrapped.parent.iterdir()):
+            wrapped.parent.rmdir()
+    if built_in == here:
+        return
+    for p in sorted(tree.rglob("*")):
+        if not (p.is_symlink() or not p.is_file() or _is_elf(p)):
+            _replace_in_text(p, str(here).encode(), str(built_in).encode())
+
+
+def _replace_in_text(p: Path, old: bytes, new: bytes) -> None:
+    """``old`` replaced by ``new`` in file ``p`` if it is text (no NUL in its first 8 KiB)
+    and names it, its mode kept."""
+    data = p.read_bytes()
+    if old in data and b"\0" not in data[:8192]:
+        mode = p.stat().st_mode
+        p.write_bytes(data.replace(old, new))
+        os.chmod(p, mode)
+
+
+def _move_origin(program: Path, was: Path, now: Path) -> None:
+    """Keep the ``$ORIGIN``-relative search paths of ``program``, moved from folder ``was``
+    to folder ``now``, pointing at the same folders."""
+    r = subprocess.run(["patchelf", "--print-rpath", str(program)], capture_output=True, text=True)
+    if r.returncode != 0 or "$ORIGIN" not in r.stdout:
+        return
+    parts = [("$ORIGIN/" + os.path.relpath(os.path.normpath(os.path.join(was, e.removeprefix("$ORIGIN/"))), now))
+             if e.startswith("$ORIGIN/") else e for e in r.stdout.strip().split(":") if e]
+    r = subprocess.run(["patchelf", "--set-rpath", ":".join(parts), str(program)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RouterlabError(f"patchelf could not move {program.name}'s search path: {r.stderr.strip()}")
 
 
 def _wrap(tree: Path, program: Path, new: Path, env: dict[str, str]) -> Path:
@@ -466,6 +531,7 @@ def _wrap(tree: Path, program: Path, new: Path, env: dict[str, str]) -> Path:
     real = tree / WRAPPED / program.name
     real.parent.mkdir(parents=True, exist_ok=True)
     os.replace(program, real)
+    _move_origin(real, program.parent, real.parent)  # a search path relative to it already
     sets = "".join(f'[ -n "${{{k}+set}}" ] || {{ {k}={shlex.quote(v.replace("{prefix}", str(new)))}; export {k}; }}\n'
                    for k, v in sorted(env.items()))
     program.write_text("#!/bin/sh\n# Installed from a routerlab bundle away from the folder it was built in "

@@ -24,15 +24,14 @@ import subprocess
 import time
 from pathlib import Path
 
-from routerlab.analysis.datasets import project_dir
-from routerlab.errors import EngineNotFound, ParameterError, RouterlabError
+from routerlab.version import project_dir
+from routerlab.errors import EngineNotFound, NotStarted, ParameterError, RouterlabError
 from routerlab.analysis.scenarios import Scenario
-from routerlab.testbed.interface import DEST_NET, SINK_NET, STATE_DIR
-from routerlab.testbed.namespaces import NamespaceTestbed
-from routerlab.testbed.shell import link_stats, nsexec
+from routerlab.testbed.interface import DEST_NET, FILL_NET, SINK_NET, STATE_DIR, Testbed
+from routerlab.testbed.shell import link_stats
 from routerlab.engines import builds
 from routerlab.engines.base import Engine, find_binary, register, router_names
-from routerlab.engines.kernel import FILL_NET, keep_kernel_out
+from routerlab.engines.kernel import keep_kernel_out
 from routerlab.engines.rules import click_ipfilter, firewall
 
 ROUTER_FILES = ("services.click", "router-core.click", "iprouter.click", "iprouter-nodev.click", "nat.click",
@@ -183,10 +182,10 @@ class ClickEngine(Engine):
     def write(self, folder: Path, sc: Scenario) -> Path:
         return write_configs(folder, sc)
 
-    def command(self, tb: NamespaceTestbed, folder: Path, defines: dict) -> list[str]:
+    def command(self, tb: Testbed, folder: Path, defines: dict) -> list[str]:
         return [self.binary(), str(folder / self.config), *[f"{k}={v}" for k, v in defines.items()]]
 
-    def start(self, tb: NamespaceTestbed, sc: Scenario) -> dict:
+    def start(self, tb: Testbed, sc: Scenario) -> dict:
         keep_kernel_out(tb)
         folder = self.write(STATE_DIR / f"{tb.prefix}-{self.name}", sc)
         self._folder = folder
@@ -211,16 +210,18 @@ class ClickEngine(Engine):
         self._proc = tb.spawn(tb.ns_dut, *self.command(tb, folder, defines), cpu=tb.router_cpu,
                               stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60 + sc.routes / 20_000
+        # a configuration of one's own that stops Click is its author's to fix; routerlab's is not
+        failed = NotStarted if self.own_config else RouterlabError
         while True:
             if self._proc.poll() is not None:
-                raise RouterlabError(f"{self.name} exited ({self._proc.returncode}): "
-                                     + (folder / "click.log").read_text()[-500:])
+                raise failed(f"{self.name} exited ({self._proc.returncode}): "
+                             + (folder / "click.log").read_text()[-500:])
             try:
                 read_handler(self._sock, ready)
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    raise RouterlabError(f"{self.name} did not become ready (no control socket)") from None
+                    raise failed(f"{self.name} did not become ready (no control socket)") from None
                 time.sleep(0.1)
         self._drop_handlers, self._drop_totals = drop_handlers(self._sock, self._proc.pid), {}
         return {**facts, "capture": self.capture}

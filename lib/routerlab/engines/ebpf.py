@@ -11,8 +11,7 @@ from pathlib import Path
 
 from routerlab import cache
 from routerlab.errors import EngineNotFound
-from routerlab.testbed.interface import SINK_NET
-from routerlab.testbed.namespaces import VETH_RING_SIZE
+from routerlab.testbed.interface import SINK_NET, VETH_RING_SIZE
 from routerlab.testbed.shell import napi_threads, nsexec, sh
 from routerlab.engines.base import Engine, register
 from routerlab.engines.kernel import install_guard, install_routes, sysctl

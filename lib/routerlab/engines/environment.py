@@ -19,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from routerlab import processes
 from routerlab.errors import EngineNotFound, RouterlabError
 from routerlab.engines import builds
 from routerlab.engines.base import find_binary
@@ -97,10 +98,8 @@ exec "$@"
 """
 
 
-def _killed_with_parent():  # pragma: no cover - runs in the child
-    # SIGKILL: unshare --fork blocks the signals it could be asked to stop with
-    if builds._PRCTL is not None:
-        builds._PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+# SIGKILL: unshare --fork blocks the signals it could be asked to stop with
+_killed_with_parent = processes.dies_with_parent(signal.SIGKILL)
 
 
 def run(command: list[str], *, isolated: bool = False, log_build: bool | None = None, cwd: str | None = None) -> int:

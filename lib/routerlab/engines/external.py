@@ -26,14 +26,13 @@ import time
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from routerlab.analysis.datasets import project_dir
+from routerlab.version import project_dir
 from routerlab.defaults import EXEC_READY_TIMEOUT_S
 from routerlab.errors import ParameterError, RouterlabError
 from routerlab.analysis.scenarios import Scenario
-from routerlab.testbed.interface import DEST_NET, SINK_NET, STATE_DIR, TG_NET
-from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.interface import DEST_NET, SINK_NET, STATE_DIR, TG_NET, Testbed
 from routerlab.testbed.shell import nsexec
-from routerlab.testbed.cleanup import stop_group
+from routerlab.processes import stop_group
 from routerlab.engines.base import Engine, register, router_names
 from routerlab.engines.kernel import keep_kernel_out, kernel_forwards, sent_out
 
@@ -188,7 +187,7 @@ class ExecEngine(Engine):
             raise RouterlabError(f"exec: the version command exited {p.returncode}: {self.commands.version_command}")
         return first[0]
 
-    def environment(self, tb: NamespaceTestbed) -> dict[str, str]:
+    def environment(self, tb: Testbed) -> dict[str, str]:
         """The values of :data:`VARIABLES` on the testbed ``tb``."""
         return {
             **router_names(tb),
@@ -197,7 +196,7 @@ class ExecEngine(Engine):
             "CPU": str(tb.router_cpu), "RUN_DIR": str(self._folder), "ROUTERS": str(project_dir("routers")),
         }
 
-    def _run(self, tb: NamespaceTestbed | None, what: str, timeout: float = COMMAND_TIMEOUT_S) -> subprocess.CompletedProcess:
+    def _run(self, tb: Testbed | None, what: str, timeout: float = COMMAND_TIMEOUT_S) -> subprocess.CompletedProcess:
         """Run the command ``what`` (a field of :class:`Commands`) with ``sh -c``: in the
         router's namespace with the testbed's variables once the router is started, else
         (the version command asked for before) where routerlab runs, with ``ROUTERS``."""
@@ -211,14 +210,14 @@ class ExecEngine(Engine):
             name = what.replace("_command", "")
             raise RouterlabError(f"exec: the {name} command did not finish within {timeout:g} s: {cmd}") from None
 
-    def start(self, tb: NamespaceTestbed, sc: Scenario) -> dict:
+    def start(self, tb: Testbed, sc: Scenario) -> dict:
         try:
             return self._start(tb, sc)
         except BaseException:
             self.stop(tb)  # its stop command, its processes and its folder, whatever failed
             raise
 
-    def _start(self, tb: NamespaceTestbed, sc: Scenario) -> dict:
+    def _start(self, tb: Testbed, sc: Scenario) -> dict:
         c = self.commands
         facts = kernel_forwards(tb, sc) if c.kernel_forwarding else {}
         if not c.kernel_forwarding:
@@ -255,7 +254,7 @@ class ExecEngine(Engine):
             self.drop_counters(tb)  # a broken counters command is refused before any trial
         return facts
 
-    def _ready(self, tb: NamespaceTestbed, probe: "_Probe | None", left: float) -> bool:
+    def _ready(self, tb: Testbed, probe: "_Probe | None", left: float) -> bool:
         """Whether the router forwards now: its ready command exits 0 (a command that
         takes longer than the time left counts as not yet), or the probe gets through."""
         if probe is not None:
@@ -273,7 +272,7 @@ class ExecEngine(Engine):
             raise RouterlabError(f"exec: the start command exited with status {p.returncode} during the "
                                  f"measurement; its last output: {tail(self._log_path)}")
 
-    def drop_counters(self, tb: NamespaceTestbed) -> dict[str, int]:
+    def drop_counters(self, tb: Testbed) -> dict[str, int]:
         """The drops of the router's AF_PACKET sockets (:data:`SOCKET_DROPS`) and the
         counters the counters command prints (``name value`` per line)."""
         self._alive()
@@ -296,12 +295,12 @@ class ExecEngine(Engine):
             out[m.group(1)] = int(m.group(2))
         return out
 
-    def forwarded(self, tb: NamespaceTestbed) -> int:
+    def forwarded(self, tb: Testbed) -> int:
         """What left the router towards the sink, by the kernel's count of OUT_DEV."""
         self._alive()
         return sent_out(tb)
 
-    def stop(self, tb: NamespaceTestbed):
+    def stop(self, tb: Testbed):
         """Run the stop command (a failure or a timeout of it is written to the router's
         log: stopping goes on), stop the start command's processes (SIGTERM, then SIGKILL
         after :data:`STOP_GRACE_S`), close the log and remove the router's folder."""
@@ -323,7 +322,7 @@ class ExecEngine(Engine):
             shutil.rmtree(self._folder, ignore_errors=True)
 
 
-def socket_drops(tb: NamespaceTestbed) -> dict[str, int]:
+def socket_drops(tb: Testbed) -> dict[str, int]:
     """What the AF_PACKET sockets in the router's namespace dropped since they were opened
     (``ss``'s ``d`` of ``skmem``: the socket's sk_drops), by the interface each is bound
     to (``in``, ``out``, ``any``): {} when the router opened none."""
@@ -342,7 +341,7 @@ class _Probe:
     """Whether the router forwards yet: one frame from the generator to DEST_NET per call,
     seen by the sink's counter."""
 
-    def __init__(self, tb: NamespaceTestbed):
+    def __init__(self, tb: Testbed):
         from routerlab.testbed.traffic import udp_frame
 
         self.tb = tb

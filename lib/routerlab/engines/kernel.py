@@ -4,23 +4,19 @@ sysctls, and the guard table that keeps the kernel from forwarding an engine's p
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import time
 
 from routerlab.errors import ParameterError
 from routerlab.analysis.scenarios import Scenario
-from routerlab.testbed.interface import DEST_NET, SINK_NET
-from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.interface import DEST_NET, FILL_NET, SINK_NET, Testbed
 from routerlab.testbed.shell import nsexec, sh
 from routerlab.engines.base import Engine, register
 from routerlab.engines.rules import nft_ruleset
 
-#: Where the fill routes of a large table point: host routes that no traffic uses.
-FILL_NET = ipaddress.ip_network("10.128.0.0/9")
 
 
-def install_routes(tb: NamespaceTestbed, sc: Scenario) -> float:
+def install_routes(tb: Testbed, sc: Scenario) -> float:
     """The route the traffic uses, plus ``routes - 1`` fill routes loaded in netlink batches.
 
     Returns the seconds the fill routes took (:mod:`routerlab.testbed.netlink_routes`: many route
@@ -45,13 +41,13 @@ def sysctl(ns: str, **kv):
         nsexec(ns, "sysctl", "-qw", f"{k.replace('__', '.')}={v}")
 
 
-def guard_count(tb: NamespaceTestbed) -> int:
+def guard_count(tb: Testbed) -> int:
     """Packets the kernel would have forwarded for a non-kernel engine (dropped by the guard)."""
     out = json.loads(nsexec(tb.ns_dut, "nft", "-j", "list", "counter", "inet", "rlguard", "guarded"))
     return next(o["counter"]["packets"] for o in out["nftables"] if "counter" in o)
 
 
-def keep_kernel_out(tb: NamespaceTestbed, ns: str | None = None, devices: list[str] | None = None):
+def keep_kernel_out(tb: Testbed, ns: str | None = None, devices: list[str] | None = None):
     """For a router that captures its packets itself (AF_PACKET, libpcap, as Click, bmv2 and
     Open vSwitch's userspace datapath do): kernel forwarding off in namespace ``ns``
     (default the DUT's), and the ingress of each of ``devices`` (default both router
@@ -70,7 +66,7 @@ def keep_kernel_out(tb: NamespaceTestbed, ns: str | None = None, devices: list[s
         install_guard(tb)
 
 
-def kernel_forwards(tb: NamespaceTestbed, sc: Scenario) -> dict:
+def kernel_forwards(tb: Testbed, sc: Scenario) -> dict:
     """The DUT's kernel as the router: forwarding on, no reverse-path filter or redirects,
     the scenario's routes; returns the facts for the record (``routes_load_s``)."""
     sysctl(tb.ns_dut, net__ipv4__ip_forward=1, net__ipv4__conf__all__rp_filter=0,
@@ -78,14 +74,14 @@ def kernel_forwards(tb: NamespaceTestbed, sc: Scenario) -> dict:
     return {"routes_load_s": round(install_routes(tb, sc), 2)}
 
 
-def sent_out(tb: NamespaceTestbed) -> int:
+def sent_out(tb: Testbed) -> int:
     """Packets the DUT sent towards the sink, by the kernel's count of its output link."""
     from routerlab.testbed.shell import link_stats
 
     return link_stats(tb.ns_dut, tb.dut_out)["tx_packets"]
 
 
-def install_guard(tb: NamespaceTestbed):
+def install_guard(tb: Testbed):
     nsexec(tb.ns_dut, "nft", "-f", "-", input=(
         "table inet rlguard {\n  counter guarded { }\n"
         "  chain guard { type filter hook forward priority -400; counter name \"guarded\" drop; }\n}\n"))

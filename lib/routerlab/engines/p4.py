@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from routerlab import cache
-from routerlab.analysis.datasets import project_dir
-from routerlab.errors import DataFormatError, EngineNotFound, RouterlabError
+from routerlab.version import project_dir
+from routerlab.errors import DataFormatError, EngineNotFound, NotStarted, RouterlabError
 from routerlab.engines.base import find_binary
-from routerlab.engines.kernel import FILL_NET
+from routerlab.testbed.interface import FILL_NET
 from routerlab.engines.rules import firewall
 
 PROGRAMS = ("router", "firewall", "gre", "shortcut")
@@ -81,7 +81,8 @@ def compile_program(program: str | Path, solution: bool = True) -> Path:
 
     Cached by the hash of the program, the shared includes and the compiler's path, so an
     edited program is recompiled and an unchanged one is not. Compiler errors are raised
-    as they are (p4c names the file and line).
+    as they are (p4c names the file and line), as :class:`~routerlab.errors.NotStarted`:
+    the program is the cause.
     """
     import subprocess
 
@@ -105,7 +106,7 @@ def compile_program(program: str | Path, solution: bool = True) -> Path:
         said = (p.stderr or p.stdout).strip()
         # p4c's first "file(line): ..." first, so that a one-line summary names file and line
         first = next((ln for ln in said.splitlines() if re.match(r".+\(\d+\):", ln)), "")
-        raise RouterlabError(f"p4c-bm2-ss failed: {first or src}\n{said}")
+        raise NotStarted(f"p4c-bm2-ss failed: {first or src}\n{said}")
     os.replace(tmp_info, p4info_of(out))  # the P4Info first: the JSON's presence means both are there
     os.replace(tmp, out)
     return out

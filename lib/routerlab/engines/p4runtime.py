@@ -22,18 +22,15 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from routerlab.errors import RouterlabError
+from routerlab.errors import NotAnswering, NotStarted, RouterlabError
 from routerlab.engines.p4 import Entry
+from routerlab.progress import Progress, silent, Step
 
 #: Updates per WriteRequest: large enough that the round trips do not count, small
 #: enough that an error names its entry without a huge reply.
 BATCH = 2000
 #: How long simple_switch_grpc has to answer the first connection, in seconds.
 CONNECT_TIMEOUT_S = 30.0
-
-
-class NotAnswering(RouterlabError):
-    """The switch did not answer on its P4Runtime address in time."""
 
 
 class _Said(logging.Handler):
@@ -88,8 +85,8 @@ class Session:
 
     Raises :class:`NotAnswering` (naming the address and ``log``, the switch's log) when
     the switch does not answer within ``timeout`` seconds, or ``alive()`` says it is
-    gone; :class:`RouterlabError` when finsy cannot read the P4Info or the switch refuses
-    the pipeline."""
+    gone; :class:`~routerlab.errors.NotStarted` when finsy cannot read the P4Info or the
+    switch refuses the pipeline (the program is the cause)."""
 
     def __init__(self, address: str, p4info: Path, bmv2_json: Path, *, device_id: int = 0,
                  timeout: float = CONNECT_TIMEOUT_S, log: Path | None = None,
@@ -102,8 +99,8 @@ class Session:
         except (ValueError, KeyError, OSError) as e:
             # e.g. two match fields of one table whose names end alike (hdr.ethernet.dstAddr
             # and hdr.ipv4.dstAddr): finsy names fields by their last part
-            raise RouterlabError(f"{p4info}: the P4Runtime client (finsy) cannot take this P4Info: {_said(e)}; "
-                                 "bmv2's Thrift control plane can (routerlab measure --control thrift)") from None
+            raise NotStarted(f"{p4info}: the P4Runtime client (finsy) cannot take this P4Info: {_said(e)}; "
+                             "bmv2's Thrift control plane can (routerlab measure --control thrift)") from None
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name=f"p4runtime {address}", daemon=True)
         self._thread.start()
@@ -129,8 +126,8 @@ class Session:
                 if asyncio.current_task().cancelling():
                     raise
                 said = "; ".join(_SAID.lines[start:]) or "no reason given"
-                raise RouterlabError(f"P4Runtime at {self.address}: the switch did not take the pipeline: {said}"
-                                     + (f"; its log: {self.log}" if self.log else "")) from None
+                raise NotStarted(f"P4Runtime at {self.address}: the switch did not take the pipeline: {said}"
+                                 + (f"; its log: {self.log}" if self.log else "")) from None
             except Exception as e:  # noqa: BLE001 - finsy's errors differ by version
                 last = e
                 if "UNAVAILABLE" not in str(e) and "failed to connect" not in str(e).lower():
@@ -151,11 +148,12 @@ class Session:
                                  + (f"; the switch's log: {self.log}" if self.log else "")) from None
 
     def write(self, entries: list[Entry], source: str = "entries",
-              progress: Callable[[int], None] | None = None) -> int:
+              progress: Progress = silent) -> int:
         """Write ``entries`` (already checked, :func:`routerlab.engines.p4.parse_entries`),
-        :data:`BATCH` to a WriteRequest; return how many. ``progress`` is called with the
-        number written so far. A refused entry raises :class:`RouterlabError` naming it
-        (``table_entries[i]`` of ``source``) and what the switch said."""
+        :data:`BATCH` to a WriteRequest; return how many. ``progress`` is told the number
+        written so far, of all. A refused entry raises :class:`~routerlab.errors.NotStarted`
+        naming it (``table_entries[i]`` of ``source``) and what the switch said: the program
+        does not take it."""
         fy = _finsy()
         done = 0
         for start in range(0, len(entries), BATCH):
@@ -164,10 +162,9 @@ class Session:
             try:
                 self._call(self._switch.write(updates))
             except fy.P4ClientError as ex:
-                raise RouterlabError(_refused(ex, start, batch, source)) from None
+                raise NotStarted(_refused(ex, start, batch, source)) from None
             done += len(batch)
-            if progress:
-                progress(done)
+            progress(Step("table entries", done, len(entries)))
         return done
 
     def counters(self, reads: list[tuple[str, int]]) -> list[int]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from routerlab.analysis.scenarios import Scenario
-from routerlab.testbed.interface import DEST_NET
+from routerlab.testbed.interface import DEST_NET, DROP_PORT
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,11 @@ class Rule:
     dport: tuple[int, int] | None = None
     dport_negate: bool = False
 
+    def address_matches(self, src: str, dst: str) -> list[str]:
+        """The rule's matches on addresses in an engine's syntax, source first: ``src`` and
+        ``dst`` are the words before each prefix (nft's ``ip saddr``, Click's ``src net``)."""
+        return [f"{word} {net}" for word, net in ((src, self.saddr), (dst, self.daddr)) if net]
+
 
 def firewall(sc: Scenario) -> tuple[list[Rule], str]:
     """The rule list of a scenario and its default policy ("accept" or "drop").
@@ -30,12 +35,10 @@ def firewall(sc: Scenario) -> tuple[list[Rule], str]:
     policy is deny and the last rule accepts only the traffic that should pass (not to
     the drop port); without it the policy is accept.
     """
-    from routerlab.testbed.traffic import TrafficSpec
-
     rules = [Rule("drop", saddr=f"192.0.2.{i % 250 + 1}/32", proto="udp", dport=(1000 + i, 1000 + i))
              for i in range(max(sc.rules - 1, 0))]
     if sc.drop_share:
-        port = TrafficSpec.DROP_PORT
+        port = DROP_PORT
         rules.append(Rule("accept", daddr=f"{DEST_NET}.0/24", proto="udp", dport=(port, port), dport_negate=True))
         return rules, "drop"
     if sc.rules:
@@ -48,11 +51,7 @@ def nft_ruleset(sc: Scenario) -> str:
     rules, policy = firewall(sc)
     lines = []
     for r in rules:
-        m = []
-        if r.saddr:
-            m.append(f"ip saddr {r.saddr}")
-        if r.daddr:
-            m.append(f"ip daddr {r.daddr}")
+        m = r.address_matches("ip saddr", "ip daddr")
         if r.dport:
             lo, hi = r.dport
             ports = str(lo) if lo == hi else f"{lo}-{hi}"
@@ -67,11 +66,7 @@ def nft_ruleset(sc: Scenario) -> str:
 
 def click_ipfilter(rule: Rule) -> str:
     """One rule as an IPFilter line of Click (``allow``/``deny`` and a pattern)."""
-    parts = []
-    if rule.saddr:
-        parts.append(f"src net {rule.saddr}")
-    if rule.daddr:
-        parts.append(f"dst net {rule.daddr}")
+    parts = rule.address_matches("src net", "dst net")
     if rule.proto:
         parts.append(rule.proto)
     if rule.dport:

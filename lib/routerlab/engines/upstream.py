@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from routerlab import cache
+from routerlab import cache, processes
 from routerlab.errors import ParameterError, RouterlabError
 from routerlab.engines import builds
 
@@ -209,10 +209,7 @@ def _run_one(engine: str, name: str, cmd: list[str], cwd: Path, env: dict) -> Te
 def _end_group(p: subprocess.Popen):
     """Kill a harness's process group (with the p4c suite's, its namespaces' processes go with it)."""
     if p.poll() is None:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        processes.signal_group(p.pid, signal.SIGKILL, gone=(ProcessLookupError,))
 
 
 def judge(engine: str, name: str, output: str) -> TestResult:

@@ -27,7 +27,7 @@ that before its first step.
 
 A relative path (``config``, a scenario file, ``testbed_pdr``) that starts with one of the
 project's folders (``routers/...``, ``datasets/...``) is the project's: the clone's, or the
-copy bundled in a pip-installed routerlab (:func:`routerlab.analysis.datasets.project_dir`); any
+copy bundled in a pip-installed routerlab (:func:`routerlab.version.project_dir`); any
 other is relative to the campaign file's folder.
 """
 
@@ -39,17 +39,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-import yaml
-
+from routerlab import yamlfile
 from routerlab.defaults import SEARCH_KINDS
-from routerlab.errors import DataFormatError, ParameterError
+from routerlab.errors import DataFormatError, ParameterError, ValueRefused
 
 #: The name a campaign file is copied under into the dataset folder it made.
 FILE_NAME = "campaign.yaml"
-
-
-class _Refused(Exception):
-    """A value a key does not take; the message says what it takes."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +59,8 @@ class _Context:
 
 @dataclass(frozen=True)
 class Key:
-    """One key of a step: its check (value, context) -> value, and what it means, with unit."""
+    """One key of a step: its check (value, context) -> value, raising
+    :class:`~routerlab.errors.ValueRefused` with what it takes, and what it means, with unit."""
 
     check: Callable
     meaning: str
@@ -78,40 +74,40 @@ def _number(v) -> bool:
 def _count(minimum: int) -> Callable:
     def check(v, ctx):
         if not (isinstance(v, int) and not isinstance(v, bool) and v >= minimum):
-            raise _Refused(f"a whole number >= {minimum}")
+            raise ValueRefused(f"a whole number >= {minimum}")
         return v
     return check
 
 
 def _seconds(v, ctx):
     if not (_number(v) and v > 0):
-        raise _Refused("a number of seconds > 0")
+        raise ValueRefused("a number of seconds > 0")
     return v
 
 
 def _a_number(v, ctx):
     # the range is measuring.check's, which the step's keys together go through
     if not _number(v):
-        raise _Refused("a number")
+        raise ValueRefused("a number")
     return v
 
 
 def _flag(v, ctx):
     if not isinstance(v, bool):
-        raise _Refused("true or false")
+        raise ValueRefused("true or false")
     return v
 
 
 def _text(v, ctx):
     if not (isinstance(v, str) and v.strip()):
-        raise _Refused("a non-empty text")
+        raise ValueRefused("a non-empty text")
     return v
 
 
 def _choice(*values) -> Callable:
     def check(v, ctx):
         if v not in values:
-            raise _Refused(f"one of {', '.join(values)}")
+            raise ValueRefused(f"one of {', '.join(values)}")
         return v
     return check
 
@@ -121,44 +117,44 @@ def _names(allowed: Callable[[], tuple[str, ...]]) -> Callable:
     def check(v, ctx):
         known = allowed()
         if not (isinstance(v, list) and v and all(x in known for x in v)):
-            raise _Refused(f"a list of: {', '.join(known)}")
+            raise ValueRefused(f"a list of: {', '.join(known)}")
         return v
     return check
 
 
 def _engine(v, ctx):
     if v not in ctx.engines:
-        raise _Refused(f"one of {', '.join(ctx.engines)}")
+        raise ValueRefused(f"one of {', '.join(ctx.engines)}")
     return v
 
 
 def _engines(v, ctx):
     if not (isinstance(v, list) and v and all(x in ctx.engines for x in v)):
-        raise _Refused(f"a list of engines: {', '.join(ctx.engines)}")
+        raise ValueRefused(f"a list of engines: {', '.join(ctx.engines)}")
     return v
 
 
 def _scenario(v, ctx):
     if v in ctx.presets or (isinstance(v, str) and v.endswith((".yaml", ".yml")) and resolve(v, ctx.base).is_file()):
         return v
-    raise _Refused(f"a preset ({', '.join(ctx.presets)}) or a scenario YAML file")
+    raise ValueRefused(f"a preset ({', '.join(ctx.presets)}) or a scenario YAML file")
 
 
 def _scenario_map(v, ctx):
     if not (isinstance(v, dict) and v and all(isinstance(k, str) and p in ctx.presets for k, p in v.items())):
-        raise _Refused(f"a mapping of published scenario names to presets ({', '.join(ctx.presets)})")
+        raise ValueRefused(f"a mapping of published scenario names to presets ({', '.join(ctx.presets)})")
     return v
 
 
 def _file(v, ctx):
     if not (isinstance(v, str) and resolve(v, ctx.base).is_file()):
-        raise _Refused("an existing file (from the project's folders, or relative to the campaign file)")
+        raise ValueRefused("an existing file (from the project's folders, or relative to the campaign file)")
     return v
 
 
 def _loads(v, ctx):
     if not (isinstance(v, list) and v and all(_number(x) and x > 0 for x in v)):
-        raise _Refused("a list of loads in pps, each > 0")
+        raise ValueRefused("a list of loads in pps, each > 0")
     return v
 
 
@@ -166,17 +162,17 @@ def _fractions(v, ctx):
     from routerlab.measuring.sweep import parse_loads
 
     if not (isinstance(v, list) and v and all(_number(x) for x in v)):
-        raise _Refused("a list of fractions of the generator's ceiling")
+        raise ValueRefused("a list of fractions of the generator's ceiling")
     try:  # the sweep's own rule for fractions, so that the file and the command agree
         parse_loads(loads_frac=",".join(map(str, v)), ceiling_pps=1e6)
     except ParameterError as e:
-        raise _Refused(str(e).removeprefix(f"{e.name}: ")) from None
+        raise ValueRefused(str(e).removeprefix(f"{e.name}: ")) from None
     return v
 
 
 def _sizes(v, ctx):
     if not (isinstance(v, list) and v and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v)):
-        raise _Refused("a list of whole numbers > 0")
+        raise ValueRefused("a list of whole numbers > 0")
     return v
 
 
@@ -193,7 +189,7 @@ def _variants() -> tuple[str, ...]:
 
 
 #: Every kind of step (``bench`` by benchmark) and its keys. ``measure``'s keys are the
-#: parameters of :func:`routerlab.measuring.measurement.measure`.
+#: parameters of :class:`routerlab.measuring.measurement.Request`.
 STEPS: dict[str, dict[str, Key]] = {
     "measure": {
         "engine": Key(_engine, "the engine to measure", required=True),
@@ -266,8 +262,24 @@ STEPS: dict[str, dict[str, Key]] = {
 #: The kinds of step a file may name; a ``bench`` step names its benchmark.
 KINDS = ("measure", "bench", "compare", "reroute")
 BENCHMARKS = tuple(k.split()[1] for k in STEPS if k.startswith("bench "))
+
+
+def _description(v):
+    if not (isinstance(v, str) and v.strip()):
+        raise ValueRefused("one paragraph saying what the dataset is for")
+
+
+def _ceiling(v):
+    if v != "measure":
+        raise ValueRefused("measure (or leave it out)")
+
+
+#: A campaign file's shape (:mod:`routerlab.yamlfile`); each step is checked by its kind's keys.
+SHAPE = yamlfile.Shape({"description": _description, "ceiling": _ceiling,
+                        "steps": yamlfile.ListOf(object, min=1, what=f"a list of steps, each one of: {', '.join(KINDS)}")},
+                       required=("description", "steps"))
 #: The top-level keys of a campaign file.
-TOP_KEYS = ("description", "ceiling", "steps")
+TOP_KEYS = tuple(SHAPE.keys)
 #: The steps that take the campaign's ceiling (``ceiling: measure``).
 TAKE_CEILING = ("measure", "compare")
 #: Steps that run without root: the microbenchmarks run Click from memory.
@@ -282,7 +294,8 @@ def resolve(path: str, base: Path) -> Path:
     """A path of a campaign file: absolute as it is; starting with a project folder
     (``routers/``, ``datasets/``, ...), that folder's (the clone's or the bundled one);
     else relative to ``base``, the campaign file's folder."""
-    from routerlab.analysis.datasets import BUNDLED, project_dir
+    from routerlab.analysis.datasets import BUNDLED
+    from routerlab.version import project_dir
 
     p = Path(path)
     if p.is_absolute():
@@ -390,34 +403,11 @@ def load(path) -> Campaign:
     path = Path(path)
     if path.is_dir():
         path = path / "campaign.yaml"
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise DataFormatError(path, None, f"cannot read the campaign file ({e.strerror})") from None
-    try:
-        text = raw.decode()
-        data = yaml.safe_load(text)
-        lines = _step_lines(text)
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        mark = getattr(e, "problem_mark", None)
-        raise DataFormatError(path, mark.line + 1 if mark else None, f"not a YAML file: {e}".splitlines()[0]) from None
-
-    def refuse(message: str, line: int | None = None):
-        raise DataFormatError(path, line, message)
-
-    if not isinstance(data, dict):
-        refuse(f"expected a mapping with the keys {', '.join(TOP_KEYS)}")
-    for k in data:
-        if k not in TOP_KEYS:
-            refuse(f"unknown key {k!r}; allowed: {', '.join(TOP_KEYS)}")
-    if not (isinstance(data.get("description"), str) and data["description"].strip()):
-        refuse("description: expected one paragraph saying what the dataset is for")
-    if data.get("ceiling", "measure") != "measure":
-        refuse(f"ceiling: {data['ceiling']!r} is not allowed; allowed: measure (or leave it out)")
-    if not (isinstance(data.get("steps"), list) and data["steps"]):
-        refuse(f"steps: expected a list of steps, each one of: {', '.join(KINDS)}")
+    raw = yamlfile.read(path, "the campaign file")
+    data = yamlfile.parse(raw, path)
+    yamlfile.check(data, SHAPE, path)
     ctx = _context(path.parent)
-    steps = tuple(_step(i + 1, item, ctx, lines.get(i), lambda m, n=i: refuse(m, lines.get(n)))
+    steps = tuple(_step(i + 1, item, ctx, path, yamlfile.line_of(data["steps"], i))
                   for i, item in enumerate(data["steps"]))
     return Campaign(path, " ".join(data["description"].split()), "ceiling" in data, steps,
                     hashlib.sha256(raw).hexdigest(), raw)
@@ -426,14 +416,17 @@ def load(path) -> Campaign:
 def _context(base: Path) -> _Context:
     # the registry's names, as `measure` checks them (engines.get); loading the registry
     # starts no engine and looks for no binary: whether one is built is checked at run time
-    from routerlab import engines
+    from routerlab.engines import registry
     from routerlab.analysis import scenarios
 
-    return _Context(base, tuple(engines.names()), tuple(scenarios.presets()))
+    return _Context(base, tuple(registry.names()), tuple(scenarios.presets()))
 
 
-def _step(number: int, item, ctx: _Context, line: int | None, refuse) -> Step:
-    """Check one item of ``steps`` (on ``line``); ``refuse(message)`` raises the file's error."""
+def _step(number: int, item, ctx: _Context, path: Path, line: int | None) -> Step:
+    """Check one item of ``steps`` of the file ``path`` (on ``line``)."""
+    def refuse(message: str):
+        raise DataFormatError(path, line, message)
+
     if not (isinstance(item, dict) and len(item) == 1):
         refuse(f"step {number}: expected one key, the kind of step, one of: {', '.join(KINDS)}")
     kind, options = next(iter(item.items()))
@@ -442,26 +435,15 @@ def _step(number: int, item, ctx: _Context, line: int | None, refuse) -> Step:
     options = {} if options is None else options
     if not isinstance(options, dict):
         refuse(f"step {number} ({kind}): expected its options as a mapping (key: value)")
-    options = dict(options)
     name = kind
     if kind == "bench":
-        benchmark = options.pop("benchmark", None)
+        benchmark = options.get("benchmark")
         if benchmark not in BENCHMARKS:
             refuse(f"step {number} (bench): benchmark {benchmark!r} is not allowed; allowed: {', '.join(BENCHMARKS)}")
         name = f"bench {benchmark}"
-    keys = STEPS[name]
     where = f"step {number} ({name})"
-    for k, v in options.items():
-        if k not in keys:
-            refuse(f"{where}: unknown key {k!r}; allowed: {', '.join(keys)}")
-        try:
-            keys[k].check(v, ctx)
-        except _Refused as e:
-            refuse(f"{where}: {k}: {v!r} is not allowed; allowed: {e}")
-    missing = [k for k, key in keys.items() if key.required and k not in options]
-    if missing:
-        refuse(f"{where}: missing key(s) {', '.join(missing)}; required: "
-               f"{', '.join(k for k, key in keys.items() if key.required)}")
+    yamlfile.check(options, _shape(name, ctx), path, where, line=line)
+    options = {k: v for k, v in options.items() if k != "benchmark"}
     if name == "measure":
         _check_measure(options, ctx, lambda m: refuse(f"{where}: {m}"))
     return Step(number, name, options, ctx.base, line)
@@ -496,13 +478,11 @@ def _check_measure(o: dict, ctx: _Context, refuse):
         refuse(f"{key}: {e}")
 
 
-def _step_lines(text: str) -> dict[int, int]:
-    """Step index -> the line (1-based) it starts on, for the errors; empty when the file
-    is not shaped as a campaign (its error then names no line)."""
-    node = yaml.compose(text)
-    if not isinstance(node, yaml.MappingNode):
-        return {}
-    for k, v in node.value:
-        if k.value == "steps" and isinstance(v, yaml.SequenceNode):
-            return {i: item.start_mark.line + 1 for i, item in enumerate(v.value)}
-    return {}
+def _shape(name: str, ctx: _Context) -> yamlfile.Shape:
+    """The keys of a step of kind ``name`` (a bench step's with its ``benchmark``), each
+    value checked by its :class:`Key` with ``ctx``."""
+    keys = STEPS[name]
+    checks = {k: (lambda v, c=key.check: c(v, ctx)) for k, key in keys.items()}
+    if name.startswith("bench "):
+        checks = {"benchmark": object, **checks}  # checked by _step, which chose the keys by it
+    return yamlfile.Shape(checks, required=tuple(k for k, key in keys.items() if key.required))

@@ -26,7 +26,9 @@ import pandas as pd
 
 from routerlab.analysis import datasets, stats
 from routerlab.errors import DataFormatError, EngineNotFound, ParameterError, RouterlabError
+from routerlab.progress import Progress, silent
 from routerlab.analysis.scenarios import load as load_scenario
+from routerlab.version import project_dir
 
 
 def planned(folder=None) -> dict:
@@ -38,7 +40,7 @@ def planned(folder=None) -> dict:
     generator's ceiling), ``runs`` (trials per cell and load), ``duration`` (seconds per trial)."""
     from routerlab.measuring import campaignfile
 
-    files = [datasets.project_dir("datasets") / "comparison" / campaignfile.FILE_NAME]
+    files = [project_dir("datasets") / "comparison" / campaignfile.FILE_NAME]
     if folder is not None and (Path(folder) / campaignfile.FILE_NAME).is_file():
         files.insert(0, Path(folder) / campaignfile.FILE_NAME)
     for path in files:
@@ -110,9 +112,10 @@ def published() -> pd.DataFrame:
     return df
 
 
-def cell_plan(engine_names, scenario_names) -> pd.DataFrame:
-    """Which (engine, scenario) cells can run here, and why not where not: engine, scenario,
-    runnable, reason."""
+def cell_plan(engine_names, scenario_names, settings=None) -> pd.DataFrame:
+    """Which (engine, scenario) cells can run here (on the testbed of ``settings``,
+    :class:`routerlab.testbed.settings.Settings`; None: the environment's), and why not where
+    not: engine, scenario, runnable, reason."""
     from routerlab.measuring import measurement
 
     rows = []
@@ -120,7 +123,7 @@ def cell_plan(engine_names, scenario_names) -> pd.DataFrame:
         sc = load_scenario(sname)
         for e in engine_names:
             try:
-                measurement.resolve(e, sc)
+                measurement.resolve(e, sc, settings=settings)
                 rows.append({"engine": e, "scenario": sname, "runnable": True, "reason": ""})
             except (EngineNotFound, ParameterError) as err:
                 rows.append({"engine": e, "scenario": sname, "runnable": False, "reason": str(err)})
@@ -131,11 +134,11 @@ def gre_here() -> str:
     """Which engines fill the GRE table and why the others do not, with what the kernel of
     the machine running this says of its own GRE module (:func:`routerlab.measuring.doctor.kernel_module`):
     a fact of each machine, so asked on each, never written down once for all readers."""
-    from routerlab import engines
+    from routerlab.engines import registry
     from routerlab.measuring.doctor import kernel_module
 
-    building = [n for n, cls in engines.ENGINES.items() if "gre" in cls.features]
-    others = [n for n, cls in engines.ENGINES.items() if "gre" not in cls.features and n != "calibration"]
+    building = [n for n, cls in registry.classes().items() if "gre" in cls.features]
+    others = [n for n, cls in registry.classes().items() if "gre" not in cls.features and n != "calibration"]
     state = {"loaded": "has its GRE module (ip_gre) loaded", "built in": "has GRE (ip_gre) built in",
              "loadable": "can load its GRE module (ip_gre)", "absent": "has no GRE module (ip_gre)",
              "unknown": "has no GRE module (ip_gre) loaded, and no module list to say whether it could load one"}
@@ -147,14 +150,19 @@ def gre_here() -> str:
 
 
 def campaign(out, engine_names=None, scenario_names=None, *, fractions=None, runs: int | None = None,
-             duration: float | None = None, ceiling_pps: float | None = None, announce=None) -> Path:
+             duration: float | None = None, ceiling_pps: float | None = None, announce=None, settings=None,
+             progress: Progress = silent) -> Path:
     """Measure every runnable cell into the dataset ``out`` (resuming what is there) and
-    write ``cells.csv`` with the reason for every cell not run. Needs root.
+    write ``cells.csv`` with the reason for every cell not run, on the testbed of
+    ``settings`` (:class:`routerlab.testbed.settings.Settings`; None: the environment's).
+    Needs root.
 
     ``engine_names``, ``scenario_names`` (presets), ``fractions`` (of the generator's
     ceiling), ``runs`` (trials per cell and load) and ``duration`` (seconds per trial)
-    default to the comparison's campaign file (:func:`planned`)."""
+    default to the comparison's campaign file (:func:`planned`). ``announce`` gets one-line
+    messages, ``progress`` each cell's trials (:func:`routerlab.measuring.sweep.run`)."""
     from routerlab.measuring import measurement
+    from routerlab.testbed.settings import Settings
 
     plan = planned() if any(x is None for x in (engine_names, scenario_names, fractions, runs, duration)) else {}
     engine_names = tuple(plan["engines"]) if engine_names is None else engine_names
@@ -165,23 +173,25 @@ def campaign(out, engine_names=None, scenario_names=None, *, fractions=None, run
     announce = announce or (lambda msg: None)
     # a bad fraction, run count or duration is refused now, not by every cell after the ceiling
     measurement.check(loads_frac=",".join(map(str, fractions)), runs=runs, duration=duration)
+    settings = settings or Settings()
     # one ceiling (64-byte frames) for every cell: the tables' columns are its fractions;
     # a resumed campaign keeps the one it started with, so its loads stay the same
-    ceiling_pps = ceiling_pps or measurement.recorded_ceiling(out)
+    ceiling_pps = ceiling_pps or measurement.recorded_ceiling(out, settings=settings)
     if ceiling_pps is None:
-        ceiling_pps = measurement.generator_ceiling(announce=announce)
+        ceiling_pps = measurement.generator_ceiling(announce=announce, settings=settings)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    plan = cell_plan(engine_names, scenario_names)
+    plan = cell_plan(engine_names, scenario_names, settings)
     plan.to_csv(out / "cells.csv", index=False)
     announce(f"{int(plan['runnable'].sum())} cells to measure, {int((~plan['runnable']).sum())} grey")
     for i, row in enumerate(plan.itertuples()):
         if not row.runnable:
             continue
         try:
-            measurement.measure(row.engine, row.scenario, out, loads_frac=",".join(map(str, fractions)),
-                              ceiling_pps=ceiling_pps, runs=runs, duration=duration,
-                              experiment=f"{row.engine}-{row.scenario}", announce=announce)
+            measurement.measure(measurement.Request(
+                row.engine, row.scenario, out, loads_frac=",".join(map(str, fractions)), ceiling_pps=ceiling_pps,
+                runs=runs, duration=duration, experiment=f"{row.engine}-{row.scenario}", settings=settings),
+                announce=announce, progress=progress)
         except RouterlabError as e:
             # an engine that fails in one scenario (e.g. cannot load 900k routes in time) is a
             # grey cell with its reason, not the end of the campaign

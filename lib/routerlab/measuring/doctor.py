@@ -8,7 +8,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from routerlab import engines
+from routerlab.engines.base import find_binary
+
 from routerlab.engines import builds
 from routerlab.errors import RouterlabError
 
@@ -61,20 +62,20 @@ def report() -> list[Check]:
     # optional: routerlab's engines build GRE themselves; the kernel's is for comparison only
     checks.append(Check("kernel", "GRE module (ip_gre)", gre in ("loaded", "built in", "loadable"), gre,
                         optional=True))
-    from routerlab.engines import plugins
+    from routerlab.engines import registry
 
-    for name in sorted(engines.names()):
-        e = engines.get(name)
+    for name in sorted(registry.names()):
+        e = registry.get(name)
         try:
             e.check()
             checks.append(Check("engine", name, True, e.version()))
         except RouterlabError as err:
             checks.append(Check("engine", name, False, _missing(err, e.where)))
-    for plugin, error in plugins.load().items():
+    for plugin, error in registry.load().items():
         checks.append(Check("plug-in", plugin, False, f"not loaded: {error}"))
     for name, binary in EXTERNAL.items():
         try:
-            path = engines.find_binary(name, binary)
+            path = find_binary(name, binary)
             checks.append(Check("engine", name, True, builds.describe(name, path)))
         except RouterlabError as err:
             checks.append(Check("engine", name, False, _missing(err, builds.how_to_get(name))))

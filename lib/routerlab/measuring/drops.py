@@ -43,11 +43,11 @@ import ctypes
 import functools
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
 import struct
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,8 +55,7 @@ from routerlab import cache
 from routerlab.analysis.datasets import KINDS, TrialWriter
 from routerlab.engines.base import Engine
 from routerlab.errors import RouterlabError, ToolMissing
-from routerlab.testbed.interface import BPF_PINS
-from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.interface import BPF_PINS, Testbed
 from routerlab.testbed.shell import sh, veth_queue_counters
 
 #: Where the tracepoint's format is read, in order (tracefs, then its debugfs mount).
@@ -262,7 +261,7 @@ class DropCounter:
         The router, for its own drop counters (:meth:`Engine.drop_counters`).
     """
 
-    tb: NamespaceTestbed
+    tb: Testbed
     engine: Engine | None = None
     names: dict[int, str] = field(default_factory=dict, repr=False)
     roles: dict[int, str] = field(default_factory=dict, repr=False)
@@ -336,18 +335,19 @@ class DropCounter:
 
 
 @contextlib.contextmanager
-def attached(tb: NamespaceTestbed, engine: Engine | None = None):
+def attached(tb: Testbed, engine: Engine | None = None):
     """A :class:`DropCounter` on ``tb`` for the ``with`` block, or None where this machine
     cannot run it (no clang, bpftool, libbpf, kernel BTF or tracefs; not allowed to load
-    BPF): the measurement goes on without the attribution columns, says so on stderr once,
+    BPF): the measurement goes on without the attribution columns, says so once (a warning
+    of :mod:`logging`, on stderr),
     and the environment record says so too (``loss_attribution=off`` in its notes)."""
     try:
         # a testbed beyond one machine brings its own (routerlab.remote.sshtestbed: one per host)
         made = getattr(tb, "drop_counter", None)
         counter = (made(engine) if made else DropCounter(tb, engine)).__enter__()
     except (RouterlabError, OSError) as e:
-        print(f"routerlab: loss attribution off ({str(e).splitlines()[0]}); the trials are measured "
-              "without it", file=sys.stderr)
+        logging.getLogger(__name__).warning(f"routerlab: loss attribution off ({str(e).splitlines()[0]}); the "
+                                            "trials are measured without it")
         yield None
         return
     try:

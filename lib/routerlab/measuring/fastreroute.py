@@ -41,13 +41,16 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
 from routerlab.analysis import datasets
 from routerlab.errors import EngineNotFound, ParameterError, RouterlabError
-from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.progress import Progress, silent, Step
+from routerlab.testbed.lifetime import OnThisMachine, check_cpus, check_mtu, check_prefix, new_prefix
+from routerlab.testbed.settings import checked_cpu_idle, environment_cpu_idle
 from routerlab.testbed.shell import nsexec, sh
 
 VARIANTS = ("frr", "nft", "ebpf", "p4")
@@ -68,12 +71,35 @@ def _host(node: str, net: str) -> str:
 
 
 @dataclass
-class RerouteNet(NamespaceTestbed):
+class RerouteNet(OnThisMachine):
     """Six namespaces (src, r1-r4, dst) joined as in the module docstring; cleaned up like
-    every testbed (down, signals, ``routerlab clean``)."""
+    every testbed (down, signals, ``routerlab clean``), its idle CPUs polling and the
+    kernel's housekeeping threads kept off ``router_cpu`` while up, as on the namespace
+    testbed.
+
+    It offers what every testbed does (:class:`routerlab.testbed.interface.Testbed`), so
+    that an engine runs in it (bmv2 as R1: :func:`install_p4`, with its own namespace and
+    ports); the generator's, router's and sink's names are those its prefix gives, none
+    of them made here. Its traffic is iperf3's, which counts for itself.
+    """
 
     mtu: int = 850
+    gen_cpu: int = 0
+    router_cpu: int = 1
+    router_queue: int | None = None
+    prefix: str = field(default_factory=new_prefix)
+    cpu_idle: str = field(default_factory=environment_cpu_idle)
     routers: tuple = field(default=("r1", "r2", "r3", "r4"), repr=False)
+    #: What sends the traffic: iperf3, from src to dst.
+    generator: ClassVar[str] = "iperf3"
+    direct: ClassVar[bool] = False
+    placement: ClassVar[bool] = True
+
+    def __post_init__(self):
+        check_prefix(self.prefix)
+        check_mtu(self.mtu)
+        check_cpus(gen_cpu=self.gen_cpu, router_cpu=self.router_cpu)
+        checked_cpu_idle(self.cpu_idle)
 
     def ns(self, node: str) -> str:
         return f"{self.prefix}-{node}"
@@ -88,13 +114,7 @@ class RerouteNet(NamespaceTestbed):
         return [self.ns(n) for n in ("src", "r1", "r2", "r3", "r4", "dst")]
 
     def up(self):
-        self._up = True
-        self._write_state()
-        for ns in self.namespaces:
-            sh("ip", "netns", "add", ns)
-            for k in ("all", "default"):
-                nsexec(ns, "sysctl", "-qw", f"net.ipv6.conf.{k}.disable_ipv6=1")
-            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        self._add_namespaces()
         for a, b, net in LINKS:
             da, db = self.dev(a, b), self.dev(b, a)
             sh("ip", "link", "add", da, "netns", self.ns(a), "mtu", str(self.mtu), "type", "veth",
@@ -130,15 +150,32 @@ class RerouteNet(NamespaceTestbed):
     def converge(self):
         """The control plane's answer: R1 routes dst through R3."""
         if getattr(self, "bmv2", None) is not None:
-            p1, m1 = P4_PORTS["r3"], self.mac("r3", "r1")
+            p1, m1 = P4_PORTS["r3"], self.mac_of("r3", "r1")
             # entry 0 is dst's route: R3 becomes its primary; choice starts afresh
             self.bmv2.cli_run([f"table_modify RlIngress.routes RlIngress.set_routes 0 0 {p1} {m1} {p1} {m1}",
                                "register_write RlIngress.choice 0 0"])
             return
         sh("ip", "-n", self.ns("r1"), "route", "replace", DST_NET, "via", "10.80.13.3")
 
-    def mac(self, node: str, peer: str) -> str:
-        return NamespaceTestbed.mac(self.ns(node), self.dev(node, peer))
+    def mac_of(self, node: str, peer: str) -> str:
+        """The MAC address of ``node``'s interface towards ``peer``."""
+        return self.mac(self.ns(node), self.dev(node, peer))
+
+    # what every testbed offers -----------------------------------------------------------------
+    def sink_count(self) -> int:
+        """Refused: no sink counts here (iperf3 counts its own traffic)."""
+        raise RouterlabError("the fast-reroute network has no packet sink: iperf3 counts its own traffic")
+
+    def tx_counters(self) -> dict:
+        """Refused: no generator link here (iperf3 counts its own traffic)."""
+        raise RouterlabError("the fast-reroute network has no generator link: iperf3 counts its own traffic")
+
+    def pin_receive(self):
+        """Nothing to pin: the routers' receive work stays where the kernel puts it."""
+
+    def chain(self) -> str:
+        """Where the work ran, as an environment record's ``pinning`` says it."""
+        return f"routers {', '.join(self.routers)} and iperf3 on any CPU (not pinned)" + self._kept()
 
 
 # -- ShortCut ---------------------------------------------------------------------------------
@@ -172,11 +209,11 @@ def install_p4(net: RerouteNet):
     for a, b, _ in LINKS:
         for node, peer in ((a, b), (b, a)):
             sh("ip", "netns", "exec", net.ns(node), "ethtool", "-K", net.dev(node, peer), "tx", "off")
-    macs = {peer: net.mac("r1", peer) for peer in P4_PORTS}
+    macs = {peer: net.mac_of("r1", peer) for peer in P4_PORTS}
     for peer, addr in (("src", "10.80.0.1"), ("r2", "10.80.12.1"), ("r3", "10.80.13.1")):
         sh("ip", "-n", net.ns(peer), "neigh", "replace", addr, "lladdr", macs[peer], "dev", net.dev(peer, "r1"),
            "nud", "permanent")
-    m = {peer: net.mac(peer, "r1") for peer in P4_PORTS}
+    m = {peer: net.mac_of(peer, "r1") for peer in P4_PORTS}
     entries = [
         {"table": "RlIngress.routes", "match": {"hdr.ipv4.dstAddr": ["10.80.9.0", 24]},
          "action_name": "RlIngress.set_routes",
@@ -406,10 +443,12 @@ def run_once(variant: str, *, duration: float = 30.0, fail_at: float = 10.0, con
     return df, events
 
 
-def experiment(variants=VARIANTS, runs: int = 10, *, out=None, progress=None, **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
+def experiment(variants=VARIANTS, runs: int = 10, *, out=None, progress: Progress = silent,
+               **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``runs`` runs of each variant, interleaved (the variant order rotates each round, so
     drifts in the host spread evenly). Returns (samples, runs): long tables with
-    ``variant`` and ``run``.
+    ``variant`` and ``run``. ``progress`` is told each run as it ends (done of all the
+    runs, those of an earlier, resumed experiment counted done).
 
     With ``out``, every finished run is appended to ``out/samples.csv`` and
     ``out/runs.csv`` at once, and runs already there are skipped: an interrupted
@@ -443,8 +482,7 @@ def experiment(variants=VARIANTS, runs: int = 10, *, out=None, progress=None, **
                     path = out / name
                     part.to_csv(path, mode="a", header=not path.is_file(), index=False)
             done += 1
-            if progress:
-                progress(done, total)
+            progress(Step(f"{v} run {r}", done, total))
     return pd.concat(samples, ignore_index=True), pd.concat(facts, ignore_index=True)
 
 
@@ -501,31 +539,33 @@ def summary(samples: pd.DataFrame, runs: pd.DataFrame, *, fail_at: float = 10.0,
 def _p4_builds() -> dict[str, str]:
     """The p4 variant's engines (bmv2's simple_switch, p4c) by upstream repository and
     commit, or why they are not there."""
-    from routerlab import engines
+
     from routerlab.engines import builds
+    from routerlab.engines.base import find_binary
 
     out = {}
     for engine in ("bmv2", "p4c"):
         try:
-            out[engine] = builds.describe(engine, engines.find_binary(engine, builds.main_binary(engine)))
+            out[engine] = builds.describe(engine, find_binary(engine, builds.main_binary(engine)))
         except RouterlabError as e:
             out[engine] = f"not available ({e})"
     return out
 
 
-def record_environment(out, command: str | None = None, when: str | None = None) -> dict:
+def record_environment(out, command: str | None = None, when: str | None = None, settings=None) -> dict:
     """Write the experiment's environment record to ``out/experiments.csv``
     (:func:`routerlab.analysis.datasets.record_environment`): iperf3 is its traffic generator; the
     versions of nft and of the p4 variant's bmv2 and p4c; the idle mode its testbeds were
-    asked for (:func:`routerlab.testbed.settings.default_cpu_idle`); the command. ``when``: the first
+    asked for (``settings``' (:class:`routerlab.testbed.settings.Settings`), None: the
+    environment's); the command. ``when``: the first
     run's start (default now); ``command`` defaults to how this process was started
     (:func:`routerlab.analysis.datasets.invocation`)."""
     from routerlab.testbed.namespaces import IDLE_NOTE
-    from routerlab.testbed.settings import default_cpu_idle
+    from routerlab.testbed.settings import environment_cpu_idle
 
     iperf = sh("iperf3", "--version", check=False).splitlines()[0] if shutil.which("iperf3") else ""
     versions = {"nft": sh("nft", "--version", check=False).strip(), **_p4_builds()}
     return datasets.record_environment(
         out, "fast-reroute", "routerlab fast-reroute experiment (Linux routers in network namespaces, veth, MTU 850)",
         when=when, generator=iperf, versions="; ".join(f"{k}: {v}" for k, v in versions.items()), command=command or datasets.invocation(),
-        notes=f"{IDLE_NOTE}{default_cpu_idle()} asked (routerlab.testbed)")
+        notes=f"{IDLE_NOTE}{settings.cpu_idle if settings else environment_cpu_idle()} asked (routerlab.testbed)")

@@ -33,10 +33,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from routerlab import cache, engines
+from routerlab import cache
+from routerlab.engines import registry
 from routerlab.analysis import datasets, scenarios
 from routerlab.engines import click as click_engine
 from routerlab.errors import EngineNotFound, RouterlabError
+from routerlab.progress import Progress, silent, Step
 
 
 def _frame_hex() -> str:
@@ -61,7 +63,7 @@ def click_binary(engine: str = "click") -> str:
     """The Click (``click``) or FastClick (``fastclick``) userlevel binary."""
     if engine not in ("click", "fastclick"):
         raise RouterlabError(f"unknown Click flavour {engine!r} (click or fastclick)")
-    return engines.get(engine).binary()
+    return registry.get(engine).binary()
 
 
 def run_click(binary: str, config: str, cwd: Path, defines: dict | None = None, *, callgrind: bool = False,
@@ -105,7 +107,7 @@ def save(df, out: Path, name: str, engine_names, command: str | None = None) -> 
     versions = []
     for engine in engine_names:
         try:
-            versions.append(engines.get(engine).version())
+            versions.append(registry.get(engine).version())
         except Exception as e:  # noqa: BLE001 - the record says what it could not learn
             versions.append(f"unknown ({e})")
     vg = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip() \
@@ -232,16 +234,17 @@ def forwarding(engine: str = "click", packets: int = 2_000_000, repeats: int = 3
             for r, dt in enumerate(times)]
 
 
-def batch_sizes(engine: str = "fastclick", sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256), progress=None, **kw):
+def batch_sizes(engine: str = "fastclick", sizes=(1, 2, 4, 8, 16, 32, 64, 128, 256), progress: Progress = silent,
+                **kw):
     """:func:`forwarding` at each batch size (the source's BURST: FastClick passes batches
-    of that size through the router). A DataFrame, one row per size and repeat."""
+    of that size through the router). A DataFrame, one row per size and repeat.
+    ``progress`` is told each size as it is done."""
     import pandas as pd
 
     rows = []
     for i, b in enumerate(sizes):
         rows += forwarding(engine, burst=b, **kw)
-        if progress:
-            progress(i + 1, len(sizes))
+        progress(Step(f"batch size {b}", i + 1, len(sizes)))
     return pd.DataFrame(rows)
 
 
@@ -303,7 +306,7 @@ def write_chain(folder: Path, kind: str, length: int) -> Path:
 
 
 def consolidation(kinds=NFS, lengths=(1, 2, 3), flows: int = 1000, first_packets: int = 5000,
-                  later_packets: int = 20_000, timed_scale: int = 10, repeats: int = 3, progress=None,
+                  later_packets: int = 20_000, timed_scale: int = 10, repeats: int = 3, progress: Progress = silent,
                   engine: str = "click"):
     """Cost per packet of NF chains, plain and consolidated, for first and later packets.
 
@@ -369,8 +372,7 @@ def consolidation(kinds=NFS, lengths=(1, 2, 3), flows: int = 1000, first_packets
                     rows.append({"engine": engine, "nf": kind, "actions": n,
                                  "variant": "consolidated" if cached else "chain",
                                  "packet": packet, "repeat": rep, "instructions": instr, "ns": ns})
-            if progress:
-                progress(i + 1, len(configs))
+            progress(Step(f"{kind} x{n}{' consolidated' if cached else ''}", i + 1, len(configs)))
     finally:
         shutil.rmtree(d, ignore_errors=True)
     return pd.DataFrame(rows)

@@ -19,14 +19,17 @@ from typing import Callable
 
 import pandas as pd
 
-from routerlab import defaults, engines
+from routerlab import defaults
+from routerlab.engines.base import Engine
+
 from routerlab.measuring import drops, sweep
 from routerlab.analysis import stats
 from routerlab.testbed import traffic
 from routerlab.testbed import namespaces
 from routerlab.errors import ParameterError, ToolMissing
 from routerlab.analysis.scenarios import Scenario
-from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.interface import Testbed
+from routerlab.testbed.settings import Settings
 from routerlab.measuring.validation import SUPERSEDED_SEARCH_TRIALS, TrialValidation
 
 
@@ -243,7 +246,7 @@ def mlrsearch(measure: Measure, *, kind: str, lo: float, hi: float, pdr: float =
     return SearchResult("mlrsearch", kind, low, high, width, sum(p.duration for p in probes), probes, limited)
 
 
-def testbed_measure(tb: NamespaceTestbed, spec: traffic.TrafficSpec, validation: TrialValidation | None = None,
+def testbed_measure(tb: Testbed, spec: traffic.TrafficSpec, validation: TrialValidation | None = None,
                     attempts: list | None = None, counter: drops.DropCounter | None = None) -> Measure:
     """A :data:`Measure` that runs real trials on ``tb``, each validated: a disturbed trial
     is measured again (``validation``, default :class:`routerlab.measuring.validation.TrialValidation`)
@@ -269,17 +272,17 @@ def testbed_measure(tb: NamespaceTestbed, spec: traffic.TrafficSpec, validation:
     return measure
 
 
-def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pdr: float = stats.PDR_FRACTION,
+def run_search(eng: Engine, sc: Scenario, out, *, kind: str = "both", pdr: float = stats.PDR_FRACTION,
                ceiling_pps: float, final_duration: float = 2.0, precision: float = 0.02, methods=("routerlab",),
                experiment: str = "", final_trials: int = 3,
-               validation: TrialValidation | None = None) -> list[SearchResult]:
+               validation: TrialValidation | None = None, settings: Settings | None = None) -> list[SearchResult]:
     """Search PDR and/or NDR of an engine (resolved and checked by
     :func:`routerlab.measuring.measurement.measure`) on a fresh testbed; write every probe and the
     results to ``out/search_trials.csv`` and ``out/search_results.csv``. A disturbed
     trial is measured again (``validation``): each probe says which attempt it is and
     whether it was disturbed, the attempts it replaced are in
     ``out/superseded_search_trials.csv``, and the results carry the threshold and the
-    limit."""
+    limit. ``settings`` say how the testbed is made (None: the environment's)."""
     kinds = ["pdr", "ndr"] if kind == "both" else [kind]
     if "mlrsearch" in methods:
         require_mlrsearch()
@@ -289,7 +292,7 @@ def run_search(eng: engines.Engine, sc: Scenario, out, *, kind: str = "both", pd
     results = []
     validation = validation or TrialValidation()
     attempts: list[dict] = []
-    with namespaces.make() as tb, drops.attached(tb, eng := tb.router(eng)) as counter:
+    with namespaces.make(settings) as tb, drops.attached(tb, eng := tb.router(eng)) as counter:
         facts = {**eng.bring_up(tb, sc), "loss_attribution": "on" if counter is not None else "off"}
         queue = facts["router_queue_packets"]
         # a search is an experiment like a sweep: the same environment record, written first

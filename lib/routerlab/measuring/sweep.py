@@ -13,11 +13,16 @@ from pathlib import Path
 
 from routerlab.analysis import datasets, scenarios
 from routerlab.measuring import drops
-from routerlab import engines
+from routerlab.engines import registry
+from routerlab.engines.base import Engine
+
 from routerlab.testbed import traffic
-from routerlab.testbed import capabilities, namespaces, settings
+from routerlab.testbed import capabilities, namespaces
 from routerlab.errors import ParameterError, RouterlabError
-from routerlab.testbed.namespaces import IDLE_NOTE, NamespaceTestbed
+from routerlab.progress import Progress, silent, Step
+from routerlab.testbed.interface import Testbed
+from routerlab.testbed.namespaces import IDLE_NOTE
+from routerlab.testbed.settings import Settings
 from routerlab.measuring.validation import SUPERSEDED_TRIALS, TrialValidation
 
 #: Columns of trials.csv written by the testbed.
@@ -34,7 +39,7 @@ class SweepPlan:
     Attributes
     ----------
     engine : str
-        Engine name (``routerlab.engines.ENGINES``).
+        Engine name (:func:`routerlab.engines.names`).
     scenario : routerlab.analysis.scenarios.Scenario
         Traffic and task.
     loads : list of float
@@ -91,7 +96,7 @@ def parse_loads(loads: str | None = None, loads_frac: str | None = None, ceiling
     return vals
 
 
-def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: NamespaceTestbed,
+def record_environment(out: Path, experiment: str, engine: Engine, tb: Testbed,
                        scenario: scenarios.Scenario, ceiling_pps: float, facts: dict,
                        validation: TrialValidation | None = None) -> dict:
     """Write the environment record of a testbed experiment to ``out/experiments.csv``
@@ -114,8 +119,9 @@ def record_environment(out: Path, experiment: str, engine: engines.Engine, tb: N
         command=datasets.invocation())
 
 
-def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, ceiling_pps: float | None = None,
-        progress: bool = True, validation: TrialValidation | None = None) -> Path:
+def run(plan: SweepPlan, out: Path, *, engine: Engine | None = None, ceiling_pps: float | None = None,
+        progress: Progress = silent, validation: TrialValidation | None = None,
+        settings: Settings | None = None) -> Path:
     """Measure ``plan`` into the dataset folder ``out`` (resuming what is already there).
     :func:`routerlab.measuring.measurement.measure` checks the plan first; this runs it.
 
@@ -130,21 +136,24 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
     ceiling_pps : float, optional
         The generator's ceiling, if already measured; else it is measured first
         (generator straight into the sink).
+    progress : routerlab.progress.Progress, optional
+        Told the trials to measure (a first step, 0 of them done), then each trial as it
+        ends, and each disturbed attempt repeated (its ``note`` says why).
     validation : routerlab.measuring.validation.TrialValidation, optional
         When a trial is disturbed and how often it is repeated.
+    settings : routerlab.testbed.settings.Settings, optional
+        How the testbed is made (its generator, idle mode, factory); None: the environment's.
 
     Returns
     -------
     pathlib.Path
         The dataset folder.
     """
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
     validation = validation or TrialValidation()
-    eng = engine or engines.get(plan.engine)
+    eng = engine or registry.get(plan.engine)
     out = Path(out)
-    _check_resumable(out, plan, capabilities.runnable(settings.default_generator()))
+    settings = settings or Settings()
+    _check_resumable(out, plan, capabilities.runnable(settings.generator))
     writer = datasets.TrialWriter(out, TRIAL_FIELDS)
     done = writer.done()
     todo = [(o, k) for o in plan.loads for k in range(plan.runs) if (plan.experiment, o, k) not in done]
@@ -153,18 +162,15 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
         writer.close()
         return out
     if ceiling_pps is None:
-        ceiling_pps = traffic.ceiling(spec=spec)
-    cols = [TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} trials"),
-            TimeRemainingColumn()]
-    with writer, namespaces.make() as tb, drops.attached(tb, eng := tb.router(eng)) as dc, \
-            Progress(*cols, console=Console(stderr=True), disable=not progress) as prog:
+        ceiling_pps = traffic.ceiling(spec=spec, settings=settings)
+    with writer, namespaces.make(settings) as tb, drops.attached(tb, eng := tb.router(eng)) as dc:
         facts = {**eng.bring_up(tb, plan.scenario), "loss_attribution": "on" if dc is not None else "off"}
         record_environment(out, plan.experiment, eng, tb, plan.scenario, ceiling_pps, facts, validation)
-        task = prog.add_task(f"{plan.engine} {plan.scenario.name}", total=len(todo))
+        progress(Step(f"{plan.engine} {plan.scenario.name}", 0, len(todo)))
         made = _superseded_counts(out / SUPERSEDED_TRIALS, plan.experiment)
         superseded = None
         try:
-            for o, k in todo:
+            for i, (o, k) in enumerate(todo):
                 def trial():
                     f0 = eng.forwarded(tb)
                     r = traffic.run_trial(tb, o, plan.duration, spec, drops=dc,
@@ -183,8 +189,8 @@ def run(plan: SweepPlan, out: Path, *, engine: engines.Engine | None = None, cei
                         if superseded is None:
                             superseded = datasets.TrialWriter(out, TRIAL_FIELDS, SUPERSEDED_TRIALS)
                         superseded.write(row)
-                        prog.update(task, description=f"{where}: repeating, {validation.why_disturbed(row)}")
-                prog.update(task, advance=1, description=where)
+                        progress(Step(where, i, len(todo), f"repeating, {validation.why_disturbed(row)}"))
+                progress(Step(where, i + 1, len(todo)))
         finally:
             eng.stop(tb)
             if superseded is not None:

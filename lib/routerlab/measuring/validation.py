@@ -69,7 +69,6 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping
 
 from routerlab import defaults
-from routerlab.testbed import traffic
 from routerlab.analysis.stats import flag
 from routerlab.errors import ParameterError
 
@@ -106,11 +105,11 @@ class TrialValidation:
         before it existed were judged with 0).
     """
 
-    steal_threshold: float = traffic.STEAL_FLAG
-    probe_period_ms: float = traffic.STOP_PROBE_PERIOD_MS
+    steal_threshold: float = defaults.STEAL_FLAG
+    probe_period_ms: float = defaults.STOP_PROBE_PERIOD_MS
     max_repeats: int = defaults.MAX_REPEATS
-    stop_floor_ms: float = traffic.STOP_FLOOR_MS
-    generator_burst: int = traffic.BURST
+    stop_floor_ms: float = defaults.STOP_FLOOR_MS
+    generator_burst: int = defaults.BURST
 
     def __post_init__(self):
         if not 0 <= self.steal_threshold < 1:

@@ -41,6 +41,7 @@ from routerlab.analysis import datasets
 from routerlab import defaults
 from routerlab.measuring.campaignfile import Campaign, FILE_NAME, load, Step  # noqa: F401  (load: the command's way in)
 from routerlab.errors import ParameterError, RouterlabError
+import routerlab.progress
 
 #: The bookkeeping of a run in its dataset folder: the ceiling, the steps finished.
 PROGRESS_FILE = "campaign-progress.yaml"
@@ -126,11 +127,11 @@ def _estimate_measure(step: Step, ceiling: bool) -> Estimate:
     from routerlab.measuring import measurement
 
     o = step.options
-    duration = o.get("duration", _default(measurement.measure, "duration"))
+    duration = o.get("duration", _default(measurement.Request, "duration"))
     # without the campaign's ceiling, a step measures its own (a sweep at fixed loads too)
     if "search" in o:
         return _searches(step, 2 if o["search"] == "both" else 1, duration, 1, 0 if ceiling else 1)
-    trials = len(o.get("loads") or o["loads_frac"]) * o.get("runs", _default(measurement.measure, "runs"))
+    trials = len(o.get("loads") or o["loads_frac"]) * o.get("runs", _default(measurement.Request, "runs"))
     return _on_testbed(step, trials, trials * duration, 1, 0 if ceiling else 1)
 
 
@@ -148,7 +149,7 @@ def _estimate_bench_search(step: Step, ceiling: bool) -> Estimate:
 
     kinds = 2 if step.options["kind"] == "both" else 1
     # our search and MLRsearch, each kind, after a ceiling of its own
-    return _searches(step, 2 * kinds, step.options.get("duration", _default(measurement.measure, "duration")), 1, 1)
+    return _searches(step, 2 * kinds, step.options.get("duration", _default(measurement.Request, "duration")), 1, 1)
 
 
 def _microbench(step: Step, runs: int) -> Estimate:
@@ -180,13 +181,13 @@ def _estimate_consolidation(step: Step, ceiling: bool) -> Estimate:
 
 
 def _estimate_compare(step: Step, ceiling: bool) -> Estimate:
-    from routerlab import engines
+    from routerlab.engines import registry
     from routerlab.analysis import scenarios
 
     o = step.options
     # a cell an engine cannot do (its features) is grey and costs nothing; whether an engine
     # is built is known when the campaign runs, so every able engine is counted
-    cells = sum(scenarios.load(s).features <= engines.ENGINES[e].features
+    cells = sum(scenarios.load(s).features <= registry.classes()[e].features
                 for s in o["scenarios"].values() for e in o["engines"])
     trials = cells * len(o["loads_frac"]) * o["runs"]
     return _on_testbed(step, trials, trials * o["duration"], cells, 0 if ceiling else 1)
@@ -265,12 +266,13 @@ class Progress:
         os.replace(tmp, target)
 
 
-def check(c: Campaign, steps) -> None:
-    """Every step's engine and scenario on this machine, before anything runs: the binary
+def check(c: Campaign, steps, settings=None) -> None:
+    """Every step's engine and scenario on the testbed of ``settings`` (None: the
+    environment's), before anything runs: the binary
     is there and the engine can do the scenario (:func:`routerlab.measuring.measurement.resolve`; a
     comparison's missing engine is a grey cell instead). Raises the error, naming the
     campaign file and the step."""
-    from routerlab import engines
+    from routerlab.engines import registry
     from routerlab.measuring import measurement, search
 
     for s in steps:
@@ -278,71 +280,76 @@ def check(c: Campaign, steps) -> None:
         try:
             if s.name == "measure":
                 measurement.resolve(o["engine"], s.scenario(), s.path("config"), s.router(), o.get("control"),
-                                  **{k: o[k] for k in ("rules", "routes", "frame_size") if k in o})
+                                  settings=settings, **{k: o[k] for k in ("rules", "routes", "frame_size") if k in o})
             elif s.name == "bench search":
-                measurement.resolve(o["engine"], s.scenario())
+                measurement.resolve(o["engine"], s.scenario(), settings=settings)
                 search.require_mlrsearch()  # bench search sets ours against MLRsearch
             elif s.name == "bench engines":
                 for name in o.get("engines", ()):
-                    engines.get(name).check()
+                    registry.get(name).check()
         except RouterlabError as e:
             raise RouterlabError(f"{c.path}: step {s.number} ({s.name}): {e}") from e
 
 
 def run(c: Campaign, out, *, announce: Callable[[str], None] | None = None,
-        report: Callable[[str], None] | None = None) -> Path:
+        report: Callable[[str], None] | None = None, settings=None,
+        progress: routerlab.progress.Progress = routerlab.progress.silent) -> Path:
     """Run the campaign ``c`` into the dataset folder ``out`` (see the module's docstring),
-    resuming what an earlier run of it finished. ``announce`` gets the progress lines (one
-    per step: step i of n, elapsed, the command it equals), ``report`` what each step's
-    command would print. Needs root unless every step is a microbenchmark."""
+    resuming what an earlier run of it finished, on the testbed of ``settings``
+    (:class:`routerlab.testbed.settings.Settings`; None: the environment's). ``announce``
+    gets the progress lines (one per step: step i of n, elapsed, the command it equals),
+    ``report`` what each step's command would print, ``progress`` the trials of its sweeps
+    (:func:`routerlab.measuring.sweep.run`). Needs root unless every step is a
+    microbenchmark."""
     from routerlab.testbed.capabilities import require_root
+    from routerlab.testbed.settings import Settings
 
     announce = announce or (lambda msg: None)
     report = report or (lambda msg: None)
     out = Path(out)
-    progress = Progress.read(out, c)
-    todo = [s for s in c.steps if not progress.done(s)]
+    state = Progress.read(out, c)
+    todo = [s for s in c.steps if not state.done(s)]
     if not todo:
         announce(f"every step of {c.path} is finished in {out}")
         return out
-    check(c, todo)
+    settings = settings or Settings()
+    check(c, todo, settings)
     if any(s.needs_root for s in todo):
-        require_root()
+        require_root(settings)
     out.mkdir(parents=True, exist_ok=True)
     if not (out / FILE_NAME).is_file():
         tmp = out / (FILE_NAME + ".tmp")
         tmp.write_bytes(c.text)
         os.replace(tmp, out / FILE_NAME)
     start = time.monotonic()
-    from routerlab.testbed.settings import default_generator
     from routerlab.testbed.capabilities import runnable
 
-    generator = runnable(default_generator())
-    if progress.generator and progress.generator != generator and progress.finished:
-        raise ParameterError("generator", f"{out} was measured with the {progress.generator} generator; resuming it "
-                                          f"with {generator} would mix them: give --generator {progress.generator}, "
+    generator = runnable(settings.generator)
+    if state.generator and state.generator != generator and state.finished:
+        raise ParameterError("generator", f"{out} was measured with the {state.generator} generator; resuming it "
+                                          f"with {generator} would mix them: give --generator {state.generator}, "
                                           "or another --out")
     with datasets.running_campaign(c.label):
-        ceiling = progress.ceiling_pps if progress.generator in ("", generator) else None
+        ceiling = state.ceiling_pps if state.generator in ("", generator) else None
         if c.ceiling and ceiling is not None:
             announce(f"resuming with the generator ceiling this campaign measured: {ceiling:.0f} pps")
         elif c.ceiling and any(s.takes_ceiling for s in todo):
             from routerlab.measuring import measurement
 
-            ceiling = progress.ceiling_pps = measurement.generator_ceiling(announce=announce)
-            progress.generator = generator
-            progress.write()
+            ceiling = state.ceiling_pps = measurement.generator_ceiling(announce=announce, settings=settings)
+            state.generator = generator
+            state.write()
         shown = f"{ceiling:.0f}" if ceiling is not None else None
         for s in c.steps:
             head = f"step {s.number} of {len(c.steps)}"
             command = s.command(shown if c.ceiling else None)
-            if progress.done(s):
+            if state.done(s):
                 announce(f"{head}: finished before, skipped: {command}")
                 continue
             announce(f"{head} ({clock(time.monotonic() - start)} in): {command}")
             began = time.monotonic()
-            text = RUNNERS[s.name](s, out, ceiling if c.ceiling and s.takes_ceiling else None, announce)
-            progress.finish(s, command, time.monotonic() - began)
+            text = RUNNERS[s.name](s, out, ceiling if c.ceiling and s.takes_ceiling else None, announce, settings, progress)
+            state.finish(s, command, time.monotonic() - began)
             if text:
                 report(text)
     announce(f"campaign finished: {len(c.steps)} steps in {out} ({clock(time.monotonic() - start)} this run)")
@@ -365,33 +372,34 @@ def _given(step: Step, *keys: str, **renamed: str) -> dict:
             for param, k in pairs if k in step.options}
 
 
-def _run_measure(step: Step, out: Path, ceiling, announce) -> str | None:
+def _run_measure(step: Step, out: Path, ceiling, announce, settings, progress) -> str | None:
     from routerlab.measuring import measurement, search
 
     o = step.options
     loads = {k: ",".join(map(str, o[k])) for k in ("loads", "loads_frac") if k in o}
-    res = measurement.measure(o["engine"], step.scenario(), out, ceiling_pps=ceiling, config=step.path("config"),
-                            router=step.router(), announce=announce, **loads,
-                            **_given(step, "runs", "duration", "search", "pdr", "experiment", "rules", "routes",
-                                     "frame_size", "steal_threshold", "max_repeats", "control"))
+    request = measurement.Request(o["engine"], step.scenario(), out, ceiling_pps=ceiling, config=step.path("config"),
+                                  router=step.router(), settings=settings, **loads,
+                                  **_given(step, "runs", "duration", "search", "pdr", "experiment", "rules", "routes",
+                                           "frame_size", "steal_threshold", "max_repeats", "control"))
+    res = measurement.measure(request, announce=announce, progress=progress)
     return "\n".join(search.format_result(res)) if "search" in o else None
 
 
-def _run_bench_engines(step: Step, out: Path, ceiling, announce) -> str:
+def _run_bench_engines(step: Step, out: Path, ceiling, announce, settings, progress) -> str:
     from routerlab.benchmarks import engines
 
-    return engines.report(*engines.run(out=out, **_given(step, "duration", engine_names="engines")))
+    return engines.report(*engines.run(out=out, settings=settings, **_given(step, "duration", engine_names="engines")))
 
 
-def _run_bench_search(step: Step, out: Path, ceiling, announce) -> str:
+def _run_bench_search(step: Step, out: Path, ceiling, announce, settings, progress) -> str:
     from routerlab.benchmarks import search
 
     o = step.options
     return search.report(search.run(o["engine"], step.scenario(), out, kind=o["kind"], announce=announce,
-                                    name=o["scenario"], **_given(step, "duration")))
+                                    name=o["scenario"], settings=settings, **_given(step, "duration")))
 
 
-def _run_forwarding(step: Step, out: Path, ceiling, announce) -> str:
+def _run_forwarding(step: Step, out: Path, ceiling, announce, settings, progress) -> str:
     from routerlab.measuring import microbench
     from routerlab.benchmarks import forwarding
 
@@ -402,7 +410,7 @@ def _run_forwarding(step: Step, out: Path, ceiling, announce) -> str:
     return forwarding.report(ours, pub)
 
 
-def _run_batch(step: Step, out: Path, ceiling, announce) -> str:
+def _run_batch(step: Step, out: Path, ceiling, announce, settings, progress) -> str:
     from routerlab.measuring import microbench
     from routerlab.benchmarks import forwarding
 
@@ -412,7 +420,7 @@ def _run_batch(step: Step, out: Path, ceiling, announce) -> str:
     return forwarding.batch_report(df)
 
 
-def _run_consolidation(step: Step, out: Path, ceiling, announce) -> str:
+def _run_consolidation(step: Step, out: Path, ceiling, announce, settings, progress) -> str:
     from routerlab.measuring import microbench
     from routerlab.benchmarks import consolidation
 
@@ -422,28 +430,30 @@ def _run_consolidation(step: Step, out: Path, ceiling, announce) -> str:
     return consolidation.report(df)
 
 
-def _run_compare(step: Step, out: Path, ceiling, announce) -> str:
+def _run_compare(step: Step, out: Path, ceiling, announce, settings, progress) -> str:
     from routerlab.measuring import comparison
 
     o = step.options
     comparison.campaign(out, tuple(o["engines"]), tuple(o["scenarios"].values()), fractions=o["loads_frac"],
-                        runs=o["runs"], duration=o["duration"], ceiling_pps=ceiling, announce=announce)
+                        runs=o["runs"], duration=o["duration"], ceiling_pps=ceiling, announce=announce,
+                        settings=settings, progress=progress)
     return comparison.orderings(comparison.published(), comparison.ours(out)).to_string(index=False)
 
 
-def _run_reroute(step: Step, out: Path, ceiling, announce) -> str:
+def _run_reroute(step: Step, out: Path, ceiling, announce, settings, progress) -> str:
     from routerlab.measuring import fastreroute
 
     variants = fastreroute.variants_to_run(step.options.get("variants"), announce)
     samples, facts = fastreroute.experiment(variants, out=out,
                                             **_given(step, "runs", "duration", "fail_at", "converge_after"))
-    fastreroute.record_environment(out, when=str(facts["started_at"].min()))
+    fastreroute.record_environment(out, when=str(facts["started_at"].min()), settings=settings)
     table, _ = fastreroute.summary(samples, facts, **_given(step, "fail_at"))
     return table.to_string(index=False, float_format=lambda x: f"{x:.3g}")
 
 
-#: Step name -> what runs it: ``runner(step, out, ceiling_pps or None, announce)``,
-#: returning the text its command prints (or None).
+#: Step name -> what runs it: ``runner(step, out, ceiling_pps or None, announce, settings)``
+#: (``settings``: the campaign's testbed settings), returning the text its command prints
+#: (or None).
 RUNNERS: dict[str, Callable] = {
     "measure": _run_measure, "bench engines": _run_bench_engines, "bench search": _run_bench_search,
     "bench forwarding": _run_forwarding, "bench batch": _run_batch, "bench consolidation": _run_consolidation,

@@ -22,8 +22,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from routerlab.analysis.datasets import project_dir
+from routerlab.version import project_dir
 from routerlab.errors import RouterlabError
+from routerlab.progress import Progress, silent, Step
 from routerlab.version import repo_root
 
 #: What each figure set (notebook stem) is drawn from besides its notebook: folders of
@@ -93,7 +94,7 @@ def inputs(name: str) -> dict[str, str]:
     files = [notebooks.notebooks_dir() / f"{name}.ipynb"]
     for source in INPUTS[name]:
         if source == "pastrami":
-            files.append(Path(__file__).parent / "data" / "pastrami-registry.txt")
+            files.append(Path(__file__).parents[1] / "data" / "pastrami-registry.txt")
             continue
         path = project_dir("datasets") / source
         if path.is_file():
@@ -154,7 +155,8 @@ def draw(name: str, out: Path, pastrami_dir: str | None = None) -> list[Path]:
     return sorted((out / name).glob("*.png"))
 
 
-def build(pastrami_dir: str | None = None, only: list[str] | None = None, progress=None) -> list[FigureSet]:
+def build(pastrami_dir: str | None = None, only: list[str] | None = None,
+          progress: Progress = silent) -> list[FigureSet]:
     """Draw every figure set (or those of ``only``) again into ``docs/gallery/``, write
     its inputs' hashes to ``docs/gallery/inputs.json``, and the page and the README's
     table from them. Every set is drawn and checked before anything is written, so a set
@@ -163,7 +165,8 @@ def build(pastrami_dir: str | None = None, only: list[str] | None = None, progre
     ``pastrami_dir`` is a local copy of the PASTRAMI raw files (else
     ``$ROUTERLAB_PASTRAMI_DIR``, else the download cache). The datasets are the only
     inputs held back from a notebook: the PASTRAMI files and the packaged data of
-    routerlab itself (citations, colour rules) are at hand to every set."""
+    routerlab itself (citations, colour rules) are at hand to every set. ``progress`` is
+    told each set's name as its drawing starts."""
     from routerlab.publish import notebooks
 
     base = root()
@@ -181,8 +184,7 @@ def build(pastrami_dir: str | None = None, only: list[str] | None = None, progre
         for name in names:
             if only and name not in only:
                 continue
-            if progress:
-                progress(name)
+            progress(Step(name))
             pngs = draw(name, Path(tmp), pastrami_dir)
             if not pngs:
                 raise RouterlabError(f"figure set {name}: its notebook saved no PNG figure")

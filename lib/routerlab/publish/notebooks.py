@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from routerlab.analysis.datasets import project_dir
+from routerlab.version import project_dir
 from routerlab.errors import ParameterError, RouterlabError
 from routerlab.version import repo_root
 
@@ -177,7 +177,7 @@ def parameters_of(path: Path) -> dict:
 
 
 def run(path: Path, out_dir: Path, parameters: dict | None = None, *,
-        kernel: str | None = None, progress: bool = False) -> RunResult:
+        kernel: str | None = None) -> RunResult:
     """Execute one notebook with papermill, saving the executed copy and its figures.
 
     Parameters
@@ -216,7 +216,8 @@ def run(path: Path, out_dir: Path, parameters: dict | None = None, *,
         # (routerlab figures -j) undo in the wrong order
         cwd = str((path.parent if in_clone else out_dir).resolve())
         pm.execute_notebook(str(path.resolve()), str(output.resolve()), parameters=params, kernel_name=kernel,
-                            progress_bar=progress, resources={"metadata": {"path": cwd}},
+                            # papermill's own bar (tqdm) stays off: the library draws nothing
+                            progress_bar=False, resources={"metadata": {"path": cwd}},
                             # the kernel warns of TCP without encryption on every run: it talks
                             # only to this process on loopback
                             extra_arguments=["--IPKernelApp.log_level=CRITICAL"])

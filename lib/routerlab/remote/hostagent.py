@@ -27,11 +27,11 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from routerlab import cache
+from routerlab import cache, processes
 from routerlab.analysis import datasets
 from routerlab.testbed import hostchanges
 from routerlab.measuring import measurement
-from routerlab.testbed import capabilities, cleanup, shell
+from routerlab.testbed import capabilities, shell
 from routerlab.errors import RouterlabError
 from routerlab.analysis.scenarios import Scenario
 from routerlab.testbed.interface import SINK_NET, STATE_DIR, TG_NET
@@ -111,7 +111,7 @@ class HostTestbed(NamespaceTestbed):
         self._up = True
         self._write_state()
         for ns in self.namespaces:
-            cleanup._delete_ns(ns)  # a handle a run of the same prefix left
+            shell.delete_namespace(ns)  # a handle a run of the same prefix left
             sh("ip", "netns", "attach", ns, str(os.getpid()))
         self.journal = hostchanges.Journal(STATE_DIR / f"{self.prefix}-changes.json", self.namespaces).__enter__()
         here = {r: f"{self.prefix}-{NAMESPACE_SUFFIX[r]}" for r in self.roles}
@@ -166,9 +166,9 @@ class HostTestbed(NamespaceTestbed):
         for note in (STATE_DIR / f"{self.prefix}-procs").glob("*.proc"):
             pid = note.read_text().strip()
             if pid.isdigit():
-                cleanup._kill_group(int(pid))
+                processes.kill_group(int(pid))
         for p in self.procs:
-            cleanup._kill_group(p.pid)
+            processes.kill_group(p.pid)
         for p in self.procs:
             try:
                 p.wait(timeout=5)
@@ -179,7 +179,7 @@ class HostTestbed(NamespaceTestbed):
             self.journal.__exit__(None, None, None)
             failed = self.journal.restore()
         for ns in self.namespaces:
-            cleanup._delete_ns(ns)
+            shell.delete_namespace(ns)
         # where routerlab.remote.hostrun noted the processes the measuring machine ran here
         shutil.rmtree(STATE_DIR / f"{self.prefix}-procs", ignore_errors=True)
         self.state_file.unlink(missing_ok=True)
@@ -243,7 +243,7 @@ class Agent:
                 settings: dict | None, folder: Path):
         """The engine and scenario the measuring machine resolved, made and checked here
         (a configuration of one's own written into ``folder``)."""
-        from routerlab import engines
+        from routerlab.engines import registry
         from routerlab.engines.external import Commands
 
         path = None
@@ -251,7 +251,7 @@ class Agent:
             path = folder / "own.click"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(config)
-        made = type(engines.get(name))(**settings) if settings else name
+        made = type(registry.get(name))(**settings) if settings else name
         return measurement.resolve(made, Scenario(**scenario), config=path, control=control,
                                  router=Commands(**commands) if commands else None)
 

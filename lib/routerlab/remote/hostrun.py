@@ -23,20 +23,14 @@ import sys
 import threading
 from pathlib import Path
 
+from routerlab import processes
+
 #: Seconds between SIGTERM and SIGKILL.
 GRACE_S = 5.0
 
 
 def _stop(pid: int, done: threading.Event):
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    if not done.wait(GRACE_S):
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    processes.stop_group(pid, GRACE_S, gone=(ProcessLookupError,), until=done.wait)
 
 
 def main(argv: list[str]) -> int:
@@ -82,10 +76,7 @@ def main(argv: list[str]) -> int:
             continue
     done.set()
     # what the command left in its group (a shell's children) goes with it
-    try:
-        os.killpg(p.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    processes.signal_group(p.pid, signal.SIGKILL)
     if note is not None:
         note.unlink(missing_ok=True)
         try:  # the last of the run's processes takes the folder with it

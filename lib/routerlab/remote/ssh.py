@@ -20,23 +20,17 @@ import subprocess
 import time
 from pathlib import Path
 
-from routerlab.errors import RouterlabError
+from routerlab import processes
+from routerlab.errors import SshError
 from routerlab.remote.testbedfile import Host
 
 #: How long the first connection to a host may take, seconds.
 CONNECT_TIMEOUT_S = 20
 
 
-class SshError(RouterlabError):
-    """A host could not be reached, or a command on it failed; the message names the host."""
-
-
-def _dies_with_parent():
-    """In a child before it runs ssh: SIGTERM when the process that started it ends
-    (prctl PR_SET_PDEATHSIG), so that a killed measurement leaves no connection open."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+#: In a child before it runs ssh: SIGTERM when the process that started it ends, so that a
+#: killed measurement leaves no connection open.
+_dies_with_parent = processes.dies_with_parent(signal.SIGTERM)
 
 
 class RemoteProcess(subprocess.Popen):

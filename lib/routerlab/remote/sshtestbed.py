@@ -1,12 +1,13 @@
 """The testbed beyond one machine: generator, router and sink on hosts reached over SSH.
 
-The second implementation of :class:`routerlab.testbed.namespaces.NamespaceTestbed`, behind the same
-interface: a sweep, a search, the generator's ceiling and the trial validation run on it
+An implementation of the testbed's interface (:class:`routerlab.testbed.interface.Testbed`)
+beside the namespace testbed (:class:`routerlab.testbed.namespaces.NamespaceTestbed`): a sweep, a search, the generator's ceiling and the trial validation run on it
 unchanged. A testbed file (:mod:`routerlab.remote.testbedfile`) names the hosts, their roles and
-their interfaces; :func:`using` makes every measurement inside its block use it::
+their interfaces; :func:`using` gives the testbed settings of a measurement on it::
 
-    with sshtestbed.using("hosts.yaml"):
-        measuring.measure("linux", "single-flow", "runs/linux", loads="50000,100000")
+    with sshtestbed.using("hosts.yaml") as settings:
+        measurement.measure(measurement.Request("linux", "single-flow", "runs/linux", loads="50000,100000",
+                                                settings=settings))
 
 How it works. Each host runs routerlab's agent (:mod:`routerlab.remote.hostagent`) over one
 shared SSH connection (:mod:`routerlab.remote.ssh`): it attaches the host's own network namespace
@@ -35,25 +36,25 @@ killed agent left, on every host (:func:`clean`).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 import select
 import shutil
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from routerlab.measuring import drops
-from routerlab import errors
+from routerlab import errors, processes
 from routerlab.remote import testbedfile
-from routerlab.testbed import cleanup, interface, settings
-from routerlab.errors import ParameterError, RouterlabError
-from routerlab.remote.ssh import Connection, SshError
+from routerlab.errors import ParameterError, RouterlabError, SshError
+from routerlab.remote.ssh import Connection
 from routerlab.testbed.interface import STATE_DIR
-from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.lifetime import Lifetime, check_prefix, new_prefix
+from routerlab.testbed.settings import Settings
 from routerlab.remote.testbedfile import LINK_NAMES, ROLE_OF_SUFFIX
 from routerlab.version import code_version
 
@@ -65,6 +66,12 @@ ANSWER_TIMEOUT_S = 900
 #: How often an agent is told the measuring machine is there, seconds (it ends itself after
 #: :data:`routerlab.remote.hostagent.SILENCE_S` without a word).
 HEARTBEAT_S = 15.0
+
+
+#: What a host's python says of its routerlab when the agent could not start there: its
+#: version, and whether it has the layout of folders (``routerlab.remote``) this one runs.
+LAYOUT_PROBE = ("import importlib.util, routerlab; "
+                "print(routerlab.__version__, importlib.util.find_spec('routerlab.remote') is not None)")
 
 
 class Agent:
@@ -134,12 +141,8 @@ class Agent:
                 break
         if "error" in answer:
             # the kind of failure the host had, so that callers tell a missing engine apart
-            if answer.get("kind") == "ParameterError":
-                raise ParameterError(f"host {name}", answer["error"])
-            kind = getattr(errors, answer.get("kind", ""), None)
-            if not (isinstance(kind, type) and issubclass(kind, RouterlabError)) or kind is errors.DataFormatError:
-                kind = RouterlabError
-            raise kind(f"host {name}: {answer['error']}")
+            raise processes.rebuilt_error({"kind": answer.get("kind", ""), "message": answer["error"]},
+                                          source=f"host {name}")
         return answer["ok"]
 
     def _ended(self) -> str:
@@ -150,9 +153,24 @@ class Agent:
         if rc == 255:
             return "the SSH connection failed"
         if rc == 1 or rc == 127:
-            return (f"exit {rc}: is routerlab installed for {self.conn.host.python} there? "
-                    "(the host's 'python' in the testbed file)")
+            return self._why_not_started(rc)
         return f"exit {rc}"
+
+    def _why_not_started(self, rc: int) -> str:
+        """Why the agent could not start on its host, asked of the host's python once: no
+        routerlab there, or one of the layout before the layers were folders (it has no
+        ``routerlab.remote``), which is named with its version."""
+        python = self.conn.host.python
+        try:
+            said = self.conn.run([python, "-c", LAYOUT_PROBE], timeout=30).split()
+        except SshError:
+            said = []
+        if len(said) == 2 and said[1] == "False":
+            return (f"exit {rc}: the host's routerlab ({said[0]}, for {python}) is of an older layout, without "
+                    "routerlab.remote: install this machine's routerlab there")
+        if len(said) == 2:
+            return f"exit {rc}"
+        return f"exit {rc}: is routerlab installed for {python} there? (the host's 'python' in the testbed file)"
 
     def close(self, timeout: float = 60) -> list[str]:
         """Ask the agent to undo its host's set-up and end; what it could not undo."""
@@ -177,12 +195,23 @@ class Agent:
 
 
 @dataclass
-class SshTestbed(NamespaceTestbed):
-    """The testbed of a testbed file (:mod:`routerlab.remote.testbedfile`): the same interface as
-    :class:`~routerlab.testbed.namespaces.NamespaceTestbed`, over SSH. The CPUs are those the file gives each
-    role; ``direct`` measures the generator's ceiling into the router host's input."""
+class SshTestbed(Lifetime):
+    """The testbed of a testbed file (:mod:`routerlab.remote.testbedfile`): the interface of
+    every testbed (:class:`routerlab.testbed.interface.Testbed`), over SSH. The CPUs are
+    those the file gives each role; ``direct`` measures the generator's ceiling into the
+    router host's input."""
 
     file: testbedfile.TestbedFile | None = None
+    direct: bool = False
+    #: The smallest MTU of the hosts' test links once up, bytes.
+    mtu: int = 1500
+    prefix: str = field(default_factory=new_prefix)
+    #: Set by the engine's start on the router's host (:meth:`RemoteEngine.bring_up`).
+    router_queue: int | None = None
+    gen_cpu: int = field(default=0, init=False)
+    router_cpu: int = field(default=0, init=False)
+    #: The generator is rlgen: the XDP generator's live frames are a veth's.
+    generator: str = field(default="rlgen", init=False)
     agents: dict = field(default_factory=dict, repr=False)
     conns: dict = field(default_factory=dict, repr=False)
     facts: dict = field(default_factory=dict, repr=False)
@@ -193,12 +222,9 @@ class SshTestbed(NamespaceTestbed):
     def __post_init__(self):
         if self.file is None:
             raise RouterlabError("an SSH testbed needs its testbed file")
-        if not interface.PREFIX_RE.match(self.prefix):
-            raise RouterlabError(f"prefix: must match {interface.PREFIX_RE.pattern}, got {self.prefix!r}")
-        self.generator = "rlgen"
+        check_prefix(self.prefix)
         roles = self.file.roles
         self.gen_cpu, self.router_cpu = roles["generator"].cpu, roles["router"].cpu
-        self.sink_cpu = roles["router"].cpu if self.direct else roles["sink"].cpu
         self.idle_held = "os (the hosts' own idle states: not placed over SSH)"
 
     # names -----------------------------------------------------------------------
@@ -244,10 +270,6 @@ class SshTestbed(NamespaceTestbed):
 
     def link_name(self, dev: str) -> str:
         return next((short for k, short in LINK_NAMES.items() if self._iface(k) == dev), dev)
-
-    @property
-    def namespaces(self):
-        return [self.ns_tg, self.ns_sink] + ([] if self.direct else [self.ns_dut])
 
     # lifecycle ---------------------------------------------------------------------
     def _may_start(self):
@@ -298,8 +320,8 @@ class SshTestbed(NamespaceTestbed):
             self.facts[host] = self.agents[host].call("hello", interfaces=mine)
             theirs = self.facts[host]["routerlab"]
             if theirs.split(" (")[0] != here.split(" (")[0] and not self.direct:
-                print(f"routerlab: host {host} runs routerlab {theirs}, this machine {here}: the record names both",
-                      file=sys.stderr)
+                logging.getLogger(__name__).warning(f"routerlab: host {host} runs routerlab {theirs}, this machine "
+                                                    f"{here}: the record names both")
         mtus = []
         for host, roles in plan.items():
             got = self.agents[host].call("up", prefix=self.prefix, roles=roles, macs=macs, names=names,
@@ -312,7 +334,6 @@ class SshTestbed(NamespaceTestbed):
         return self.agents[self._role_host(role)]
 
     def down(self):
-        self.release_idle()
         if not self._up:
             return
         problems = []
@@ -331,18 +352,16 @@ class SshTestbed(NamespaceTestbed):
         self.state_file.unlink(missing_ok=True)
         self._up = False
         for p in problems:
-            print(f"routerlab: {p} (run: routerlab clean --testbed {self.file.path})", file=sys.stderr)
+            logging.getLogger(__name__).warning(f"routerlab: {p} (run: routerlab clean --testbed {self.file.path})")
 
     @property
     def state_file(self) -> Path:
         # not the agents' file: the measuring machine may be one of the hosts
         return STATE_DIR / f"{self.prefix}-driver.json"
 
-    def _write_state(self):
-        super()._write_state()
-        st = json.loads(self.state_file.read_text())
-        st["testbed_file"] = str(self.file.path)
-        self.state_file.write_text(json.dumps(st))
+    def _state(self) -> dict:
+        # `routerlab clean --testbed` finds this run's file by its testbed file
+        return {**super()._state(), "testbed_file": str(self.file.path)}
 
     # what a measurement asks of the testbed ----------------------------------------
     def spawn(self, ns: str, *args: str, cpu: int | None = None, **kw) -> subprocess.Popen:
@@ -508,7 +527,7 @@ def _clean_control_dirs() -> list[str]:
     removed = []
     for d in STATE_DIR.glob("ssh-*-*"):
         pid = d.name.split("-")[1]
-        if d.is_dir() and pid.isdigit() and not cleanup._alive(pid):
+        if d.is_dir() and pid.isdigit() and not processes.alive(pid):
             shutil.rmtree(d, ignore_errors=True)
             removed.append(f"here: folder {d}")
     return removed
@@ -547,18 +566,19 @@ class _Factory:
 
 
 @contextmanager
-def using(path):
-    """Measurements inside this ``with`` block run on the testbed of the testbed file
-    ``path`` (checked now) instead of the namespace testbed, sending with rlgen; engines
-    are checked on its router's host."""
-    asked = settings.generator_asked()
-    if asked not in (None, "rlgen"):
-        raise ParameterError("generator", f"the SSH testbed sends with rlgen; {asked} sends into a veth of the same "
-                                          "machine (leave --generator out)")
+def using(path, base: Settings | None = None):
+    """The testbed settings (``base``'s, None: the environment's) with which measurements
+    run on the testbed of the testbed file ``path`` (checked now) instead of the namespace
+    testbed, sending with rlgen, engines checked on its router's host (its
+    :class:`~routerlab.testbed.settings.Settings`' ``factory.tf`` is the file): for this
+    ``with`` block, whose end closes the connection those checks opened."""
+    base = base or Settings()
+    if base.generator_asked and base.generator != "rlgen":
+        raise ParameterError("generator", f"the SSH testbed sends with rlgen; {base.generator} sends into a veth of "
+                                          "the same machine (leave --generator out)")
     factory = _Factory(testbedfile.load(path))
     try:
-        with settings.use(factory), settings.generator("rlgen"):
-            yield factory.tf
+        yield replace(base, generator="rlgen", factory=factory)
     finally:
         factory.close()
 
@@ -572,16 +592,10 @@ def clean(path, all_runs: bool = False) -> list[str]:
     removed = _clean_control_dirs() if STATE_DIR.is_dir() else []
     if STATE_DIR.is_dir():
         for f in STATE_DIR.glob("rl*.json"):
-            try:
-                st = json.loads(f.read_text())
-            except (OSError, json.JSONDecodeError):
+            st = processes.read_state(f)
+            if st is None or st.get("testbed_file") != str(tf.path) or processes.owner_alive(st):
                 continue
-            if st.get("testbed_file") != str(tf.path) or cleanup._alive(st.get("pid")):
-                continue
-            for pid in st.get("procs", []):
-                if cleanup._alive(pid):
-                    cleanup._kill_group(pid)
-                    removed.append(f"here: process {pid} (ssh)")
+            removed += [f"here: process {pid} (ssh)" for pid in processes.kill_left(st)]
             f.unlink(missing_ok=True)
             shutil.rmtree(STATE_DIR / f"{st['prefix']}-ssh", ignore_errors=True)
     unreached = []

@@ -21,8 +21,9 @@ so the sink's clock is the generator's) and 3 hosts. The router is on a host of 
 
 Everything is checked when the file is loaded (:func:`load`): an unknown key or role, a
 missing one, a link whose ends are not generator.out to router.in and router.out to
-sink.in, an interface named twice on one host. Each refusal is one line naming the file,
-the host or role, and the key (:class:`~routerlab.errors.DataFormatError`). That each
+sink.in, an interface named twice on one host. Each refusal is one line naming the file
+and line, the host or role, and the key (:class:`~routerlab.errors.DataFormatError`); the
+file's shape (:data:`SHAPE`) is checked by :mod:`routerlab.yamlfile`. That each
 interface is there on its host with that MAC is checked when the testbed comes up
 (:mod:`routerlab.remote.sshtestbed`), since only the host can say.
 
@@ -38,6 +39,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from routerlab import yamlfile
 from routerlab.errors import DataFormatError
 
 ROLES = ("generator", "router", "sink")
@@ -51,10 +53,6 @@ NAMESPACE_SUFFIX = {"generator": "tg", "router": "dut", "sink": "sink"}
 ROLE_OF_SUFFIX = {v: k for k, v in NAMESPACE_SUFFIX.items()}
 #: Each interface's name in datasets (the namespace testbed's links without its prefix).
 LINK_NAMES = {"generator.out": "g0", "router.in": "d0", "router.out": "d1", "sink.in": "s0"}
-HOST_KEYS = ("ssh", "python", "env")
-ROLE_KEYS = ("host", "cpu", "interfaces")
-INTERFACE_KEYS = ("name", "mac")
-TOP_KEYS = ("hosts", "roles", "links", "ssh_config")
 #: ``[user@]host[:port]``; neither user nor host may start with "-" (ssh would read an option).
 SSH_RE = re.compile(r"^(?:(?P<user>[A-Za-z0-9_][A-Za-z0-9._-]*)@)?"
                     r"(?P<host>[A-Za-z0-9][A-Za-z0-9._-]*|\[[0-9A-Fa-f:.]+\])(?::(?P<port>\d{1,5}))?$")
@@ -62,6 +60,26 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 IFNAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,15}$")
 MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+#: A testbed file's shape (:mod:`routerlab.yamlfile`); what the values must be together
+#: (a host's SSH address, a link's ends) is :func:`load`'s.
+HOST = yamlfile.Shape({"ssh": str, "python": str, "env": (yamlfile.MapOf(
+    (str, float), what="a mapping of variable names to values (texts or numbers)"), None)}, required=("ssh",))
+# a MAC address unquoted may be read as a number (YAML 1.1's base 60): load() says what it is
+INTERFACE = yamlfile.Shape({"name": str, "mac": object}, required=("name", "mac"))
+SHAPE = yamlfile.Shape({
+    "hosts": yamlfile.MapOf(HOST, min=1, each="host {key}",
+                            what="at least one host: name -> {ssh: user@host[:port]}"),
+    "roles": yamlfile.Shape({r: yamlfile.Shape(
+        {"host": str, "cpu": int,
+         "interfaces": yamlfile.Shape(dict.fromkeys(ROLE_INTERFACES[r], INTERFACE), required=ROLE_INTERFACES[r],
+                                      each="interface {key}")},
+        required=("host", "interfaces")) for r in ROLES}, required=ROLES, each="role {key}"),
+    "links": yamlfile.ListOf(yamlfile.ListOf(str, min=2, max=2, what="a pair of ends [role.interface, role.interface]"),
+                             min=2, max=2, each="links: link {n}",
+                             what="the two links: [generator.out, router.in] and [router.out, sink.in]"),
+    "ssh_config": (str, None),
+}, required=("hosts", "roles", "links"))
 
 
 @dataclass(frozen=True)
@@ -138,133 +156,94 @@ class TestbedFile:
 
 def load(path) -> TestbedFile:
     """Read and check the testbed file ``path``; one :class:`DataFormatError` line for the
-    first thing wrong, naming the file, the host or role, and the key."""
-    import yaml
-
+    first thing wrong, naming the file and line, the host or role, and the key."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise DataFormatError(path, None, f"cannot read the testbed file ({e.strerror})") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise DataFormatError(path, mark.line + 1 if mark else None, f"not a YAML file: {e}".splitlines()[0]) from None
+    doc = yamlfile.load(path, "the testbed file")
+    doc = doc if doc is not None else {}
+    yamlfile.check(doc, SHAPE, path)
 
-    def fail(where: str, msg: str):
-        raise DataFormatError(path, None, f"{where}: {msg}")
+    def fail(where: str, msg: str, at=None, key=None):
+        raise DataFormatError(path, yamlfile.line_of(at if at is not None else doc, key), f"{where}: {msg}")
 
-    def mapping(value, where: str, known: tuple[str, ...], required: tuple[str, ...] = ()) -> dict:
-        if not isinstance(value, dict):
-            fail(where, f"must be a mapping with keys {', '.join(known)}")
-        for k in value:
-            if k not in known:
-                fail(f"{where}: key {k!r}", f"unknown (known: {', '.join(known)})")
-        for k in required:
-            if k not in value:
-                fail(f"{where}: key {k!r}", "missing")
-        return value
-
-    doc = mapping(doc if doc is not None else {}, "the file", TOP_KEYS, ("hosts", "roles", "links"))
     hosts: dict[str, Host] = {}
-    raw_hosts = doc["hosts"]
-    if not isinstance(raw_hosts, dict) or not raw_hosts:
-        fail("hosts", "must name at least one host: name -> {ssh: user@host[:port]}")
-    for name, h in raw_hosts.items():
+    for name, h in doc["hosts"].items():
         where = f"host {name}"
         if not isinstance(name, str) or not NAME_RE.match(name):
-            fail(where, "a host's name is letters, digits, '.', '_' and '-'")
-        h = mapping(h, where, HOST_KEYS, ("ssh",))
+            fail(where, "a host's name is letters, digits, '.', '_' and '-'", doc["hosts"], name)
         ssh = h["ssh"]
-        m = SSH_RE.match(ssh) if isinstance(ssh, str) else None
+        m = SSH_RE.match(ssh)
         if not m or (m.group("port") and not 0 < int(m.group("port")) < 65536):
-            fail(f"{where}: key 'ssh'", f"must be user@host[:port], got {ssh!r}")
+            fail(f"{where}: key 'ssh'", f"must be user@host[:port], got {ssh!r}", h, "ssh")
         python = h.get("python", "python3")
-        if not isinstance(python, str) or not python or any(c.isspace() for c in python):
-            fail(f"{where}: key 'python'", f"must be a path or command without white space, got {python!r}")
-        env = h.get("env", {}) or {}
-        if not isinstance(env, dict):
-            fail(f"{where}: key 'env'", "must be a mapping of variable names to values")
-        for k, v in env.items():
+        if not python or any(c.isspace() for c in python):
+            fail(f"{where}: key 'python'", f"must be a path or command without white space, got {python!r}", h, "python")
+        env = h.get("env") or {}
+        for k in env:
             if not isinstance(k, str) or not ENV_RE.match(k):
-                fail(f"{where}: key 'env'", f"{k!r} is not a variable name")
-            if not isinstance(v, (str, int, float)) or isinstance(v, bool):
-                fail(f"{where}: key 'env'", f"{k}: must be a text or a number")
+                fail(f"{where}: key 'env'", f"{k!r} is not a variable name", env, k)
         hosts[name] = Host(name, ssh, python, tuple((k, str(v)) for k, v in env.items()))
 
     raw_roles = doc["roles"]
-    if not isinstance(raw_roles, dict):
-        fail("roles", f"must be a mapping of {', '.join(ROLES)}")
-    for r in raw_roles:
-        if r not in ROLES:
-            fail(f"role {r}", f"unknown role (known: {', '.join(ROLES)})")
     roles: dict[str, Role] = {}
     for r in ROLES:
-        if r not in raw_roles:
-            fail(f"role {r}", "missing")
         where = f"role {r}"
-        spec = mapping(raw_roles[r], where, ROLE_KEYS, ("host", "interfaces"))
+        spec = raw_roles[r]
         if spec["host"] not in hosts:
-            fail(f"{where}: key 'host'", f"{spec['host']!r} is not one of the hosts ({', '.join(hosts)})")
+            fail(f"{where}: key 'host'", f"{spec['host']!r} is not one of the hosts ({', '.join(hosts)})", spec, "host")
         cpu = spec.get("cpu", 1 if r != "generator" else 0)
-        if not isinstance(cpu, int) or isinstance(cpu, bool) or cpu < 0:
-            fail(f"{where}: key 'cpu'", f"must be a CPU number >= 0, got {cpu!r}")
-        ifaces = mapping(spec["interfaces"], f"{where}: interfaces", ROLE_INTERFACES[r], ROLE_INTERFACES[r])
+        if cpu < 0:
+            fail(f"{where}: key 'cpu'", f"must be a CPU number >= 0, got {cpu!r}", spec, "cpu")
         found = {}
-        for which, i in ifaces.items():
+        for which, i in spec["interfaces"].items():
             w = f"{where}: interface {which}"
-            i = mapping(i, w, INTERFACE_KEYS, INTERFACE_KEYS)
-            if not isinstance(i["name"], str) or not IFNAME_RE.match(i["name"]):
-                fail(f"{w}: key 'name'", f"not an interface name: {i['name']!r}")
+            if not IFNAME_RE.match(i["name"]):
+                fail(f"{w}: key 'name'", f"not an interface name: {i['name']!r}", i, "name")
             mac = str(i["mac"]).lower()
             if not MAC_RE.match(mac):
-                fail(f"{w}: key 'mac'", f"not a MAC address (xx:xx:xx:xx:xx:xx): {i['mac']!r}")
+                fail(f"{w}: key 'mac'", f"not a MAC address (xx:xx:xx:xx:xx:xx): {i['mac']!r}", i, "mac")
             found[which] = Interface(i["name"], mac)
         roles[r] = Role(r, spec["host"], cpu, found)
 
     for r in ROLES:
         names = [i.name for i in roles[r].interfaces.values()]
         if len(set(names)) < len(names):
-            fail(f"role {r}: interfaces", f"{names[0]} is named twice: each interface is its own port")
+            fail(f"role {r}: interfaces", f"{names[0]} is named twice: each interface is its own port",
+                 raw_roles[r], "interfaces")
     router_host = roles["router"].host
     for r in ("generator", "sink"):
         if roles[r].host == router_host:
-            fail(f"role {r}: key 'host'", f"{router_host} is the router's host: the router is on a host of its own")
+            fail(f"role {r}: key 'host'", f"{router_host} is the router's host: the router is on a host of its own",
+                 raw_roles[r], "host")
     if roles["generator"].host == roles["sink"].host:
         names = [i.name for r in ("generator", "sink") for i in roles[r].interfaces.values()]
         if len(set(names)) < len(names):
-            fail(f"host {roles['sink'].host}", f"interface {names[0]} is the generator's and the sink's")
+            fail(f"host {roles['sink'].host}", f"interface {names[0]} is the generator's and the sink's",
+                 raw_roles["sink"], "interfaces")
     unused = sorted(set(hosts) - {r.host for r in roles.values()})
     if unused:
-        fail(f"host {unused[0]}", "no role is on it")
+        fail(f"host {unused[0]}", "no role is on it", doc["hosts"], unused[0])
 
     links = doc["links"]
-    if not isinstance(links, list) or len(links) != 2:
-        fail("links", "must list the two links: [generator.out, router.in] and [router.out, sink.in]")
     seen = set()
     for n, link in enumerate(links, 1):
         where = f"links: link {n}"
-        if not isinstance(link, list) or len(link) != 2 or not all(isinstance(e, str) for e in link):
-            fail(where, "must be a pair of ends [role.interface, role.interface]")
         for end in link:
             role, _, which = end.partition(".")
             if role not in ROLES or which not in ROLE_INTERFACES[role]:
-                fail(where, f"{end!r} is no role's interface (generator.out, router.in, router.out, sink.in)")
+                fail(where, f"{end!r} is no role's interface (generator.out, router.in, router.out, sink.in)",
+                     links, n - 1)
         pair = tuple(sorted(link))
         match = [want for want in LINKS if tuple(sorted(want)) == pair]
         if not match:
             fail(where, f"{link[0]} to {link[1]}: the ends do not match; a testbed's links are "
-                        f"{LINKS[0][0]} to {LINKS[0][1]} and {LINKS[1][0]} to {LINKS[1][1]}")
+                        f"{LINKS[0][0]} to {LINKS[0][1]} and {LINKS[1][0]} to {LINKS[1][1]}", links, n - 1)
         seen.add(match[0])
     if len(seen) != 2:
-        fail("links", "the same link is named twice; the other is missing")
+        fail("links", "the same link is named twice; the other is missing", doc, "links")
 
     ssh_config = doc.get("ssh_config")
     if ssh_config is not None:
-        if not isinstance(ssh_config, str):
-            fail("key 'ssh_config'", "must be a path")
         ssh_config = (path.parent / ssh_config).resolve()
         if not ssh_config.is_file():
-            fail("key 'ssh_config'", f"{ssh_config} is not a file")
+            fail("key 'ssh_config'", f"{ssh_config} is not a file", doc, "ssh_config")
     return TestbedFile(path.resolve(), hosts, roles, ssh_config)

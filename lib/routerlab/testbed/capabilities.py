@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 from routerlab.errors import NeedsRoot
-from routerlab.testbed import settings
 
 #: The kernel's PM QoS CPU latency request (Documentation/power/pm_qos_interface.rst): a
 #: process that writes a 32-bit value in µs holds it until it closes the file.
@@ -25,17 +24,19 @@ _told: set[str] = set()
 
 def runnable(generator: str) -> str:
     """``generator``, or rlgen where the XDP generator cannot run here
-    (:func:`live_frames_missing`), said on stderr once per process."""
+    (:func:`live_frames_missing`), said once per process (a warning of :mod:`logging`, on
+    stderr)."""
     if generator != "xdp":
         return generator
     missing = live_frames_missing()
     if not missing:
         return generator
     if missing not in _told:
-        import sys
+        import logging
 
         _told.add(missing)
-        print(f"routerlab: the XDP generator cannot run here ({missing}): measuring with rlgen", file=sys.stderr)
+        logging.getLogger(__name__).warning(f"routerlab: the XDP generator cannot run here ({missing}): "
+                                            "measuring with rlgen")
     return "rlgen"
 
 
@@ -74,10 +75,12 @@ def cpuidle_driver() -> str:
         return "none"
 
 
-def require_root():
+def require_root(settings=None):
     """Raise :class:`NeedsRoot` (one clear line) unless running as root (here: a testbed
-    beyond one machine, :func:`use`, needs root on its hosts, where its agents check it)."""
-    if settings.beyond_one_machine():
+    beyond one machine, made by ``settings``' factory
+    (:class:`routerlab.testbed.settings.Settings`), needs root on its hosts, where its
+    agents check it)."""
+    if settings is not None and settings.beyond_one_machine:
         return
     if os.geteuid() != 0:
         raise NeedsRoot("the testbed needs root (network namespaces, veth, nftables): run with sudo")

@@ -29,9 +29,13 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
-from routerlab.errors import RouterlabError
+from routerlab import processes
+from routerlab.errors import HostChangeRefused
+from routerlab.testbed import shell
+from routerlab.testbed.interface import FILL_NET
 
 #: The journal open in this process (one host's), or None on the namespace testbed.
 _open: "Journal | None" = None
@@ -47,12 +51,6 @@ ETHTOOL_ALIASES = {"gro": "generic-receive-offload", "gso": "generic-segmentatio
                    "tso": "tcp-segmentation-offload", "lro": "large-receive-offload", "sg": "scatter-gather",
                    "rx": "rx-checksumming", "tx": "tx-checksumming", "rxvlan": "rx-vlan-offload",
                    "txvlan": "tx-vlan-offload", "ntuple": "ntuple-filters", "rxhash": "receive-hashing"}
-#: Where the fill routes of a large table go (:data:`routerlab.engines.kernel.FILL_NET`).
-FILL_NET = "10.128.0.0/9"
-
-
-class Refused(RouterlabError):
-    """A command would change the host in a way the journal cannot undo."""
 
 
 class Journal:
@@ -68,18 +66,17 @@ class Journal:
         global _open
         self._save()
         _open = self
+        shell.journal = sys.modules[__name__]
         return self
 
     def __exit__(self, *exc):
         global _open
         _open = None
+        shell.journal = None
         return False
 
     def _save(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "undo": self.undo, "changes": self.listed}))
-        os.replace(tmp, self.path)
+        processes.write_state(self.path, {"pid": os.getpid(), "undo": self.undo, "changes": self.listed})
 
     def add(self, change: str, undo: list[list[str]]):
         self.listed.append(change)
@@ -136,11 +133,11 @@ class Journal:
                     old = _read(["ip", "-j", "route", "show", "exact", target[0]]) if target else ""
                     undo = [["ip", "route", "del", target[0]]]
                     if old.strip() not in ("", "[]"):
-                        raise Refused(f"{line}: would replace the host's own route to {target[0]}")
+                        raise HostChangeRefused(f"{line}: would replace the host's own route to {target[0]}")
                 elif obj == "neigh":
                     old = _read(["ip", "-j", "neigh", "show", "to", target[0], "dev", dev])
                     if '"lladdr"' in old and "PERMANENT" in old:
-                        raise Refused(f"{line}: would replace the host's own neighbour entry for {target[0]}")
+                        raise HostChangeRefused(f"{line}: would replace the host's own neighbour entry for {target[0]}")
                     undo = [["ip", "neigh", "del", target[0], "dev", dev]]
                 else:
                     net = str(ipaddress.ip_interface(target[0]).network)
@@ -149,8 +146,8 @@ class Journal:
                             if ipaddress.ip_interface(f"{i['local']}/{i['prefixlen']}").network.overlaps(
                                 ipaddress.ip_network(net))]
                     if held:
-                        raise Refused(f"{line}: the host has an address in {net} already ({held[0]}): routerlab's test "
-                                      "links need that network to themselves")
+                        raise HostChangeRefused(f"{line}: the host has an address in {net} already ({held[0]}): "
+                                                "routerlab's test links need that network to themselves")
                     undo = [["ip", "addr", "del", target[0], "dev", dev]]
                 return self.add(line, undo)
             if obj == "link" and verb == "set":
@@ -162,19 +159,20 @@ class Journal:
                     state = _read(["ip", "-j", "link", "show", "dev", dev])
                     was_up = '"UP"' in state.split('"flags"', 1)[-1].split("]", 1)[0]
                     return self.add(line, [] if was_up else [["ip", "link", "set", "dev", dev, "down"]])
-            raise Refused(f"{line}: a change the journal of this host cannot undo")
+            raise HostChangeRefused(f"{line}: a change the journal of this host cannot undo")
         if name == "nft":
             if words[:2] == ["-f", "-"]:
                 tables = re.findall(r"^\s*table\s+(\w+)\s+(\w+)", input or "", re.M)
                 existing = _read(["nft", "list", "tables"])
                 for fam, tname in tables:
                     if f"table {fam} {tname}" in existing:
-                        raise Refused(f"nft table {fam} {tname} exists on this host already: routerlab does not change it")
+                        raise HostChangeRefused(f"nft table {fam} {tname} exists on this host already: "
+                                                "routerlab does not change it")
                 return self.add(f"nft tables {', '.join(f'{f} {t}' for f, t in tables)}",
                                 [["nft", "delete", "table", f, t] for f, t in tables])
             if words[:1] == ["delete"]:
                 return
-            raise Refused(f"{line}: a change the journal of this host cannot undo")
+            raise HostChangeRefused(f"{line}: a change the journal of this host cannot undo")
         if name == "ethtool" and words[:1] in (["-K"], ["--features"], ["--offload"]):
             dev = words[1]
             old = {}
@@ -188,12 +186,12 @@ class Journal:
                 if long in old:
                     undo += [feat, old[long]]
                 else:
-                    raise Refused(f"{line}: {dev} has no feature {feat} to read back")
+                    raise HostChangeRefused(f"{line}: {dev} has no feature {feat} to read back")
             return self.add(line, [undo] if len(undo) > 3 else [])
         if name == "sh" and words[:1] == ["-c"]:
             m = re.fullmatch(r"echo (\S+) > (/sys/class/net/[\w.:-]+/[\w/.-]+|/proc/sys/[\w/.-]+)", words[1].strip())
             if not m:
-                raise Refused(f"{line}: a change the journal of this host cannot undo")
+                raise HostChangeRefused(f"{line}: a change the journal of this host cannot undo")
             try:
                 old = Path(m.group(2)).read_text().strip()
             except OSError:
@@ -210,9 +208,10 @@ class Journal:
             flag = {"OTHER": "-o", "FIFO": "-f", "RR": "-r", "BATCH": "-b", "IDLE": "-i"}.get(pol.group(1) if pol else "", "-o")
             return self.add(line, [["chrt", flag, "-p", prio.group(1) if prio else "0", pid]])
         if cmd[1:3] == ["-m", "routerlab.testbed.netlink_routes"]:
-            if _read(["ip", "route", "show", "root", FILL_NET]).strip():
-                raise Refused(f"the host has routes in {FILL_NET}, where routerlab puts a large table's fill routes")
-            return self.add(f"fill routes in {FILL_NET}", [["ip", "route", "flush", "root", FILL_NET]])
+            if _read(["ip", "route", "show", "root", str(FILL_NET)]).strip():
+                raise HostChangeRefused(f"the host has routes in {FILL_NET}, where routerlab puts a large "
+                                        "table's fill routes")
+            return self.add(f"fill routes in {FILL_NET}", [["ip", "route", "flush", "root", str(FILL_NET)]])
         # anything else run on the host (the engines' own processes, mount, compilers) changes
         # nothing of the host's network set-up
 
@@ -231,12 +230,8 @@ def restore_left(state_dir: Path, alive) -> list[str]:
     ``alive``); returns what was restored and what failed, one line each."""
     done = []
     for f in sorted(Path(state_dir).glob("rl*-changes.json")):
-        try:
-            st = json.loads(f.read_text())
-        except (OSError, json.JSONDecodeError):
-            f.unlink(missing_ok=True)
-            continue
-        if alive(st.get("pid")):
+        st = processes.read_state(f, drop_unreadable=True)
+        if st is None or processes.owner_alive(st, alive):
             continue
         failed = _undo(st.get("undo", []))
         run = f.name.removesuffix("-changes.json")

@@ -32,6 +32,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from routerlab import processes
 from routerlab.errors import ParameterError
 
 #: What the testbed moved, the sets to give back and the testbeds holding them (JSON).
@@ -126,9 +127,7 @@ def _state():
             yield st
         finally:
             if st["moved"] or st["holders"]:
-                tmp = STATE.with_suffix(".tmp")
-                tmp.write_text(json.dumps(st))
-                os.replace(tmp, STATE)
+                processes.write_state(STATE, st)
             else:
                 STATE.unlink(missing_ok=True)
 

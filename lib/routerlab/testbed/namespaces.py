@@ -29,13 +29,13 @@ sending CPU unless told otherwise.
   DUT's ingress veth (engines that need NAPI use threaded NAPI pinned there); the sink
   drops at nft ingress behind a counter, its receive work on ``sink_cpu`` (by default the
   router's), from its own input queue (its veth's NAPI ring), not from the router's: see
-  :meth:`Testbed._sink_queue`.
+  :meth:`NamespaceTestbed._sink_queue`.
 
 With either generator, the kernel's housekeeping threads (``kdamond``, ``kswapd``...) are
 kept off ``router_cpu`` while the testbed is up (:mod:`routerlab.testbed.housekeeping`): on this
 kernel, without preemption, one of them in kernel code keeps the router's receive thread
 waiting longer than the router's ring lasts. Wired straight to the sink (``direct``) they
-are kept off the generator's CPU instead (:attr:`Testbed.kept_cpu`).
+are kept off the generator's CPU instead (:attr:`NamespaceTestbed.kept_cpu`).
 
 Static neighbour entries replace ARP; IPv6 is off on test links.
 
@@ -45,12 +45,12 @@ spins in the cpuidle POLL state instead of halting. In a virtual machine a halte
 goes back to the hypervisor, and waking it costs a host scheduling delay that the guest
 counts as steal; with packets arriving every few microseconds that happens all the time.
 The request is the kernel's to drop when the file closes, so a killed run leaves nothing
-behind. It is taken when the testbed is entered (``with Testbed() as tb``), so every
+behind. It is taken when the testbed is entered (``with NamespaceTestbed() as tb``), so every
 testbed polls, those that bring their own topology (:mod:`routerlab.measuring.fastreroute`) too.
 ``ROUTERLAB_CPU_IDLE=os`` leaves idle to the kernel; :mod:`routerlab.benchmarks.idle`
 measures both side by side.
 
-Nothing is left behind: :class:`Testbed` is a context manager that removes its namespaces
+Nothing is left behind: :class:`NamespaceTestbed` is a context manager that removes its namespaces
 and processes on normal exit, on exceptions, on SIGINT and SIGTERM; each run writes a
 state file under ``/run/routerlab`` so that :func:`clean` removes what a killed run left.
 """
@@ -58,30 +58,22 @@ state file under ``/run/routerlab`` so that :func:`clean` removes what a killed 
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import signal
-import subprocess
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar
 
 from routerlab import cache
-from routerlab.errors import NeedsRoot, ParameterError
-from routerlab.testbed import capabilities, cleanup, housekeeping, settings, shell, userns
-from routerlab.testbed.interface import PREFIX_RE, SINK_NET, STATE_DIR, TG_NET
-from routerlab.testbed.settings import default_cpu_idle, default_generator
+from routerlab.errors import ParameterError
+from routerlab.testbed import capabilities, settings
+from routerlab.testbed.interface import SINK_NET, TG_NET, VETH_RING_SIZE
+from routerlab.testbed.lifetime import OnThisMachine, check_cpus, check_mtu, check_prefix, new_prefix
+from routerlab.testbed.settings import Settings, environment_cpu_idle, environment_generator
 from routerlab.testbed.shell import link_stats, napi_threads, nsexec, sh, u64, veth_queue_counters
 
 #: ethtool's names of the TSO features (the kernel's NETIF_F_ALL_TSO).
 TSO_FEATURES = ("tso", "tx-tcp6-segmentation", "tx-tcp-ecn-segmentation", "tx-tcp-mangleid-segmentation")
 #: What the environment record's ``pinning`` says before a testbed's idle mode
-#: (:attr:`Testbed.idle_held`); :mod:`routerlab.benchmarks.idle` reads it back.
+#: (:attr:`NamespaceTestbed.idle_held`); :mod:`routerlab.benchmarks.idle` reads it back.
 IDLE_NOTE = "idle CPUs: "
-#: Slots of a veth's XDP receive ring (VETH_RING_SIZE in drivers/net/veth.c): where frames
-#: redirected into a veth, and sk_buffs sent to one that receives through NAPI, wait.
-VETH_RING_SIZE = 256
 #: Real-time priority (SCHED_FIFO, the lowest) of the NAPI threads of the router's input
 #: and of the sink: above every ordinary task on their CPUs, as a NIC's interrupt work is.
 #: The sink's goes before the generator, which spins on the same CPU; the router's before
@@ -91,17 +83,20 @@ VETH_RING_SIZE = 256
 RECEIVE_PRIORITY = 1
 
 
-def make(**kw):
-    """A testbed for a measurement: the namespace testbed (:class:`Testbed`), or inside a
-    :func:`use` block the one it names (a testbed beyond one machine,
+def make(settings: Settings | None = None, **kw):
+    """A testbed for a measurement made with ``settings`` (None: the environment's): the
+    namespace testbed (:class:`NamespaceTestbed`) with their generator and idle mode, or
+    the one their factory makes (a testbed beyond one machine,
     :mod:`routerlab.remote.sshtestbed`), with the same parameters."""
-    factory = settings.factory()
-    return factory(**kw) if factory is not None else NamespaceTestbed(**kw)
+    settings = settings or Settings()
+    if settings.factory is not None:
+        return settings.factory(**kw)
+    return NamespaceTestbed(**{"generator": settings.generator, "cpu_idle": settings.cpu_idle, **kw})
 
 
 
 @dataclass
-class NamespaceTestbed:
+class NamespaceTestbed(OnThisMachine):
     """A generator, a device under test and a sink in their own namespaces.
 
     Parameters
@@ -116,7 +111,8 @@ class NamespaceTestbed:
         CPU for the sink's receive processing (default: the generator's with the XDP
         generator, the router's with rlgen; see the module's text).
     generator : str, optional
-        "xdp" or "rlgen" (:data:`GENERATORS`). Default: :func:`default_generator`. A
+        "xdp" or "rlgen" (:data:`GENERATORS`). Default: ``ROUTERLAB_GENERATOR``, else
+        "xdp" (:func:`routerlab.testbed.settings.environment_generator`). A
         testbed asked for "xdp" where it cannot run takes rlgen (:func:`runnable`).
     prefix : str, optional
         Name prefix (``rl`` + 6 hex digits); random by default.
@@ -128,7 +124,7 @@ class NamespaceTestbed:
         (:class:`routerlab.measuring.validation.TrialValidation`).
     cpu_idle : str, optional
         "poll": idle CPUs poll while the testbed is up (see the module's text); "os": the
-        kernel's idle states. Default: :func:`default_cpu_idle`. Where the latency request
+        kernel's idle states. Default: ``ROUTERLAB_CPU_IDLE``, else "poll". Where the latency request
         cannot be held (no such file, no permission) or has no effect, the testbed runs
         anyway and :attr:`idle_held` says so.
     placement : bool
@@ -145,160 +141,32 @@ class NamespaceTestbed:
     router_cpu: int = 1
     sink_cpu: int | None = None
     router_queue: int | None = None
-    prefix: str = field(default_factory=lambda: "rl" + secrets.token_hex(3))
-    cpu_idle: str = field(default_factory=default_cpu_idle)
-    generator: str = field(default_factory=default_generator)
+    prefix: str = field(default_factory=new_prefix)
+    cpu_idle: str = field(default_factory=environment_cpu_idle)
+    generator: str = field(default_factory=environment_generator)
     placement: bool = True
-    procs: list = field(default_factory=list, repr=False)
     #: Fixed, locally administered MACs by interface role (suffix of the name): table
     #: entries written as data (the P4 exercises) can name them. Each testbed is its own
     #: L2 domain, so concurrent testbeds do not clash.
     MACS: ClassVar[dict[str, str]] = {"g0": "02:72:6c:01:00:02", "d0": "02:72:6c:01:00:01",
                                       "d1": "02:72:6c:02:00:01", "s0": "02:72:6c:02:00:02"}
-    _old_handlers: dict = field(default_factory=dict, repr=False)
-    _up: bool = field(default=False, repr=False)
-    _latency_fd: int | None = field(default=None, init=False, repr=False)
     _sink_map: int | None = field(default=None, init=False, repr=False)
-    #: The kernel threads kept off :attr:`kept_cpu` while up (:mod:`routerlab.testbed.housekeeping`).
-    housekept: list = field(default_factory=list, init=False, repr=False)
-    #: :func:`routerlab.testbed.housekeeping.mode` when the testbed came up.
-    housekeeping_mode: str = field(default="", init=False, repr=False)
-    #: How idle CPUs waited while up, as the environment record says it ("poll (...)" or
-    #: "os (...)", with what the kernel honoured; set when the testbed comes up).
-    idle_held: str = field(default="", init=False, repr=False)
 
     def __post_init__(self):
-        if not PREFIX_RE.match(self.prefix):
-            raise ParameterError("prefix", f"must match {PREFIX_RE.pattern}, got {self.prefix!r}")
-        if not 576 <= self.mtu <= 9000:
-            raise ParameterError("mtu", f"must be 576..9000 bytes, got {self.mtu}")
-        ncpu = os.cpu_count() or 1
-        self.generator = capabilities.runnable(settings._GENERATOR.checked("generator", self.generator))
+        check_prefix(self.prefix)
+        check_mtu(self.mtu)
+        self.generator = capabilities.runnable(settings.checked_generator(self.generator))
         if self.sink_cpu is None:
             self.sink_cpu = self.gen_cpu if self.generator == "xdp" else self.router_cpu
-        for name, cpu in (("gen_cpu", self.gen_cpu), ("router_cpu", self.router_cpu), ("sink_cpu", self.sink_cpu)):
-            if not 0 <= cpu < ncpu:
-                raise ParameterError(name, f"CPU {cpu} does not exist (this machine has {ncpu})")
-        settings._IDLE.checked("cpu_idle", self.cpu_idle)
+        check_cpus(gen_cpu=self.gen_cpu, router_cpu=self.router_cpu, sink_cpu=self.sink_cpu)
+        settings.checked_cpu_idle(self.cpu_idle)
         if not self.placement and self.generator != "rlgen":
             raise ParameterError("generator", "a testbed without CPU placement sends with rlgen; "
                                  f"{self.generator!r} needs the placement")
 
-    # names -----------------------------------------------------------------------
-    @property
-    def ns_tg(self):
-        return f"{self.prefix}-tg"
-
-    @property
-    def ns_dut(self):
-        return f"{self.prefix}-dut"
-
-    @property
-    def ns_sink(self):
-        return f"{self.prefix}-sink"
-
-    @property
-    def tg_if(self):
-        return f"{self.prefix}g0"
-
-    @property
-    def dut_in(self):
-        return f"{self.prefix}d0"
-
-    @property
-    def dut_out(self):
-        return f"{self.prefix}d1"
-
-    @property
-    def sink_if(self):
-        return f"{self.prefix}s0"
-
-    @property
-    def namespaces(self):
-        return [self.ns_tg, self.ns_sink] + ([] if self.direct else [self.ns_dut])
-
-    @property
-    def kept_cpu(self) -> int:
-        """The CPU the kernel's housekeeping threads are kept off while up
-        (:mod:`routerlab.testbed.housekeeping`): the router's; wired straight to the sink, the
-        generator's, the router's CPU then being idle or the sink's."""
-        return self.gen_cpu if self.direct else self.router_cpu
-
-    @property
-    def _holder(self) -> str:
-        """Who holds the housekeeping threads off the router's CPU (:mod:`routerlab.testbed.housekeeping`)."""
-        return f"{os.getpid()}/{self.prefix}"
-
-    @property
-    def state_file(self) -> Path:
-        return STATE_DIR / f"{self.prefix}.json"
-
-    # lifecycle ---------------------------------------------------------------------
-    def __enter__(self):
-        self._may_start()
-        self._install_signal_handlers()
-        try:
-            self._place()
-            self.up()
-        except BaseException:
-            self.down()
-            self._restore_signal_handlers()
-            raise
-        return self
-
-    def _may_start(self):
-        """Refuse, in one line, to start where this testbed cannot."""
-        capabilities.require_root()
-        if self.placement and userns.inside():
-            raise NeedsRoot("a testbed for measuring needs root of the machine: in a user namespace the "
-                            "receive work cannot be placed on its CPU (only checks run there, placement=False)")
-
-    def _place(self):
-        """Before the testbed comes up: idle CPUs polling, housekeeping off the router's CPU."""
-        if self.placement:
-            self.hold_idle()
-            self.housekeeping_mode = housekeeping.mode()
-            self.housekept = housekeeping.hold(self.kept_cpu, self._holder)
-        else:
-            self.idle_held = "os (no CPU placement: a testbed for checks)"
-
-    def __exit__(self, *exc):
-        self.down()
-        self._restore_signal_handlers()
-        return False
-
-    def _install_signal_handlers(self):
-        def raise_interrupt(signum, frame):
-            raise KeyboardInterrupt(f"signal {signum}")
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                self._old_handlers[sig] = signal.signal(sig, raise_interrupt)
-            except ValueError:  # not the main thread: the caller handles signals
-                pass
-
-    def _restore_signal_handlers(self):
-        for sig, h in self._old_handlers.items():
-            signal.signal(sig, h)
-        self._old_handlers.clear()
-
-    def _write_state(self):
-        STATE_DIR.mkdir(parents=True, exist_ok=True)
-        state = {"prefix": self.prefix, "pid": os.getpid(), "namespaces": self.namespaces,
-                 "procs": [p.pid for p in self.procs if p.poll() is None], "started": time.time()}
-        tmp = self.state_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(state))
-        os.replace(tmp, self.state_file)
-
     def up(self):
         """Create namespaces, links, addresses, neighbours, sink counter and CPU placement."""
-        self._up = True
-        self._write_state()  # first, so that a crash right now is still cleaned up
-        for ns in self.namespaces:
-            sh("ip", "netns", "add", ns)
-            for k in ("all", "default"):
-                nsexec(ns, "sysctl", "-qw", f"net.ipv6.conf.{k}.disable_ipv6=1")
-            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        self._add_namespaces()
         far_ns, far_if = (self.ns_sink, self.sink_if) if self.direct else (self.ns_dut, self.dut_in)
         self._veth(self.ns_tg, self.tg_if, far_ns, far_if)
         if not self.direct:
@@ -369,38 +237,6 @@ class NamespaceTestbed:
                 sh("taskset", "-pc", str(cpu), pid)
                 sh("chrt", "-f", "-p", str(RECEIVE_PRIORITY), pid)
 
-    def hold_idle(self):
-        """Hold the CPU latency request at 0 µs for ``cpu_idle="poll"`` until :meth:`down`
-        (taken when the testbed is entered), and set :attr:`idle_held` from what the kernel
-        honours then: a request of 0 µs held by another process makes "os" poll too, and
-        without a cpuidle driver a request changes nothing."""
-        self.release_idle()
-        driver = capabilities.cpuidle_driver()
-        if self.cpu_idle == "poll":
-            try:
-                self._latency_fd = os.open(capabilities.CPU_LATENCY, os.O_WRONLY | os.O_CLOEXEC)
-                os.write(self._latency_fd, (0).to_bytes(4, "little", signed=True))
-            except OSError as e:
-                self.release_idle()
-                self.idle_held = f"os (poll asked; {capabilities.CPU_LATENCY}: {e.strerror})"
-                return
-        now = capabilities.cpu_latency_us()
-        if driver == "none":
-            self.idle_held = f"os ({self.cpu_idle} asked; no cpuidle driver: idle CPUs halt whatever is asked)"
-        elif self.cpu_idle == "poll":
-            self.idle_held = (f"poll ({capabilities.CPU_LATENCY} 0 us held while up; cpuidle driver {driver})" if now == 0 else
-                              f"os (poll asked; {capabilities.CPU_LATENCY} reads {now} us after writing 0)")
-        elif now == 0:
-            self.idle_held = f"poll (os asked; another process holds {capabilities.CPU_LATENCY} at 0 us)"
-        else:
-            self.idle_held = f"os (the kernel's idle states; cpuidle driver {driver})"
-
-    def release_idle(self):
-        """Drop this testbed's CPU latency request, if it holds one."""
-        fd, self._latency_fd = self._latency_fd, None
-        if fd is not None:
-            os.close(fd)
-
     def _sink_queue(self):
         """Give the sink's receive its own input queue: the sink's veth NAPI ring.
 
@@ -426,88 +262,11 @@ class NamespaceTestbed:
         for ns, dev in ((ns_a, a), (ns_b, b)):
             sh("ip", "-n", ns, "link", "set", dev, "up")
 
-    def link_name(self, dev: str) -> str:
-        """A link's name as datasets record it: without this testbed's prefix ("d0", "s0"),
-        so that counters of different runs line up."""
-        return dev.removeprefix(self.prefix)
-
     @staticmethod
     def set_rps(ns: str, dev: str, cpu: int | None):
         """Steer the receive processing of ``dev`` to ``cpu`` (RPS); None: no RPS."""
         mask = 0 if cpu is None else 1 << cpu
         nsexec(ns, "sh", "-c", f"echo {mask:x} > /sys/class/net/{dev}/queues/rx-0/rps_cpus")
-
-    @staticmethod
-    def mac(ns: str, dev: str) -> str:
-        return json.loads(sh("ip", "-n", ns, "-j", "link", "show", "dev", dev))[0]["address"]
-
-    def spawn(self, ns: str, *args: str, cpu: int | None = None, **kw) -> subprocess.Popen:
-        """Start a process in namespace ``ns`` (optionally pinned to ``cpu``); it is killed by
-        :meth:`down` and by :func:`clean` if this run dies."""
-        cmd = ["ip", "netns", "exec", ns] + (["taskset", "-c", str(cpu)] if cpu is not None else []) + list(args)
-        p = subprocess.Popen(cmd, start_new_session=True, **kw)
-        self.procs.append(p)
-        self._write_state()
-        return p
-
-    def down(self):
-        """Remove every process, link and namespace of this run, and drop its CPU latency
-        request and give the housekeeping threads their CPUs back (idempotent)."""
-        self.release_idle()
-        try:
-            if not self._up:
-                return
-            for p in self.procs:
-                cleanup._kill_group(p.pid)
-            for p in self.procs:
-                try:
-                    p.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    pass
-            self.procs.clear()
-            for ns in self.namespaces:
-                cleanup._delete_ns(ns)
-            self.state_file.unlink(missing_ok=True)
-            self._up = False
-        finally:
-            # after the namespaces: a failure here must not leave them behind
-            if self.placement:
-                housekeeping.release(self._holder)
-
-    # what a measurement asks of the testbed, the same beyond one machine ---------------
-    @property
-    def probe_ns(self) -> str:
-        """The namespace the CPU-stop probe of the router's CPU runs in (any of this
-        machine's; beyond one machine, one on the router's host)."""
-        return self.ns_tg
-
-    def cpu_times(self) -> dict[str, list[int]]:
-        """:func:`cpu_times` of the machine the router runs on."""
-        return shell.cpu_times()
-
-    def program(self, name: str) -> str:
-        """The path of one of our C programs (``rlgen``, ``rlstop``) where the testbed
-        runs it, built if needed."""
-        return str(cache.compiled(name))
-
-    @property
-    def pin_name(self) -> str:
-        """The folder under :data:`BPF_PINS` where this testbed's BPF objects are pinned."""
-        return self.prefix
-
-    def own_device(self, dev: str) -> bool:
-        """Whether ``dev`` (in one of this testbed's namespaces) is one of its links."""
-        return dev.startswith(self.prefix)
-
-    def router(self, engine):
-        """The engine as the testbed drives it: ``engine`` itself here; beyond one machine,
-        one that runs it on the router's host."""
-        return engine
-
-    def environment(self) -> dict:
-        """Columns of the environment record this testbed sets beyond the machine's own
-        (:func:`routerlab.analysis.datasets.record_environment`): none here."""
-        return {"setting": "network namespaces, veth"}
 
     # measurement helpers --------------------------------------------------------------
     def sink_count(self) -> int:
@@ -531,10 +290,7 @@ class NamespaceTestbed:
     def chain(self) -> str:
         """How generator, router and sink were placed, as the environment record's
         ``pinning`` says it (the idle mode follows)."""
-        kept = (f"; kernel threads kept off CPU {self.kept_cpu}: {', '.join(self.housekept)}" if self.housekept
-                else f"; no kernel thread to keep off CPU {self.kept_cpu}" if self.housekeeping_mode == "move"
-                else "; kernel threads left where they were (ROUTERLAB_HOUSEKEEPING=leave)")
-        return self._placement() + kept
+        return self._placement() + self._kept()
 
     def _placement(self) -> str:
         if self.generator == "xdp":

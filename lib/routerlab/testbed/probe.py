@@ -13,7 +13,7 @@ import sys
 import time
 
 from routerlab.errors import RouterlabError
-from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.interface import Testbed
 
 _CAPTURE = r"""
 import select, socket, sys, time
@@ -48,7 +48,7 @@ def send_frames(ns: str, dev: str, frames: list[bytes], gap: float = 0.01) -> No
         raise RouterlabError(f"sending on {ns}/{dev} failed: {p.stderr.strip()}")
 
 
-def exchange(tb: NamespaceTestbed, send: tuple[str, str], frames: list[bytes],
+def exchange(tb: Testbed, send: tuple[str, str], frames: list[bytes],
              listen: dict[str, tuple[str, str]], settle: float = 0.3, gap: float = 0.01,
              ethertypes: tuple[int, ...] = (0x0800,)) -> dict[str, list[bytes]]:
     """Send ``frames`` out of ``send`` = (namespace, interface); return the frames of

@@ -1,116 +1,96 @@
 """The testbed's settings: which generator, how idle CPUs wait, and which testbed a
-measurement makes (the namespace testbed, or one beyond one machine)."""
+measurement makes (the namespace testbed, or one beyond one machine), as one frozen
+value that a command (or a campaign, a benchmark, a notebook) makes once and passes down."""
 
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
-from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Callable
 
 from routerlab.errors import ParameterError
-from routerlab.testbed.interface import GENERATORS
+from routerlab.defaults import GENERATORS
 
 #: How idle CPUs wait while a testbed is up: "poll" (CPU latency request 0 µs held) or
 #: "os" (the kernel's own choice of idle state).
 CPU_IDLE_MODES = ("poll", "os")
+#: The environment variables a setting not given is taken from, and the defaults without them.
+GENERATOR_ENV, CPU_IDLE_ENV = "ROUTERLAB_GENERATOR", "ROUTERLAB_CPU_IDLE"
+DEFAULT_GENERATOR, DEFAULT_CPU_IDLE = "xdp", "poll"
 
 
-class _Choice:
-    """A testbed setting chosen among a few names: the innermost block's, else an
-    environment variable's, else a default."""
-
-    def __init__(self, env: str, allowed: tuple[str, ...], default: str):
-        self.env, self.allowed, self.default = env, allowed, default
-        self._chosen: ContextVar[tuple[str, ...]] = ContextVar(env, default=())
-
-    def checked(self, name: str, value: str) -> str:
-        """``value`` if it is allowed, else a ParameterError naming ``name``."""
-        if value not in self.allowed:
-            raise ParameterError(name, f"must be one of {', '.join(self.allowed)}, got {value!r}")
-        return value
-
-    def current(self) -> str:
-        if self._chosen.get():
-            return self._chosen.get()[-1]
-        return self.checked(self.env, os.environ.get(self.env, self.default))
-
-    @contextmanager
-    def block(self, name: str, value: str):
-        token = self._chosen.set(self._chosen.get() + (self.checked(name, value),))
-        try:
-            yield
-        finally:
-            self._chosen.reset(token)
+def _checked(name: str, value: str, allowed: tuple[str, ...]) -> str:
+    """``value`` if it is allowed, else a ParameterError naming ``name``."""
+    if value not in allowed:
+        raise ParameterError(name, f"must be one of {', '.join(allowed)}, got {value!r}")
+    return value
 
 
-_IDLE = _Choice("ROUTERLAB_CPU_IDLE", CPU_IDLE_MODES, "poll")
-_GENERATOR = _Choice("ROUTERLAB_GENERATOR", GENERATORS, "xdp")
+def environment_generator() -> str:
+    """The generator ``ROUTERLAB_GENERATOR`` names, else "xdp" (checked)."""
+    return _checked(GENERATOR_ENV, os.environ.get(GENERATOR_ENV, DEFAULT_GENERATOR), GENERATORS)
 
 
-def default_cpu_idle() -> str:
-    """The idle mode a :class:`Testbed` takes when not told: the innermost
-    :func:`cpu_idle` block's, else ``ROUTERLAB_CPU_IDLE``, else "poll"."""
-    return _IDLE.current()
+def environment_cpu_idle() -> str:
+    """The idle mode ``ROUTERLAB_CPU_IDLE`` names, else "poll" (checked)."""
+    return _checked(CPU_IDLE_ENV, os.environ.get(CPU_IDLE_ENV, DEFAULT_CPU_IDLE), CPU_IDLE_MODES)
 
 
-def cpu_idle(mode: str):
-    """Testbeds made inside this ``with`` block idle their CPUs in ``mode`` (one of
-    :data:`CPU_IDLE_MODES`), whatever the environment says."""
-    return _IDLE.block("cpu_idle", mode)
+def checked_generator(value: str, name: str = "generator") -> str:
+    """``value`` if it is a generator (:data:`GENERATORS`), else a ParameterError naming ``name``."""
+    return _checked(name, value, GENERATORS)
 
 
-def default_generator() -> str:
-    """The generator a :class:`Testbed` takes when not told: the innermost
-    :func:`generator` block's (a command's ``--generator``), else ``ROUTERLAB_GENERATOR``,
-    else "xdp"."""
-    return _GENERATOR.current()
+def checked_cpu_idle(value: str, name: str = "cpu_idle") -> str:
+    """``value`` if it is an idle mode (:data:`CPU_IDLE_MODES`), else a ParameterError naming ``name``."""
+    return _checked(name, value, CPU_IDLE_MODES)
 
 
-def generator_asked() -> str | None:
-    """The generator the innermost :func:`generator` block names (a command's
-    ``--generator``), or None outside one."""
-    chosen = _GENERATOR._chosen.get()
-    return chosen[-1] if chosen else None
+@dataclass(frozen=True)
+class Settings:
+    """How the testbeds of one command (or campaign, benchmark, notebook) are made.
 
+    Parameters
+    ----------
+    generator : str, optional
+        "xdp" or "rlgen" (:data:`GENERATORS`) for every testbed made with these settings;
+        None: ``ROUTERLAB_GENERATOR``, else "xdp". A testbed asked for "xdp" where it cannot
+        run takes rlgen (:func:`routerlab.testbed.capabilities.runnable`).
+    cpu_idle : str, optional
+        How idle CPUs wait while a testbed is up (:data:`CPU_IDLE_MODES`); None:
+        ``ROUTERLAB_CPU_IDLE``, else "poll".
+    factory : callable, optional
+        Makes the testbeds instead of the namespace testbed (called with its parameters):
+        a testbed beyond one machine (:func:`routerlab.remote.sshtestbed.using`). One with a
+        ``check_engine(engine, scenario)`` method checks engines where it runs them.
+    generator_asked : bool
+        Whether ``generator`` is what the user asked for (a command's ``--generator``),
+        not a default.
+    """
 
-def generator(name: str):
-    """Testbeds made inside this ``with`` block drive the generator ``name`` (one of
-    :data:`GENERATORS`), whatever the environment says."""
-    return _GENERATOR.block("generator", name)
+    generator: str | None = None
+    cpu_idle: str | None = None
+    factory: Callable | None = None
+    generator_asked: bool = False
 
+    def __post_init__(self):
+        object.__setattr__(self, "generator", environment_generator() if self.generator is None
+                           else checked_generator(self.generator))
+        object.__setattr__(self, "cpu_idle", environment_cpu_idle() if self.cpu_idle is None
+                           else checked_cpu_idle(self.cpu_idle))
 
-_FACTORY: ContextVar = ContextVar("testbed factory", default=None)
+    @classmethod
+    def asked(cls, generator: str | None = None, **kw) -> "Settings":
+        """The settings of a command given ``--generator generator`` (None: not given)."""
+        return cls(generator=generator, generator_asked=generator is not None, **kw)
 
+    @property
+    def beyond_one_machine(self) -> bool:
+        """Whether measurements make their testbeds with :attr:`factory`."""
+        return self.factory is not None
 
-def factory():
-    """The innermost :func:`use` block\'s testbed factory, or None outside one."""
-    return _FACTORY.get()
-
-
-
-def beyond_one_machine() -> bool:
-    """Whether measurements now make their testbeds with a :func:`use` block's factory."""
-    return _FACTORY.get() is not None
-
-
-def check_engine(engine, scenario):
-    """Check ``engine`` for ``scenario`` where the :func:`use` block's testbed runs it (its
-    router's host), raising what its own check raises there; nothing outside such a block."""
-    factory = _FACTORY.get()
-    if factory is not None and getattr(factory, "check_engine", None):
-        factory.check_engine(engine, scenario)
-
-
-@contextmanager
-def use(factory):
-    """Measurements inside this ``with`` block make their testbeds with ``factory``
-    (called with :class:`Testbed`'s parameters) instead of the namespace testbed; a
-    factory with a ``check_engine(engine, scenario)`` method checks engines where it runs
-    them."""
-    token = _FACTORY.set(factory)
-    try:
-        yield
-    finally:
-        _FACTORY.reset(token)
-
-
+    def check_engine(self, engine, scenario):
+        """Check ``engine`` for ``scenario`` where the factory's testbed runs it (its
+        router's host), raising what its own check raises there; nothing without a factory."""
+        if self.factory is not None and getattr(self.factory, "check_engine", None):
+            self.factory.check_engine(engine, scenario)

@@ -3,26 +3,30 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import time
 
-from routerlab.errors import RouterlabError
-from routerlab.testbed import hostchanges
+from routerlab.errors import TestbedError
 
-class TestbedError(RouterlabError):
-    """A testbed command failed; the message names the command and its error output."""
-
+#: What journals each command :func:`sh` runs, before and after it (``before(argv, input)``,
+#: ``after(ok)``): a testbed host's open journal of changes sets it
+#: (:mod:`routerlab.testbed.hostchanges`); None, the rule, journals nothing.
+journal = None
 
 
 def sh(*args: str, input: str | None = None, check: bool = True, timeout: float = 120) -> str:
     """Run a command (argv), return its stdout; raise :class:`TestbedError` naming it.
     On a host of a testbed beyond one machine, what it changes is journalled first
     (:mod:`routerlab.testbed.hostchanges`)."""
-    hostchanges.before(list(args), input)
+    if journal is not None:
+        journal.before(list(args), input)
     # a command that times out or is interrupted may have changed something: its undo stays
     p = subprocess.run(list(args), input=input, capture_output=True, text=True, timeout=timeout)
-    hostchanges.after(p.returncode == 0)
+    if journal is not None:
+        journal.after(p.returncode == 0)
     if check and p.returncode != 0:
         raise TestbedError(f"{' '.join(args)[:200]}: {p.stderr.strip() or p.stdout.strip()}")
     return p.stdout
@@ -94,3 +98,34 @@ def u64(value) -> int:
     return int.from_bytes(bytes(int(b, 16) for b in value), "little")
 
 
+def own_namespace(ns: str) -> bool:
+    """Whether the named namespace ``ns`` is this process's own or the machine's first (a
+    handle a testbed host attached to itself, :mod:`routerlab.remote.sshtestbed`): deleting it
+    must not kill what runs there."""
+    try:
+        ino = os.stat(f"/run/netns/{ns}").st_ino
+    except OSError:
+        return False
+    for p in ("self", "1"):
+        try:
+            if os.stat(f"/proc/{p}/ns/net").st_ino == ino:
+                return True
+        except OSError:  # the machine's first process may be out of reach (another PID namespace)
+            continue
+    return False
+
+
+def delete_namespace(ns: str):
+    """Delete the named network namespace ``ns``, killing what still runs in it first (unless
+    it is this process's own or the machine's first: :func:`own_namespace`)."""
+    if own_namespace(ns):
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        return
+    # processes still inside the namespace (e.g. orphaned daemons) are killed first
+    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+    for pid in pids:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)

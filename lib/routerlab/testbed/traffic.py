@@ -22,38 +22,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from routerlab import cache
+from routerlab.defaults import BURST, STEAL_FLAG, STOP_FLOOR_MS, STOP_PROBE_PERIOD_MS
 from routerlab.testbed import namespaces
 from routerlab.errors import ParameterError, RouterlabError
-from routerlab.testbed.interface import DEST_NET, SINK_NET, TG_NET
-from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.interface import DEST_NET, DROP_PORT, SINK_NET, TG_NET, Testbed
 from routerlab.testbed.shell import cpu_usage, sh
 
-#: Frames per burst, both generators: rlgen's sendmmsg batch, the XDP generator's run of
-#: its program. The packets offered during d seconds are up to one burst more than
-#: rate * d.
-BURST = 32
 #: A trial counts as generator-limited when it offered less than this share of the
 #: requested packets (or its own socket refused any).
 GENERATOR_TOLERANCE = 0.995
-#: A trial counts as disturbed by the hypervisor when steal exceeds this fraction of CPU time.
-STEAL_FLAG = 0.02
 #: Time for packets in flight to reach the sink before the counters are read, seconds.
 DRAIN_S = 0.1
 #: How long the stop probe may take to say it runs, seconds.
 PROBE_START_S = 5.0
-#: The stop probe's period, milliseconds: a stop of d ms reads as d - P to d. The probe's
-#: own CPU time on this machine (docs/testbed.md): on a busy CPU 1.6% at 1 ms, 0.8% at 2,
-#: 0.6% at 4; on an idle one 5.2%, 1.7% and 0.9%.
-STOP_PROBE_PERIOD_MS = 2.0
-#: A reading of the stop probe at or below this, milliseconds, is not held against a trial
-#: (:mod:`routerlab.measuring.validation`): a chosen minimum, above what the probe reads on this
-#: machine's router CPU when it idles or forwards below saturation (its router's receive
-#: thread is below the probe, so the router's own work delays it little). Below the
-#: probe's period, because the XDP chain's first queue, a 256-slot ring, lasts less than
-#: the period at loads above 128 kpps (a stop of a millisecond overflows it above 256
-#: kpps); above 512 kpps it lasts less than the floor too, and a stop between the two
-#: is not held.
-STOP_FLOOR_MS = 0.5
 #: Stops (and generator lags) longer than this, milliseconds, are added up (``cpu_stops``,
 #: ``cpu_stopped_ms``, ``gen_lagged_ms``). A busy router's own softirq work delays the
 #: probe by up to a jiffy (3.9-4.5 ms read here at HZ=250), on a saturated CPU at nearly
@@ -130,7 +111,7 @@ def stop_total_over_ms(generator: str) -> float:
 
 
 @contextmanager
-def cpu_stops(tb: NamespaceTestbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
+def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
     """Probe ``cpu`` for stops while the block runs (``csrc/rlstop.c``: a task of the
     real-time priority SCHED_FIFO 2, above every ordinary task and the router's receive
     thread (:data:`routerlab.testbed.namespaces.RECEIVE_PRIORITY`), that wakes every ``period_ms``
@@ -182,7 +163,7 @@ def generator_version() -> str:
     return program_version("rlgen")
 
 
-def generator_record(tb: NamespaceTestbed) -> str:
+def generator_record(tb: Testbed) -> str:
     """The generator ``tb`` drives, as the environment record's ``generator`` says it."""
     if tb.generator == "xdp":
         from routerlab.testbed import xdpgen
@@ -211,7 +192,7 @@ class TrafficSpec:
     drop_share: float = 0.0
 
     #: UDP port of the packets the firewall is meant to drop.
-    DROP_PORT = 9
+    DROP_PORT = DROP_PORT
 
     @classmethod
     def for_scenario(cls, sc) -> "TrafficSpec":
@@ -275,7 +256,7 @@ class TrialResult:
         return {k: v for k, v in asdict(self).items() if k != "drop_rows"}
 
 
-def run_trial(tb: NamespaceTestbed, rate_pps: float, duration_s: float, spec: TrafficSpec,
+def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec,
               batch: int = BURST, drops=None, probe_period_ms: float | None = STOP_PROBE_PERIOD_MS) -> TrialResult:
     """Send ``rate_pps`` for ``duration_s`` through the testbed and count what arrives.
 
@@ -337,7 +318,7 @@ def run_trial(tb: NamespaceTestbed, rate_pps: float, duration_s: float, spec: Tr
         queue_ms=round(tb.router_queue / rate_pps * 1e3, 3) if tb.router_queue and rate_pps > 0 else None, **found)
 
 
-def rlgen_args(tb: NamespaceTestbed, spec: TrafficSpec) -> list[str]:
+def rlgen_args(tb: Testbed, spec: TrafficSpec) -> list[str]:
     """rlgen's command line for the frames of ``spec`` on ``tb`` (addresses, flows, size,
     drop share), without rate and duration."""
     dst_mac = tb.mac(tb.ns_sink if tb.direct else tb.ns_dut, tb.sink_if if tb.direct else tb.dut_in)
@@ -352,13 +333,13 @@ def rlgen_args(tb: NamespaceTestbed, spec: TrafficSpec) -> list[str]:
     return args
 
 
-def frames(tb: NamespaceTestbed, spec: TrafficSpec) -> str:
+def frames(tb: Testbed, spec: TrafficSpec) -> str:
     """The frames rlgen sends for ``spec`` on ``tb``, as it prints them (``--print-frames``:
     one per line, 1 or 0 for meant to pass the firewall or not, then the frame in hex)."""
     return sh(*rlgen_args(tb, spec), "--print-frames")
 
 
-def _rlgen_results(tb: NamespaceTestbed, args: list[str], duration_s: float) -> dict[str, float]:
+def _rlgen_results(tb: Testbed, args: list[str], duration_s: float) -> dict[str, float]:
     p = tb.spawn(tb.ns_tg, *args, cpu=tb.gen_cpu, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         out, err = p.communicate(timeout=duration_s * 3 + 10)
@@ -387,15 +368,16 @@ def _results(out: str) -> dict[str, float]:
             (line.split("=", 1) for line in out.splitlines() if line.startswith("RESULT-"))}
 
 
-def ceiling(duration_s: float = 2.0, spec: TrafficSpec | None = None, runs: int = 3) -> float:
+def ceiling(duration_s: float = 2.0, spec: TrafficSpec | None = None, runs: int = 3, settings=None) -> float:
     """The generator's own ceiling in pps: as fast as it can, wired straight to the sink
-    (the generator a testbed takes by default: :func:`routerlab.testbed.settings.default_generator`).
+    (the generator and testbed of ``settings``, :class:`routerlab.testbed.settings.Settings`;
+    None: the environment's).
 
     Returns the median over ``runs`` trials of the offered rate (sent + refused per second).
     """
     import statistics
 
     spec = spec or TrafficSpec()
-    with namespaces.make(direct=True) as tb:
+    with namespaces.make(settings, direct=True) as tb:
         rates = [run_trial(tb, 0, duration_s, spec).sent_pps for _ in range(runs)]
     return statistics.median(rates)

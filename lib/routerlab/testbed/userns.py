@@ -34,6 +34,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from routerlab import processes
 from routerlab.errors import NeedsRoot, ParameterError, RouterlabError
 
 #: The command that makes the namespaces: the parent's death kills ``unshare``, whose
@@ -135,38 +136,19 @@ def call(function: str, *args, **kwargs):
         raise RouterlabError(f"the child in a user namespace ended (exit status {proc.returncode}) "
                              f"without an answer from {function}")
     kind, value = pickle.loads(answer)
-    if kind == "error":
-        raise _error(*value)
+    if kind == "error":  # of its own class (a RouterlabError), with its message
+        raise processes.rebuilt_error(value)
     return value
-
-
-def _error(where: str, message: str) -> RouterlabError:
-    """The child's error again: of its own class (``module:name``, a
-    :class:`RouterlabError`), with its message, else a :class:`RouterlabError`."""
-    module, _, name = where.partition(":")
-    try:
-        cls = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        cls = RouterlabError
-    if not (isinstance(cls, type) and issubclass(cls, RouterlabError)):
-        cls = RouterlabError
-    e = cls.__new__(cls)  # the class's own __init__ may take other arguments than the message
-    Exception.__init__(e, message)
-    return e
 
 
 def _interrupt(proc: subprocess.Popen):
     """Ctrl-C for the child (its testbed comes down), then a kill if it is not gone
     within :data:`GRACE_S`."""
     try:
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(timeout=GRACE_S)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        pass
+        processes.stop_group(proc.pid, GRACE_S, first=signal.SIGINT, gone=(ProcessLookupError,),
+                             until=processes.ended_within(proc))
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        proc.wait()
 
 
 def _child(asked: int, fd: int) -> int:
@@ -189,14 +171,14 @@ def _child(asked: int, fd: int) -> int:
         except KeyboardInterrupt:
             return 130
         except RouterlabError as e:
-            answer = ("error", (f"{type(e).__module__}:{type(e).__qualname__}", str(e)))
+            answer = ("error", processes.error_record(e))
         except subprocess.CalledProcessError as e:
-            answer = ("error", ("routerlab.errors:RouterlabError",
-                                f"the user namespace could not be set up: {' '.join(e.cmd)} failed"))
+            answer = ("error", processes.error_record(
+                RouterlabError(f"the user namespace could not be set up: {' '.join(e.cmd)} failed")))
         except Exception as e:  # a bug: its traceback where the user sees it, its name here
             traceback.print_exc()
-            answer = ("error", ("routerlab.errors:RouterlabError",
-                                f"{function} failed in its user namespace: {type(e).__name__}: {e} (traceback above)"))
+            answer = ("error", processes.error_record(RouterlabError(
+                f"{function} failed in its user namespace: {type(e).__name__}: {e} (traceback above)")))
         out.write(pickle.dumps(answer))
     return 0
 

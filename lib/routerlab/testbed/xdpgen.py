@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routerlab.errors import RouterlabError, ToolMissing
-from routerlab.testbed.namespaces import NamespaceTestbed
+from routerlab.testbed.interface import Testbed
 from routerlab.testbed.shell import sh
 
 
@@ -71,7 +71,7 @@ def ifindex(ns: str, dev: str) -> int:
     return json.loads(sh("ip", "-n", ns, "-j", "link", "show", "dev", dev))[0]["ifindex"]
 
 
-def run(tb: NamespaceTestbed, rate_pps: float, duration_s: float, frames: str, burst: int = 32) -> XdpRun:
+def run(tb: Testbed, rate_pps: float, duration_s: float, frames: str, burst: int = 32) -> XdpRun:
     """Send ``frames`` (as ``rlgen --print-frames`` prints them), in turn, out of the
     generator's veth at ``rate_pps`` (0: as fast as it can) for ``duration_s`` seconds,
     in bursts of ``burst`` frames back to back (rlgen's batches), on the generator's CPU. The receiving veth must receive through NAPI (an XDP program

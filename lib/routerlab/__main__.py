@@ -1,0 +1,5 @@
+"""``python -m routerlab``: the `routerlab` command."""
+
+from routerlab.cli import main
+
+main()
