@@ -13,6 +13,7 @@ import yaml
 from click.testing import CliRunner
 
 from routerlab.publish import campaign
+from routerlab.analysis import comparison as tables
 from routerlab.measuring import campaignfile, comparison, measurement
 from routerlab.analysis import datasets
 from routerlab.testbed import capabilities
@@ -329,7 +330,7 @@ def test_a_missing_engine_is_named_with_its_step_before_anything_runs(tmp_path, 
 
 def test_compare_takes_its_defaults_from_the_comparisons_campaign_file(tmp_path, monkeypatch):
     (step,) = campaign.load(DATASETS / "comparison" / "campaign.yaml").steps
-    assert comparison.scenarios()["single_flow_50fw"] == "single-flow-fw50"
+    assert tables.scenarios()["single_flow_50fw"] == "single-flow-fw50"
     seen = []
     # every cell runnable, whatever is built here: the plan, not the engines, is tested
     monkeypatch.setattr(measurement, "resolve", lambda engine, scenario, *a, **kw: (None, None))

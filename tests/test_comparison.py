@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from routerlab.measuring import comparison
+from routerlab.analysis import comparison
+from routerlab.measuring import comparison as measured
 from routerlab.analysis import datasets, plots, scenarios, stats
 
 
@@ -209,7 +210,7 @@ def test_capacity_is_the_pdr_on_a_non_monotone_row():
 
 
 def test_plan_greys_what_an_engine_cannot_do():
-    plan = comparison.cell_plan(("linux", "nft"), ("single-flow-fw50", "gre-multiflow-fw50"))
+    plan = measured.cell_plan(("linux", "nft"), ("single-flow-fw50", "gre-multiflow-fw50"))
     why = {(r.engine, r.scenario): r.reason for r in plan.itertuples() if not r.runnable}
     assert "firewall" in why["linux", "single-flow-fw50"]
     assert "gre" in why["nft", "gre-multiflow-fw50"]
@@ -230,7 +231,7 @@ def test_a_failing_cell_turns_grey_with_its_reason_and_the_rest_goes_on(tmp_path
         return request.out
 
     monkeypatch.setattr(measurement, "measure", fake_measure)
-    comparison.campaign(tmp_path, ("linux", "nft"), ("single-flow-fw50", "ddos-drop50"), ceiling_pps=1e5)
+    measured.campaign(tmp_path, ("linux", "nft"), ("single-flow-fw50", "ddos-drop50"), ceiling_pps=1e5)
     cells = pd.read_csv(tmp_path / "cells.csv").set_index(["engine", "scenario"])
     assert cells.loc[("nft", "single-flow-fw50"), "reason"] == "failed: nft did not become ready"
     assert not cells.loc[("nft", "single-flow-fw50"), "runnable"]
@@ -298,7 +299,7 @@ def test_the_gre_sentence_is_this_machines(monkeypatch, state, says):
     from routerlab import engines
 
     monkeypatch.setattr(doctor, "kernel_module", lambda name, root=None: state)
-    text = comparison.gre_here()
+    text = measured.gre_here()
     assert says in text
     gre = [n for n, cls in engines.classes().items() if "gre" in cls.features]
     assert gre and all(n in text for n in gre) and "nft" in text

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from conftest import engine_absent
 
+from routerlab.analysis import reroute
 from routerlab.measuring import fastreroute
 from routerlab.testbed import interface
 
@@ -65,7 +66,7 @@ def test_summary_outage_recovery_and_intervals():
         rows.append(pd.DataFrame({"t": t, "throughput_bps": thr, "rtt_ms": np.where(t > 10, 5.0 + run, 1.0),
                                   "cpu_busy": 0.5, "cpu_softirq": 0.1, "variant": "x", "run": run}))
     runs = pd.DataFrame({"variant": "x", "run": [0, 1, 2], "ping_sent": 100, "ping_received": [99, 98, 97]})
-    table, per_run = fastreroute.summary(pd.concat(rows), runs)
+    table, per_run = reroute.summary(pd.concat(rows), runs)
     # outage: the first sample back above half the level before; recovery: the 1-s moving
     # average (5 samples) back within 10% of it
     assert per_run["outage_s"].round(1).tolist() == [1.2, 2.2, 3.2]

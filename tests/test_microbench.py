@@ -10,6 +10,7 @@ import pytest
 from conftest import engine_absent
 
 from routerlab.analysis import datasets
+from routerlab.analysis import microbench as tables
 from routerlab.measuring import microbench
 from routerlab.benchmarks import consolidation
 from routerlab.errors import EngineNotFound, RouterlabError
@@ -129,7 +130,7 @@ def test_reductions_and_formats_from_rows():
                              "instructions": later, "ns": later / 10})
                 rows.append({"nf": nf, "actions": n, "variant": variant, "packet": "first", "repeat": 0,
                              "instructions": 3 * later, "ns": later / 3})
-    red = microbench.reductions(pd.DataFrame(rows))
+    red = tables.reductions(pd.DataFrame(rows))
     assert red["reduction_instructions"].round(3).tolist() == [0.5, 0.667]
     text = consolidation.report(pd.DataFrame(rows))
     assert "43" in text and "64" in text  # the published BESS figures (43.2, 63.5) stand next to ours

@@ -178,7 +178,7 @@ RAISER = textwrap.dedent("""
     try:
         raise made[sys.argv[1]]()
     except Exception as e:
-        print(json.dumps(processes.error_record(e)))
+        print(json.dumps(errors.error_record(e)))
 """)
 
 
@@ -194,17 +194,17 @@ def _record_from_a_child(which: str) -> dict:
     ("bug", RouterlabError, "division by zero"),  # not a RouterlabError: the base class
 ])
 def test_an_error_round_trips_to_the_same_class_and_message(which, cls, message):
-    e = processes.rebuilt_error(_record_from_a_child(which))
+    e = errors.rebuilt_error(_record_from_a_child(which))
     assert type(e) is cls and str(e) == message
 
 
 def test_an_error_from_another_host_is_named_by_it_and_built_by_its_class():
-    e = processes.rebuilt_error(_record_from_a_child("parameter"), source="host dut")
+    e = errors.rebuilt_error(_record_from_a_child("parameter"), source="host dut")
     assert type(e) is ParameterError and e.name == "host dut" and str(e) == "host dut: --rate: must be > 0"
-    e = processes.rebuilt_error(_record_from_a_child("needs_root"), source="host dut")
+    e = errors.rebuilt_error(_record_from_a_child("needs_root"), source="host dut")
     assert type(e) is errors.NeedsRoot and str(e) == "host dut: the testbed needs root"
     # no file or line in a record: a data file's error comes back as the base class
-    e = processes.rebuilt_error(_record_from_a_child("data"), source="host dut")
+    e = errors.rebuilt_error(_record_from_a_child("data"), source="host dut")
     assert type(e) is RouterlabError and str(e) == "host dut: a.csv:3: no tx column"
 
 
@@ -217,4 +217,4 @@ def test_an_error_from_another_host_is_named_by_it_and_built_by_its_class():
     ("", RouterlabError),
 ])
 def test_an_error_class_is_one_of_routerlabs_or_the_base(kind, cls):
-    assert processes.error_class(kind) is cls
+    assert errors.error_class(kind) is cls

@@ -191,7 +191,7 @@ def test_no_ratio_is_set_against_a_pdr_that_nothing_failed_below_the_ceiling():
     import pandas as pd
 
     from routerlab.analysis import datasets
-    from routerlab.benchmarks import forwarding
+    from routerlab.analysis import microbench as forwarding
 
     searches = pd.DataFrame({"engine": ["linux", "click", "fastclick-dpdk"], "kind": "pdr", "method": "routerlab",
                              "lower_pps": [369_542.0, 142_456.0, 266_197.0],

@@ -17,6 +17,9 @@ class says who is to blame:
 
 from __future__ import annotations
 
+import importlib
+import sys
+
 
 class RouterlabError(Exception):
     """Base class of every error routerlab raises on purpose. Raised bare, a failure of no
@@ -117,3 +120,46 @@ class NotStarted(RouterlabError):
     failing, not as a crash. Raised only where the configuration or program is known to be
     the cause: a failure of the machine around it is another class, or a bare
     :class:`RouterlabError`."""
+
+
+# An error sent from one process to another (a user namespace's child, a testbed host's agent)
+def error_record(e: BaseException) -> dict:
+    """An error as plain data (JSON, pickle) for another process: its class, as
+    ``module:QualName``, and its message."""
+    return {"kind": f"{type(e).__module__}:{type(e).__qualname__}", "message": str(e)}
+
+
+def error_class(kind: str) -> type[RouterlabError]:
+    """The class a record's ``kind`` names (``module:QualName``, or a bare name of
+    this module), if it is a :class:`RouterlabError`; else RouterlabError."""
+    module, _, name = kind.rpartition(":")
+    try:
+        cls = getattr(importlib.import_module(module) if module else sys.modules[__name__], name)
+    except (ImportError, AttributeError, ValueError, TypeError):
+        cls = RouterlabError
+    if not (isinstance(cls, type) and issubclass(cls, RouterlabError)):
+        cls = RouterlabError
+    return cls
+
+
+def rebuilt_error(record: dict, *, source: str | None = None) -> RouterlabError:
+    """The error a record (:func:`error_record`) describes, again in this process: of its
+    own class (:func:`error_class`), with its message.
+
+    Without ``source`` (a child of this process, the same code): the message as it was,
+    the class's own ``__init__`` passed over (it may take other arguments than a message).
+    With ``source`` (another machine's, e.g. ``"host dut"``): the message behind
+    ``source: ``, built by the class itself; a :class:`~routerlab.ParameterError` is
+    one of the parameter ``source``, and a :class:`~routerlab.DataFormatError`, whose
+    file and line the record does not carry, a plain RouterlabError."""
+    cls = error_class(record.get("kind", ""))
+    message = record.get("message", "")
+    if source is None:
+        e = cls.__new__(cls)
+        Exception.__init__(e, message)
+        return e
+    if issubclass(cls, ParameterError):
+        return cls(source, message)
+    if issubclass(cls, DataFormatError):
+        cls = RouterlabError
+    return cls(f"{source}: {message}")

@@ -1,6 +1,7 @@
 """Processes routerlab starts and must not leave behind, in one place: a child that dies with
 its parent, a process group stopped (SIGTERM, a grace period, SIGKILL), state files whose
-owner may be dead, and an error sent from one process to another.
+owner may be dead. (An error sent from one process to another is the error tree's:
+:func:`routerlab.errors.error_record`.)
 
 Why one module: a measurement, a build and a testbed host each start processes that must
 end when they end, however they end (Ctrl-C, an exception, ``kill -9``); each stopped them
@@ -9,7 +10,6 @@ with its own copy of the same few lines.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import signal
@@ -18,8 +18,6 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from routerlab import errors
-from routerlab.errors import RouterlabError
 
 #: prctl(2)'s option that sets the signal a process gets when its parent ends.
 PR_SET_PDEATHSIG = 1
@@ -180,46 +178,3 @@ def kill_left(state: dict) -> list[int]:
             kill_group(pid)
             killed.append(pid)
     return killed
-
-
-# errors across a process boundary ------------------------------------------------------
-def error_record(e: BaseException) -> dict:
-    """An error as plain data (JSON, pickle) for another process: its class, as
-    ``module:QualName``, and its message."""
-    return {"kind": f"{type(e).__module__}:{type(e).__qualname__}", "message": str(e)}
-
-
-def error_class(kind: str) -> type[RouterlabError]:
-    """The class a record's ``kind`` names (``module:QualName``, or a bare name of
-    :mod:`routerlab.errors`), if it is a :class:`RouterlabError`; else RouterlabError."""
-    module, _, name = kind.rpartition(":")
-    try:
-        cls = getattr(importlib.import_module(module) if module else errors, name)
-    except (ImportError, AttributeError, ValueError, TypeError):
-        cls = RouterlabError
-    if not (isinstance(cls, type) and issubclass(cls, RouterlabError)):
-        cls = RouterlabError
-    return cls
-
-
-def rebuilt_error(record: dict, *, source: str | None = None) -> RouterlabError:
-    """The error a record (:func:`error_record`) describes, again in this process: of its
-    own class (:func:`error_class`), with its message.
-
-    Without ``source`` (a child of this process, the same code): the message as it was,
-    the class's own ``__init__`` passed over (it may take other arguments than a message).
-    With ``source`` (another machine's, e.g. ``"host dut"``): the message behind
-    ``source: ``, built by the class itself; a :class:`~routerlab.errors.ParameterError` is
-    one of the parameter ``source``, and a :class:`~routerlab.errors.DataFormatError`, whose
-    file and line the record does not carry, a plain RouterlabError."""
-    cls = error_class(record.get("kind", ""))
-    message = record.get("message", "")
-    if source is None:
-        e = cls.__new__(cls)
-        Exception.__init__(e, message)
-        return e
-    if issubclass(cls, errors.ParameterError):
-        return cls(source, message)
-    if issubclass(cls, errors.DataFormatError):
-        cls = RouterlabError
-    return cls(f"{source}: {message}")

@@ -41,7 +41,7 @@ PANEL_MARGINS = {"left": 0.1213, "right": 0.8819, "bottom": 0.0731}
 PANEL_TOP = {True: {"top": 0.9369, "hspace": 0.0708}, False: {"top": 0.9731, "hspace": 0.0678}}
 
 #: The comparison tables' cell colours (green no loss, yellow small, red large, grey not
-#: tested; the rules of :mod:`routerlab.measuring.comparison` choose: ``SOURCE_COLOURS``, ``OUR_COLOURS``).
+#: tested; the rules of :mod:`routerlab.analysis.comparison` choose: ``SOURCE_COLOURS``, ``OUR_COLOURS``).
 COLOURS = {"green": "#5cb85c", "yellow": "#f0c419", "red": "#d9534f", "grey": "#c8c8c8"}
 
 
@@ -636,11 +636,11 @@ def loss_tables(df: pd.DataFrame, *, x_label: str, title: str | None = None, sho
     """The 100GE source's tables: one per scenario, rows = routers, columns = offered load,
     cells = loss in percent coloured green, yellow, red, or grey (not tested, with why in
     the cell), as ``df``'s ``colour`` says; ``legend``, the rule that chose them (e.g.
-    ``routerlab.measuring.comparison.SOURCE_COLOURS.legend()``), is written under the tables.
+    ``routerlab.analysis.comparison.SOURCE_COLOURS.legend()``), is written under the tables.
 
     ``df`` is long: scenario, router, offered, loss_pct (NaN = grey), colour
-    (a rule of :mod:`routerlab.measuring.comparison`); and where it has them (our tables,
-    :func:`routerlab.measuring.comparison.ours`): ``ci95_pct`` (written under the loss when
+    (a rule of :mod:`routerlab.analysis.comparison`); and where it has them (our tables,
+    :func:`routerlab.analysis.comparison.ours`): ``ci95_pct`` (written under the loss when
     ``show_ci``), ``runs`` (one run: "n=1", no interval), ``more_received``,
     ``uncertain`` with ``colour_low``/``colour_high`` (a cell whose interval crosses a
     colour boundary is hatched in the other colour), ``reason`` (why a cell is grey) and

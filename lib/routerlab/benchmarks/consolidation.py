@@ -9,7 +9,7 @@ def report(df) -> str:
     length, beside BESS's and OpenNetVM's published reductions; then instructions per
     first packet."""
     from routerlab.analysis import datasets
-    from routerlab.measuring import microbench
+    from routerlab.analysis import microbench
 
     red = microbench.reductions(df)
     pub = datasets.reference("fastpath-consolidation")

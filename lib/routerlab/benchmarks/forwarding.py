@@ -13,12 +13,13 @@ def table(engine_names=("click", "fastclick"), testbed_pdr=None, **kw):
     says why); next to the published table. Returns (ours, published, rows of every repeat)."""
     import pandas as pd
 
+    from routerlab.analysis import microbench as microbench_tables
     from routerlab.measuring import microbench
 
     rows = []
     for name in engine_names:
         rows += microbench.forwarding(name, **kw)
-    return summary(pd.DataFrame(rows), testbed_pdr)
+    return microbench_tables.summary(pd.DataFrame(rows), testbed_pdr)
 
 
 def testbed_pdr(results_csv=None):
@@ -33,34 +34,6 @@ def testbed_pdr(results_csv=None):
     return datasets.search_pdr(datasets.read_searches([Path(results_csv).parent]))
 
 
-def summary(raw, testbed_pdr=None):
-    """:func:`table` from the rows of earlier runs (``forwarding.csv``)."""
-    import pandas as pd
-
-    from routerlab.analysis import datasets
-
-    ours = (raw.groupby("engine", sort=False)
-               .agg(mpps=("mpps", "median"), instructions_per_packet=("instructions_per_packet", "first"))
-               .reset_index())
-    ours.insert(1, "where", "in memory")
-    ours["at_least"] = False
-    ours["bound"] = ""
-    if testbed_pdr is not None and len(testbed_pdr):
-        bounded = testbed_pdr.get("at_least", testbed_pdr.get("generator_bound", False))
-        tb = testbed_pdr.assign(where="testbed (PDR@0.5%)", mpps=testbed_pdr["pdr_pps"] / 1e6, at_least=bounded,
-                                bound=testbed_pdr.get("bound", "limited by the generator"))
-        tb["bound"] = tb["bound"].where(tb["at_least"].astype(bool), "")
-        ours = pd.concat([ours, tb[["engine", "where", "mpps", "at_least", "bound"]]], ignore_index=True)
-    # a PDR that is only a lower bound (the generator bounded it, or it passed at the
-    # ceiling) gets no ratio, and the others are ratios to the fastest whose PDR was the router's own
-    ours["at_least"] = ours["at_least"].astype(bool)
-    known = ours["mpps"].where(~ours["at_least"])
-    ours["ratio_to_fastest"] = known / known.groupby(ours["where"]).transform("max")
-    pub = datasets.reference("moonroute-comparison")
-    pub = pub.assign(ratio_to_fastest=pub["mpps"] / pub["mpps"].max())
-    return ours, pub, raw
-
-
 def report(ours, pub) -> str:
     """Our table, then the published one."""
     lines = ["ours (this machine):", ours.to_string(index=False, float_format=lambda x: f"{x:.3f}"),
@@ -70,20 +43,12 @@ def report(ours, pub) -> str:
     return "\n".join(lines)
 
 
-def batch_table(df):
-    """Per batch size (``burst``): Mpps (median of the repeats), instructions per packet,
-    the repeats, and the ratio to the fastest size (in [0, 1])."""
-    t = (df.groupby("burst").agg(mpps=("mpps", "median"), instructions_per_packet=("instructions_per_packet", "first"),
-                                 repeats=("mpps", "size"))
-           .reset_index())
-    t["ratio_to_best"] = t["mpps"] / t["mpps"].max()
-    return t
-
-
 def batch_report(df) -> str:
     """Mpps (median) and instructions per packet by batch size (``burst``), the fastest and
     the cheapest size, and the published claim (128)."""
-    t = batch_table(df).drop(columns="repeats")
+    from routerlab.analysis import microbench as microbench_tables
+
+    t = microbench_tables.batch_table(df).drop(columns="repeats")
     best = t.loc[t["mpps"].idxmax()]
     fewest = t.loc[t["instructions_per_packet"].idxmin()]
     return (t.to_string(index=False, float_format=lambda x: f"{x:.3f}")

@@ -177,6 +177,7 @@ FROM_CAMPAIGN = "datasets/comparison/campaign.yaml"
 @testbed_option
 def compare(out, engine, scenario, loads_frac, runs, duration, ceiling):
     """Measure the 100GE comparison tables on the testbed: every engine in every scenario, as the comparison's campaign file says unless told otherwise."""
+    from routerlab.analysis import comparison as tables
     from routerlab.measuring import comparison
 
     fracs = None
@@ -190,8 +191,8 @@ def compare(out, engine, scenario, loads_frac, runs, duration, ceiling):
         comparison.campaign(out, tuple(engine) or None, tuple(scenario) or None, fractions=fracs, runs=runs,
                             duration=duration, ceiling_pps=ceiling, announce=err.print, settings=testbed_settings(),
                             progress=trials)
-    ours = comparison.ours(out)
-    click.echo(comparison.orderings(comparison.published(), ours).to_string(index=False))
+    ours = tables.ours(out)
+    click.echo(tables.orderings(tables.published(), ours).to_string(index=False))
 
 
 @app.command()
@@ -206,6 +207,7 @@ def compare(out, engine, scenario, loads_frac, runs, duration, ceiling):
               help="Seconds from the failure to the control plane's update.")
 def reroute(out, variant, runs, duration, fail_at, converge_after):
     """The fast-reroute experiment: throughput, RTT and load over time, with and without ShortCut."""
+    from routerlab.analysis import reroute
     from routerlab.measuring import fastreroute
 
     variant = fastreroute.variants_to_run(variant, err.print)
@@ -216,5 +218,5 @@ def reroute(out, variant, runs, duration, fail_at, converge_after):
                                                     duration=duration, fail_at=fail_at,
                                                     converge_after=converge_after)
     fastreroute.record_environment(out, when=str(facts["started_at"].min()))
-    table, _ = fastreroute.summary(samples, facts, fail_at=fail_at)
+    table, _ = reroute.summary(samples, facts, fail_at=fail_at)
     click.echo(table.to_string(index=False, float_format=lambda x: f"{x:.3g}"))

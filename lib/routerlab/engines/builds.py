@@ -621,6 +621,9 @@ def install(names: list[str] | None = None, *, say: Callable[[str], None] = prin
     for n in names:
         recipe(n)
     install_packages([n for n in names if force or not installed(n)], say)
+    # an engine installed already still needs what its recipe says it runs with
+    install_debian(sorted({p for n in names if not force and installed(n) for p in recipe(n).runtime}), say,
+                   what="runtime packages of the installed engines")
     rank = {n: i for i, n in enumerate(install_order())}
     order = sorted(names, key=lambda n: rank.get(n, len(rank)))
     results: dict[str, Path | Exception] = {}

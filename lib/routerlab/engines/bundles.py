@@ -342,8 +342,10 @@ def install(source: str, *, sha256: str | None = None, names: list[str] | None =
         if unknown:
             raise RouterlabError(f"{path}: holds {', '.join(engines)}, not {', '.join(unknown)}")
         chosen = {n: m for n, m in engines.items() if not names or n in names}
-        # a bundle packed before LOADED_AT_RUN_TIME lists only what ldd saw: added here too
-        builds.install_debian(with_loaded({p for m in chosen.values() for p in m["packages"]}), say,
+        # what a bundle packed before LOADED_AT_RUN_TIME, or before its recipe's runtime
+        # packages changed (the key does not hash them), did not list
+        wanted = {p for m in chosen.values() for p in m["packages"]} | {p for n in chosen for p in builds.recipe(n).runtime}
+        builds.install_debian(with_loaded(wanted), say,
                               what="runtime packages of the bundle's engines")
         base = builds.engines_dir()
         staging = base / ".build"

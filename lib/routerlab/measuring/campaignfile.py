@@ -183,7 +183,7 @@ def _nfs() -> tuple[str, ...]:
 
 
 def _variants() -> tuple[str, ...]:
-    from routerlab.measuring.fastreroute import VARIANTS
+    from routerlab.analysis.reroute import VARIANTS
 
     return VARIANTS
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from routerlab.engines import registry
 from routerlab.analysis import scenarios, stats
-from routerlab.testbed import traffic
+from routerlab.testbed import ceiling, traffic
 from routerlab.defaults import SEARCH_KINDS  # noqa: F401  (the search kinds measure accepts)
 from routerlab.engines.base import Engine
 from routerlab.errors import ParameterError
@@ -82,10 +82,9 @@ def generator_ceiling(sc: Scenario | None = None, announce: Callable[[str], None
     announce("measuring the generator's ceiling (generator straight into the sink)...")
     # whole pps, as experiments.csv records it: a run resumed with the recorded ceiling (or
     # bench repeat's second sweep) then offers the same loads to the pps
-    ceiling = float(round(traffic.ceiling(spec=traffic.TrafficSpec.for_scenario(sc) if sc else None,
-                                          settings=settings)))
-    announce(f"generator ceiling: {ceiling:.0f} pps")
-    return ceiling
+    pps = float(round(ceiling.measure(spec=traffic.TrafficSpec.for_scenario(sc) if sc else None, settings=settings)))
+    announce(f"generator ceiling: {pps:.0f} pps")
+    return pps
 
 
 def recorded_ceiling(out, experiment: str | None = None, settings: Settings | None = None) -> float | None:

@@ -376,14 +376,3 @@ def consolidation(kinds=NFS, lengths=(1, 2, 3), flows: int = 1000, first_packets
     finally:
         shutil.rmtree(d, ignore_errors=True)
     return pd.DataFrame(rows)
-
-
-def reductions(df):
-    """Reduction in cost per later packet from consolidation, by NF and chain length:
-    ``1 - consolidated / chain`` (a ratio; negative = consolidation costs more)."""
-    later = df[df["packet"] == "later"].pivot_table(index=["nf", "actions"], columns="variant",
-                                                   values=["instructions", "ns"], aggfunc="median")
-    out = later["instructions"][["chain", "consolidated"]].rename(columns=lambda c: f"{c}_instructions")
-    out["reduction_instructions"] = 1 - later["instructions"]["consolidated"] / later["instructions"]["chain"]
-    out["reduction_ns"] = 1 - later["ns"]["consolidated"] / later["ns"]["chain"]
-    return out.reset_index()

@@ -22,7 +22,7 @@ import pandas as pd
 from routerlab import defaults
 from routerlab.engines.base import Engine
 
-from routerlab.measuring import drops, sweep
+from routerlab.measuring import drops, record
 from routerlab.analysis import stats
 from routerlab.testbed import traffic
 from routerlab.testbed import namespaces
@@ -296,7 +296,7 @@ def run_search(eng: Engine, sc: Scenario, out, *, kind: str = "both", pdr: float
         facts = {**eng.bring_up(tb, sc), "loss_attribution": "on" if counter is not None else "off"}
         queue = facts["router_queue_packets"]
         # a search is an experiment like a sweep: the same environment record, written first
-        sweep.record_environment(out, experiment, eng, tb, sc, ceiling_pps, facts, validation)
+        record.write(out, experiment, eng, tb, sc, ceiling_pps, facts, validation)
         measure = testbed_measure(tb, spec, validation, attempts, counter)
         for k in kinds:
             for m in methods:

@@ -12,16 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from routerlab.analysis import datasets, scenarios
-from routerlab.measuring import drops
+from routerlab.measuring import drops, record
 from routerlab.engines import registry
 from routerlab.engines.base import Engine
 
-from routerlab.testbed import traffic
+from routerlab.testbed import ceiling, traffic
 from routerlab.testbed import capabilities, namespaces
-from routerlab.errors import ParameterError, RouterlabError
+from routerlab.errors import ParameterError
 from routerlab.progress import Progress, silent, Step
-from routerlab.testbed.interface import Testbed
-from routerlab.testbed.namespaces import IDLE_NOTE
 from routerlab.testbed.settings import Settings
 from routerlab.measuring.validation import SUPERSEDED_TRIALS, TrialValidation
 
@@ -96,29 +94,6 @@ def parse_loads(loads: str | None = None, loads_frac: str | None = None, ceiling
     return vals
 
 
-def record_environment(out: Path, experiment: str, engine: Engine, tb: Testbed,
-                       scenario: scenarios.Scenario, ceiling_pps: float, facts: dict,
-                       validation: TrialValidation | None = None) -> dict:
-    """Write the environment record of a testbed experiment to ``out/experiments.csv``
-    (:func:`routerlab.analysis.datasets.record_environment`); ``facts`` are the engine's own (from
-    its ``start``), noted with the trial validation's threshold and limit
-    (:meth:`routerlab.measuring.validation.TrialValidation.facts`) and the stops the probe added up
-    (:func:`routerlab.testbed.traffic.stop_total_over_ms`)."""
-    ours = {**(validation or TrialValidation()).facts(), "stop_total_over_ms": traffic.stop_total_over_ms(tb.generator)}
-    clash = sorted(set(facts) & set(ours))
-    if clash:  # a note read back (routerlab.publish.facts) must mean one thing
-        raise RouterlabError(f"{engine.name}'s facts name {', '.join(clash)}, which trial validation notes too")
-    facts = {**facts, **ours}
-    return datasets.record_environment(
-        out, experiment, "routerlab testbed", **tb.environment(),
-        pinning=f"{tb.chain()}; {IDLE_NOTE}{tb.idle_held}",
-        engine=engine.name, engine_version=engine.version(),
-        generator=traffic.generator_record(tb),
-        generator_ceiling_pps=round(ceiling_pps), frame_size=scenario.frame_size,
-        scenario=f"{scenario.name}: {scenario.describe()}", notes="; ".join(f"{k}={v}" for k, v in facts.items()),
-        command=datasets.invocation())
-
-
 def run(plan: SweepPlan, out: Path, *, engine: Engine | None = None, ceiling_pps: float | None = None,
         progress: Progress = silent, validation: TrialValidation | None = None,
         settings: Settings | None = None) -> Path:
@@ -162,10 +137,10 @@ def run(plan: SweepPlan, out: Path, *, engine: Engine | None = None, ceiling_pps
         writer.close()
         return out
     if ceiling_pps is None:
-        ceiling_pps = traffic.ceiling(spec=spec, settings=settings)
+        ceiling_pps = ceiling.measure(spec=spec, settings=settings)
     with writer, namespaces.make(settings) as tb, drops.attached(tb, eng := tb.router(eng)) as dc:
         facts = {**eng.bring_up(tb, plan.scenario), "loss_attribution": "on" if dc is not None else "off"}
-        record_environment(out, plan.experiment, eng, tb, plan.scenario, ceiling_pps, facts, validation)
+        record.write(out, plan.experiment, eng, tb, plan.scenario, ceiling_pps, facts, validation)
         progress(Step(f"{plan.engine} {plan.scenario.name}", 0, len(todo)))
         made = _superseded_counts(out / SUPERSEDED_TRIALS, plan.experiment)
         superseded = None

@@ -59,7 +59,7 @@ TRIAL_GAP_S = 0.5
 #: Seconds to bring a testbed up with its engine (namespaces, the router's start, its
 #: tables) and down again: once per sweep, search, comparison cell and engine of ``bench engines``.
 BRING_UP_S = 5.0
-#: Seconds to measure the generator's ceiling (:func:`routerlab.testbed.traffic.ceiling`: three
+#: Seconds to measure the generator's ceiling (:func:`routerlab.testbed.ceiling.measure`: three
 #: trials of 2 s on a testbed of its own).
 CEILING_S = 3 * 2.0 + BRING_UP_S
 #: Seconds per timed run of a microbenchmark from memory (2026-11-22, datasets/microbench:
@@ -431,13 +431,14 @@ def _run_consolidation(step: Step, out: Path, ceiling, announce, settings, progr
 
 
 def _run_compare(step: Step, out: Path, ceiling, announce, settings, progress) -> str:
+    from routerlab.analysis import comparison as tables
     from routerlab.measuring import comparison
 
     o = step.options
     comparison.campaign(out, tuple(o["engines"]), tuple(o["scenarios"].values()), fractions=o["loads_frac"],
                         runs=o["runs"], duration=o["duration"], ceiling_pps=ceiling, announce=announce,
                         settings=settings, progress=progress)
-    return comparison.orderings(comparison.published(), comparison.ours(out)).to_string(index=False)
+    return tables.orderings(tables.published(), tables.ours(out)).to_string(index=False)
 
 
 def _run_reroute(step: Step, out: Path, ceiling, announce, settings, progress) -> str:
@@ -447,7 +448,9 @@ def _run_reroute(step: Step, out: Path, ceiling, announce, settings, progress) -
     samples, facts = fastreroute.experiment(variants, out=out,
                                             **_given(step, "runs", "duration", "fail_at", "converge_after"))
     fastreroute.record_environment(out, when=str(facts["started_at"].min()), settings=settings)
-    table, _ = fastreroute.summary(samples, facts, **_given(step, "fail_at"))
+    from routerlab.analysis import reroute
+
+    table, _ = reroute.summary(samples, facts, **_given(step, "fail_at"))
     return table.to_string(index=False, float_format=lambda x: f"{x:.3g}")
 
 

@@ -1,6 +1,6 @@
 """The facts of a dataset folder: every number its report states, computed by the
 library's own functions (:mod:`routerlab.analysis.stats`, the readers of :mod:`routerlab.analysis.datasets`,
-:mod:`routerlab.measuring.comparison`, :mod:`routerlab.measuring.fastreroute`, the benchmarks' summaries) where
+:mod:`routerlab.analysis.comparison`, :mod:`routerlab.analysis.reroute`, :mod:`routerlab.analysis.microbench`, the benchmarks' summaries) where
 they compute it; what only a report states (a median trial, counts of trials and attempts)
 is computed here, once. A search's answer is what the search wrote (``search_results.csv``).
 
@@ -391,10 +391,10 @@ def comparison(folder) -> dict:
     """The 100GE tables (``cells.csv`` beside the sweeps): per scenario and router the
     capacity at PDR@0.5% on the loads as fractions of the ceiling (:func:`routerlab.
     comparison.capacity`), the verdict, grey cells and why, and the rankings, published
-    next to ours (:func:`routerlab.measuring.comparison.orderings`)."""
+    next to ours (:func:`routerlab.analysis.comparison.orderings`)."""
     if not (Path(folder) / "cells.csv").is_file():
         return {}
-    from routerlab.measuring import comparison as cmp
+    from routerlab.analysis import comparison as cmp
 
     ours = cmp.ours(folder)
     cap = cmp.capacity(ours)
@@ -420,16 +420,16 @@ def comparison(folder) -> dict:
 @_plain_facts
 def microbench(folder) -> dict:
     """The in-memory microbenchmarks' files, as their commands summarise them: forwarding
-    (:func:`routerlab.benchmarks.forwarding.summary`: per engine the median Mpps over the
+    (:func:`routerlab.analysis.microbench.summary`: per engine the median Mpps over the
     repeats and the instructions per packet, keyed "ENGINE burst N", with the MoonRoute
     poster's table as ``forwarding_published``), batch sizes
-    (:func:`routerlab.benchmarks.forwarding.batch_table`, keyed "fastclick burst N") and
-    header-action consolidation (:func:`routerlab.measuring.microbench.reductions`, with FastPath's
+    (:func:`routerlab.analysis.microbench.batch_table`, keyed "fastclick burst N") and
+    header-action consolidation (:func:`routerlab.analysis.microbench.reductions`, with FastPath's
     published reductions as ``consolidation_published``)."""
     folder = Path(folder)
     out = {}
     if (folder / "forwarding.csv").is_file():
-        from routerlab.benchmarks import forwarding
+        from routerlab.analysis import microbench as forwarding
 
         raw = datasets.read_microbench(folder, "forwarding")
         ours, pub, _ = forwarding.summary(raw)
@@ -442,14 +442,14 @@ def microbench(folder) -> dict:
         out["forwarding_published"] = {r["router"]: {"mpps": r["mpps"], "ratio_to_fastest": r["ratio_to_fastest"]}
                                        for r in pub.to_dict("records")}
     if (folder / "batch.csv").is_file():
-        from routerlab.benchmarks import forwarding
+        from routerlab.analysis import microbench as forwarding
 
         raw = datasets.read_microbench(folder, "batch")
         engine = str(raw["engine"].iloc[0])
         out["batch"] = {f"{engine} burst {r['burst']}": {"engine": engine, **r}
                         for r in forwarding.batch_table(raw).to_dict("records")}
     if (folder / "consolidation.csv").is_file():
-        from routerlab.measuring import microbench as mb
+        from routerlab.analysis import microbench as mb
 
         red = mb.reductions(datasets.read_microbench(folder, "consolidation"))
         out["consolidation"] = red.to_dict("records")
@@ -460,14 +460,14 @@ def microbench(folder) -> dict:
 @_plain_facts
 def fast_reroute(folder) -> dict:
     """The fast-reroute runs (``runs.csv``, ``samples.csv``): per variant the summary
-    :func:`routerlab.measuring.fastreroute.summary` prints."""
+    :func:`routerlab.analysis.reroute.summary` prints."""
     folder = Path(folder)
     if not (folder / "runs.csv").is_file() or not (folder / "samples.csv").is_file():
         return {}
-    from routerlab.measuring import fastreroute
+    from routerlab.analysis import reroute
 
     samples, runs = datasets.read_fast_reroute(folder)
-    table, _ = fastreroute.summary(samples, runs)
+    table, _ = reroute.summary(samples, runs)
     return {"variants": {r["variant"]: r for r in table.to_dict("records")}, "runs": len(runs)}
 
 

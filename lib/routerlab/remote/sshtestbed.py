@@ -141,7 +141,7 @@ class Agent:
                 break
         if "error" in answer:
             # the kind of failure the host had, so that callers tell a missing engine apart
-            raise processes.rebuilt_error({"kind": answer.get("kind", ""), "message": answer["error"]},
+            raise errors.rebuilt_error({"kind": answer.get("kind", ""), "message": answer["error"]},
                                           source=f"host {name}")
         return answer["ok"]
 

@@ -23,7 +23,6 @@ from pathlib import Path
 
 from routerlab import cache
 from routerlab.defaults import BURST, STEAL_FLAG, STOP_FLOOR_MS, STOP_PROBE_PERIOD_MS
-from routerlab.testbed import namespaces
 from routerlab.errors import ParameterError, RouterlabError
 from routerlab.testbed.interface import DEST_NET, DROP_PORT, SINK_NET, TG_NET, Testbed
 from routerlab.testbed.shell import cpu_usage, sh
@@ -366,18 +365,3 @@ def _results(out: str) -> dict[str, float]:
     """The ``RESULT-<name>=<value>`` lines our C programs print, as name -> number."""
     return {k.removeprefix("RESULT-"): float(v) for k, v in
             (line.split("=", 1) for line in out.splitlines() if line.startswith("RESULT-"))}
-
-
-def ceiling(duration_s: float = 2.0, spec: TrafficSpec | None = None, runs: int = 3, settings=None) -> float:
-    """The generator's own ceiling in pps: as fast as it can, wired straight to the sink
-    (the generator and testbed of ``settings``, :class:`routerlab.testbed.settings.Settings`;
-    None: the environment's).
-
-    Returns the median over ``runs`` trials of the offered rate (sent + refused per second).
-    """
-    import statistics
-
-    spec = spec or TrafficSpec()
-    with namespaces.make(settings, direct=True) as tb:
-        rates = [run_trial(tb, 0, duration_s, spec).sent_pps for _ in range(runs)]
-    return statistics.median(rates)

@@ -34,7 +34,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from routerlab import processes
+from routerlab import errors, processes
 from routerlab.errors import NeedsRoot, ParameterError, RouterlabError
 
 #: The command that makes the namespaces: the parent's death kills ``unshare``, whose
@@ -137,7 +137,7 @@ def call(function: str, *args, **kwargs):
                              f"without an answer from {function}")
     kind, value = pickle.loads(answer)
     if kind == "error":  # of its own class (a RouterlabError), with its message
-        raise processes.rebuilt_error(value)
+        raise errors.rebuilt_error(value)
     return value
 
 
@@ -171,13 +171,13 @@ def _child(asked: int, fd: int) -> int:
         except KeyboardInterrupt:
             return 130
         except RouterlabError as e:
-            answer = ("error", processes.error_record(e))
+            answer = ("error", errors.error_record(e))
         except subprocess.CalledProcessError as e:
-            answer = ("error", processes.error_record(
+            answer = ("error", errors.error_record(
                 RouterlabError(f"the user namespace could not be set up: {' '.join(e.cmd)} failed")))
         except Exception as e:  # a bug: its traceback where the user sees it, its name here
             traceback.print_exc()
-            answer = ("error", processes.error_record(RouterlabError(
+            answer = ("error", errors.error_record(RouterlabError(
                 f"{function} failed in its user namespace: {type(e).__name__}: {e} (traceback above)")))
         out.write(pickle.dumps(answer))
     return 0
