@@ -73,7 +73,7 @@ def cycle(g: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_import_graph_has_no_circle():
     g = graph()
-    assert "routerlab.engines.click" in g["routerlab.engines"]  # the graph sees package imports
+    assert "routerlab.engines.registry" in g["routerlab.engines"]  # the graph sees package imports
     assert cycle(g) is None, " -> ".join(cycle(g))
 
 
@@ -82,9 +82,12 @@ def test_the_cycle_finder_finds_one():
     assert cycle({"a": {"b"}, "b": set()}) is None
 
 
-@pytest.mark.parametrize("low", ["routerlab.analysis.stats", "routerlab.errors", "routerlab.analysis.scenarios", "routerlab.testbed"])
-def test_lower_layers_import_no_engine(low):
-    assert not {m for m in graph()[low] if m.startswith("routerlab.engines")}
+def test_the_layers_below_engines_import_no_engine():
+    low = [m for m in graph() if m.split(".")[1:2] in (["analysis"], ["testbed"])
+           or m.count(".") == 1 and (LIB / f"{m.split('.')[1]}.py").is_file()]
+    assert "routerlab.analysis.stats" in low and "routerlab.testbed.traffic" in low and "routerlab.errors" in low
+    assert {m: sorted(d for d in graph()[m] if d.startswith("routerlab.engines")) for m in low
+            if any(d.startswith("routerlab.engines") for d in graph()[m])} == {}
 
 
 def test_notebook_defaults_are_the_library_defaults():
@@ -138,8 +141,8 @@ def upward_imports(doc: Path = DOC) -> list[str]:
 
 
 def test_the_map_names_every_module_once_and_nothing_else(tmp_path):
-    assert [name for name, _ in module_map()] == ["base", "data", "testbed", "engines", "experiments", "notebooks",
-                                                   "command line"]
+    assert [name for name, _ in module_map()] == ["base", "analysis", "testbed", "engines", "measuring", "remote",
+                                                   "benchmarks", "publish", "course", "command line"]
     assert map_problems() == []
     lines = DOC.read_text().splitlines(keepends=True)
     row = next(i for i, line in enumerate(lines) if line.startswith("| `engines/kernel.py` |"))
@@ -152,12 +155,92 @@ def test_the_map_names_every_module_once_and_nothing_else(tmp_path):
 
 def test_each_layer_imports_only_its_own_or_lower_ones(tmp_path):
     assert upward_imports() == []
-    # the layers are the map's: measuring listed under base would import upwards
+    # the layers are the map's: measurement listed under base would import upwards
     text = DOC.read_text()
-    row = next(line for line in text.splitlines(keepends=True) if line.startswith("| `measuring.py` |"))
+    row = next(line for line in text.splitlines(keepends=True) if line.startswith("| `measuring/measurement.py` |"))
     doc = tmp_path / "architecture.md"
     doc.write_text(text.replace(row, "").replace("| `errors.py` |", row + "| `errors.py` |"))
-    assert "routerlab.measuring.measurement -> routerlab.engines" in upward_imports(doc)
+    assert "routerlab.measuring.measurement -> routerlab.engines.registry" in upward_imports(doc)
+
+
+def layer_folders(doc: Path = DOC) -> dict[str, str]:
+    """Each layer's folder as the map in ``doc`` names it ("Folder: `testbed/`" under its
+    heading): a path inside lib/routerlab, "" for the package's top level."""
+    section = doc.read_text().split("\n## The modules, layer by layer\n", 1)[1].split("\n## ", 1)[0]
+    folders, layer = {}, None
+    for line in section.splitlines():
+        if line.startswith("### "):
+            layer = line[4:].strip()
+        elif line.startswith("Folder: ") and layer is not None:
+            m = re.match(r"Folder: `([a-z_]+)/`", line)
+            folders[layer] = m.group(1) if m else ""
+    return folders
+
+
+#: Modules whose place Python sets, outside their layer's folder: ``python -m routerlab``
+#: runs the package's own ``__main__``, the command line's entry.
+PLACED_BY_PYTHON = {"__main__.py": "command line"}
+
+
+def folder_problems(doc: Path = DOC, lib: Path = LIB) -> list[str]:
+    """What the map in ``doc`` gets wrong about the folders of ``lib``: a layer without its
+    folder, a module listed under a layer whose folder does not hold it, a folder of
+    modules that is no layer's."""
+    folders = layer_folders(doc)
+    problems = [f"layer {name}: no folder named in {doc}" for name, _ in module_map(doc) if name not in folders]
+    for name, files in module_map(doc):
+        for f in files:
+            if PLACED_BY_PYTHON.get(f) == name:
+                continue
+            if name in folders and str(Path(f).parent).replace(".", "") != folders[name]:
+                problems.append(f"{f}: listed under {name}, whose folder is {folders[name] or 'the top level'}/")
+    held = {p.parent.relative_to(lib).as_posix() for p in lib.rglob("*.py")} - {"."}
+    problems += [f"{d}/: a folder of modules that is no layer's" for d in sorted(held - set(folders.values()))]
+    return problems
+
+
+def test_the_folders_are_the_layers(tmp_path):
+    """A newcomer finds a module by its folder: each layer is one folder, and the map
+    lists each module under the layer its folder is."""
+    assert layer_folders() == {"command line": "cli", "course": "course", "publish": "publish",
+                               "benchmarks": "benchmarks", "remote": "remote", "measuring": "measuring",
+                               "engines": "engines", "testbed": "testbed", "analysis": "analysis", "base": ""}
+    assert folder_problems() == []
+    text = DOC.read_text()
+    row = next(line for line in text.splitlines(keepends=True) if line.startswith("| `measuring/sweep.py` |"))
+    doc = tmp_path / "architecture.md"
+    doc.write_text(text.replace(row, "").replace("| `testbed/traffic.py` |", row + "| `testbed/traffic.py` |"))
+    assert folder_problems(doc) == ["measuring/sweep.py: listed under testbed, whose folder is testbed/"]
+
+
+def longest_chain(g: dict[str, set[str]]) -> list[str]:
+    """The longest chain of imports in the graph ``g`` (which has no circle): a list of
+    modules, each importing the next."""
+    import functools
+
+    @functools.cache
+    def down(n: str) -> tuple[str, ...]:
+        return max(((n,) + down(m) for m in sorted(g.get(n, ()))), key=len, default=(n,))
+
+    return list(max((down(n) for n in sorted(g)), key=len, default=()))
+
+
+#: The most modules a chain of imports may pass through, from a command down to the base.
+MOST_MODULES_IN_A_CHAIN = 10
+
+
+def test_no_chain_of_imports_passes_through_more_than_ten_modules():
+    """A reader follows what a command does in a few steps: no chain of imports (at the
+    top of a module or inside a function), from a command or anywhere, is longer than
+    MOST_MODULES_IN_A_CHAIN modules."""
+    chain = longest_chain(graph())
+    assert chain[0].startswith("routerlab.cli.") or len(chain) < MOST_MODULES_IN_A_CHAIN
+    assert len(chain) <= MOST_MODULES_IN_A_CHAIN, " -> ".join(chain)
+
+
+def test_the_chain_finder_finds_the_longest():
+    assert longest_chain({"a": {"b", "c"}, "b": {"d"}, "c": set(), "d": set()}) == ["a", "b", "d"]
+    assert longest_chain({"x": set()}) == ["x"]
 
 
 def test_the_command_line_starts_without_the_analysis_stack():

@@ -317,6 +317,25 @@ def test_the_console_entry_flushes_and_keeps_exit_codes(tmp_path, pastrami_sampl
     assert r.returncode == 0 and r.stdout.startswith("Usage: ") and "engines" in r.stdout
 
 
+def test_python_dash_m_routerlab_is_the_command():
+    """``python -m routerlab`` runs the command line as ``routerlab`` does: its help lists
+    every command, a command runs and its exit code comes back."""
+    import subprocess
+    import sys
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "routerlab", *args], capture_output=True, text=True)
+
+    r = run("--help")
+    assert r.returncode == 0 and r.stdout.startswith("Usage: ")
+    listed = r.stdout.split("Commands:", 1)[1]
+    assert all(name in listed for name in ("measure", "report", "engines", "bench", "campaign", "course"))
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.startswith("routerlab ")
+    r = run("assess", "--pdr", "2", "x")
+    assert r.returncode == 2 and "pdr" in r.stderr
+
+
 def test_version_names_the_release_and_from_a_clone_its_commit():
     import re
     import shutil
