@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent
 
 
 def bundled() -> tuple:
-    """The folders to bundle: ``routerlab.datasets.BUNDLED``, the one list, read from its
+    """The folders to bundle: ``routerlab.analysis.datasets.BUNDLED``, the one list, read from its
     source (the package cannot be imported while it is being built)."""
     source = ROOT / "lib" / "routerlab" / "analysis" / "datasets.py"
     for node in ast.parse(source.read_text()).body:

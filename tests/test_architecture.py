@@ -6,7 +6,6 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
 
 LIB = Path(__file__).resolve().parents[1] / "lib" / "routerlab"
 
@@ -396,3 +395,37 @@ def test_the_print_finder_finds_them(tmp_path):
                  "def g():\n    sys.stderr.write('y')\n\nif __name__ == '__main__':\n    print('z', file=sys.stdout)\n")
     assert terminal_writes(f) == [(2, "import rich.progress", "<module>"), (5, "print()", "f"),
                                   (8, "sys.stderr", "g"), (11, "print()", "__main__"), (11, "sys.stdout", "__main__")]
+
+
+def modules_run_by_name(lib: Path = LIB) -> list[tuple[str, str]]:
+    """(file, module) of every ``-m routerlab.…`` the library runs (a command on a testbed
+    host, in a user namespace, in the router's namespace): the module written as a string
+    right after ``"-m"`` in a list or a call's arguments."""
+    found = []
+    for path in sorted(lib.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            seq = node.elts if isinstance(node, (ast.List, ast.Tuple)) else node.args if isinstance(node, ast.Call) else []
+            words = [e.value if isinstance(e, ast.Constant) else None for e in seq]
+            found += [(path.relative_to(lib).as_posix(), w) for flag, w in zip(words, words[1:])
+                      if flag == "-m" and isinstance(w, str) and w.split(".")[0] == "routerlab"]
+    return found
+
+
+def test_every_module_run_by_name_exists():
+    """A module moved to another folder must not leave a command that runs it by its old
+    name: the host's agent, hostrun, userns, the netlink route loader, the command line."""
+    import importlib.util
+
+    found = modules_run_by_name()
+    names = {m for _, m in found}
+    assert {"routerlab.remote.hostagent", "routerlab.remote.hostrun", "routerlab.testbed.userns",
+            "routerlab.testbed.netlink_routes", "routerlab.cli"} <= names
+    assert [(f, m) for f, m in found if importlib.util.find_spec(m) is None] == []
+
+
+def test_the_run_by_name_finder_sees_lists_and_calls(tmp_path):
+    lib = tmp_path / "routerlab"
+    lib.mkdir()
+    (lib / "a.py").write_text('cmd = [python, "-m", "routerlab.gone", "x"]\nrun(exe, "-m", "routerlab.here")\n'
+                              'other = ["-m", "json.tool"]\n')
+    assert modules_run_by_name(lib) == [("a.py", "routerlab.gone"), ("a.py", "routerlab.here")]

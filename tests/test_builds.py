@@ -236,7 +236,7 @@ def _install_in_subprocess(tmp_path, tiny, build_step, url=None) -> subprocess.P
         if {url!r}:
             builds.Source.url = property(lambda s: {url!r})
         try:
-            res = builds.install(["click"])
+            res = builds.install(["click"], say=print)
         except KeyboardInterrupt:
             sys.exit(130)
         sys.exit(0 if not isinstance(res["click"], Exception) else 1)

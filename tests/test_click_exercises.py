@@ -13,11 +13,12 @@ from click.testing import CliRunner
 
 from conftest import engine_marks
 from routerlab.course import clickexercises as ce
+from routerlab.course import clickrouter
 from routerlab.measuring import measurement
 from routerlab.cli import app
 from routerlab.errors import ParameterError
 
-needs_click, on_testbed = engine_marks("click", ce.click_binary)
+needs_click, on_testbed = engine_marks("click", clickrouter.click_binary)
 
 ROUTERS = [e for e in ce.EXERCISES if e != "measure"]
 runner = CliRunner()
@@ -175,10 +176,10 @@ def test_the_command_line_passes_a_solution_and_refuses_bad_options(tmp_path):
 
 @needs_click
 def test_element_manuals_come_from_this_click_build():
-    assert ce.element_doc("FromDevice").name == "FromDevice.u.7click.gz"
-    assert ce.element_doc("language").name == "click.5"
+    assert clickrouter.element_doc("FromDevice").name == "FromDevice.u.7click.gz"
+    assert clickrouter.element_doc("language").name == "click.5"
     with pytest.raises(ParameterError, match="did you mean IPFilter"):
-        ce.element_doc("IPFiltr")
+        clickrouter.element_doc("IPFiltr")
 
 
 @needs_click
@@ -410,7 +411,7 @@ class _Refusing:
     """A router whose start raises ``error``, as Click refusing the configuration does
     (:class:`~routerlab.errors.NotStarted`) or as routerlab's own machinery may."""
 
-    devices = ce.MEMORY_DEVICES
+    devices = clickrouter.MEMORY_DEVICES
 
     def __init__(self, error):
         self.error = error
@@ -433,7 +434,7 @@ def test_a_configuration_that_does_not_start_is_the_students_result(monkeypatch)
 
     _starting_with(monkeypatch, NotStarted("click exited (1): bad.click:3: syntax error"))
     [result] = ce.check("forward", memory=True)
-    assert (result.name, result.passed) == (ce.START, False)
+    assert (result.name, result.passed) == (clickrouter.START, False)
     assert result.detail == f"click exited (1): bad.click:3: syntax error\n{ce.NOT_TRIED}"
     with pytest.raises(NotStarted, match="syntax error"):
         ce.try_router("forward", ["udp 10.70.1.2 > 10.71.0.5"], memory=True, show=print)

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from conftest import engine_marks
-from routerlab.course import clickexercises, machine
+from routerlab.course import clickrouter, machine
 from routerlab.errors import DataFormatError
 
-needs_click, _ = engine_marks("click", clickexercises.click_binary)
+needs_click, _ = engine_marks("click", clickrouter.click_binary)
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = ROOT / "datasets" / "course-machine"
 

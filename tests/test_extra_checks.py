@@ -12,10 +12,11 @@ from conftest import engine_marks
 from routerlab.course import checks
 from routerlab import engines
 from routerlab.course import clickexercises as ce
+from routerlab.course import clickrouter
 from routerlab.cli.app import app
 from routerlab.errors import DataFormatError
 
-needs_click, _ = engine_marks("click", ce.click_binary)
+needs_click, _ = engine_marks("click", clickrouter.click_binary)
 
 IPROUTER = """\
 # an instructor's cases for iprouter: addresses the README's routes cover, not in check.yaml

@@ -218,3 +218,20 @@ def test_an_error_from_another_host_is_named_by_it_and_built_by_its_class():
 ])
 def test_an_error_class_is_one_of_routerlabs_or_the_base(kind, cls):
     assert errors.error_class(kind) is cls
+
+
+def test_reap_waits_for_a_process_told_to_end_then_kills_it(tmp_path):
+    """A process told to end (its input closed) is waited for, within the grace; one that
+    does not end is killed; both are reaped."""
+    import subprocess
+    import sys
+    import time
+
+    ends = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    ends.stdin.close()
+    started = time.monotonic()
+    processes.reap(ends, 10)
+    assert ends.returncode == 0 and time.monotonic() - started < 10
+    stays = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    processes.reap(stays, 0.2)
+    assert stays.returncode == -9

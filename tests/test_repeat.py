@@ -123,7 +123,7 @@ def test_both_sweeps_offer_the_same_loads_when_the_ceiling_is_measured(monkeypat
     from routerlab.measuring import measurement, sweep
 
     monkeypatch.setattr(measurement, "require_root", lambda settings=None: None)
-    monkeypatch.setattr(measurement.traffic, "ceiling", lambda spec=None, settings=None: 478605.4)
+    monkeypatch.setattr(measurement.ceiling, "measure", lambda spec=None, settings=None: 478605.4)
     measured = measurement.generator_ceiling()
     recorded = float(round(measured))  # as sweep.py writes generator_ceiling_pps
     frac = repeat.LOADS_FRAC

@@ -77,8 +77,11 @@ def downstream(monkeypatch):
     """What measure passes on to the sweep (the plan, the folder, the ceiling, the trial
     validation and the testbed settings), the engine and root not needed."""
     seen = []
+    from routerlab.engines import registry
+
     monkeypatch.setattr(measurement, "resolve", lambda engine, scenario, *a, **kw: (
-        engine, measurement.scenarios.load(scenario, **{k: v for k, v in kw.items() if k != "settings" and v})))
+        registry.get(engine) if isinstance(engine, str) else engine,
+        measurement.scenarios.load(scenario, **{k: v for k, v in kw.items() if k != "settings" and v})))
     monkeypatch.setattr(measurement, "require_root", lambda settings=None: None)
 
     def run(plan, out, **kw):
@@ -106,3 +109,15 @@ def test_the_same_request_from_a_notebook_and_the_command_line_reaches_the_sweep
     assert from_cli["settings"].generator_asked == (generator is not None)
     assert from_cli["plan"].loads == [1000, 2000] and from_cli["plan"].scenario.rules == 5
     assert from_cli["validation"].max_repeats == 1
+
+
+def test_a_request_carrying_the_engine_itself_names_its_experiment_by_the_engines_name(tmp_path, downstream):
+    """A notebook may hand measure the engine object (one it configured): the sweep's
+    experiment, which trials.csv records and a rerun resumes by, is still named by the
+    engine's name."""
+    from routerlab.engines import registry
+
+    measurement.measure(measurement.Request(registry.get("linux"), "single-flow", str(tmp_path / "o"),
+                                            loads="1000", runs=1, duration=0.5, ceiling_pps=100000))
+    (seen,) = downstream
+    assert seen["plan"].engine == "linux" and seen["plan"].experiment == "linux-single-flow"

@@ -356,12 +356,15 @@ def test_a_campaign_runs_on_the_hosts(hosts, tmp_path):
 def test_loss_over_ssh_is_attributed_where_the_router_dropped_it(hosts, tmp_path):
     """The calibration router offered twice its capacity drops half in its nftables limit:
     the router host's drop tracepoint sees it there, and the sink's counting drop is design."""
+    import pandas as pd
+
     from routerlab.engines.calibration import Calibration
 
-    with sshtestbed.using(hosts.file):
+    with sshtestbed.using(hosts.file) as settings:
         plan = sweep.SweepPlan("calibration", Scenario(name="single-flow"), [40000], runs=2, duration=0.5)
-        sweep.run(plan, tmp_path / "cal", engine=Calibration(capacity_pps=20000), ceiling_pps=100000)
-    import pandas as pd
+        sweep.run(plan, tmp_path / "cal", engine=Calibration(capacity_pps=20000), ceiling_pps=100000,
+                  settings=settings)
+    assert "SSH testbed" in pd.read_csv(tmp_path / "cal" / "experiments.csv")["where"].iloc[0]  # measured over SSH
 
     trials = pd.read_csv(tmp_path / "cal" / "trials.csv")
     assert (trials["lost"] > 0.4 * trials["tx"]).all()

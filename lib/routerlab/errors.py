@@ -149,8 +149,8 @@ def rebuilt_error(record: dict, *, source: str | None = None) -> RouterlabError:
     Without ``source`` (a child of this process, the same code): the message as it was,
     the class's own ``__init__`` passed over (it may take other arguments than a message).
     With ``source`` (another machine's, e.g. ``"host dut"``): the message behind
-    ``source: ``, built by the class itself; a :class:`~routerlab.ParameterError` is
-    one of the parameter ``source``, and a :class:`~routerlab.DataFormatError`, whose
+    ``source: ``, built by the class itself; a :class:`ParameterError` is
+    one of the parameter ``source``, and a :class:`DataFormatError`, whose
     file and line the record does not carry, a plain RouterlabError."""
     cls = error_class(record.get("kind", ""))
     message = record.get("message", "")

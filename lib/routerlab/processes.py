@@ -135,6 +135,12 @@ def stop(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
     if proc.poll() is not None:
         return
     proc.terminate()
+    reap(proc, grace_s)
+
+
+def reap(proc: subprocess.Popen, grace_s: float = 0.0) -> None:
+    """Let one process of ours that was told to end (its input closed, its connection asked
+    to exit) end within ``grace_s`` seconds, else SIGKILL it; reaped either way."""
     if not ended_within(proc)(grace_s):
         proc.kill()
         proc.wait()

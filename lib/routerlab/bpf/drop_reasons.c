@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* drop_reasons.c -- counts the packets the kernel frees as dropped, per network namespace
- * and drop reason, on the tracepoint skb:kfree_skb (routerlab.drops reads the map).
+ * and drop reason, on the tracepoint skb:kfree_skb (routerlab.measuring.drops reads the map).
  *
  * Key: the inode of the namespace of the device the packet was on (0 when the packet has
  * no device any more) and the kernel's drop reason (enum skb_drop_reason, named from the
- * tracepoint's print fmt by routerlab.drops). Value: packets, added atomically, since the
+ * tracepoint's print fmt by routerlab.measuring.drops). Value: packets, added atomically, since the
  * generator's and the router's CPUs free packets at the same time.
  *
  * Packets on a loopback device are not counted: a trial's packets cross veths only, while

@@ -89,11 +89,11 @@ def click_copy(dest, solutions, overwrite):
 @argument("element", help="Element class, e.g. IPFilter or FromDevice; 'language' for the Click language.")
 def click_doc(element):
     """Show an element's manual page, as installed with this Click build."""
-    from routerlab.course import clickexercises
+    from routerlab.course import clickrouter
     from routerlab.errors import RouterlabError
 
     try:
-        page = clickexercises.element_doc(element)
+        page = clickrouter.element_doc(element)
     except RouterlabError as e:
         fail(str(e))
     try:

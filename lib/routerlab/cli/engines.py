@@ -119,7 +119,7 @@ def engines_remove(engine):
     """Remove installed engines (every build of them); the compiler cache stays."""
     from routerlab.engines import builds
 
-    removed = builds.remove(_engine_names(engine))
+    removed = builds.remove(_engine_names(engine), say=click.echo)
     for p in removed:
         click.echo(f"removed {p}")
     if not removed:

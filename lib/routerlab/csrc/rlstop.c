@@ -11,7 +11,7 @@
  * and softirq work, or (on a kernel without preemption) in another task's kernel code: up
  * to about a jiffy (4 ms at HZ=250). That work drains the router's queue rather than
  * filling it, which is why routerlab holds a reading only against a loss it can account
- * for (routerlab.validation).
+ * for (routerlab.measuring.validation).
  *
  * Usage: rlstop --cpu N [--period-ms P] [--total-over-ms F] [--max-seconds S]. Prints
  * "ready" once it runs on its CPU at its priority, then on SIGTERM or SIGINT (or after S

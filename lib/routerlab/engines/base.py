@@ -1,5 +1,5 @@
-"""What every engine is: the :class:`Engine` contract, the registry each engine adds itself
-to (:func:`register`, :func:`get`), and finding an engine's binaries (:func:`find_binary`:
+"""What every engine is: the :class:`Engine` contract, the table each engine adds itself
+to (:func:`register`; :mod:`routerlab.engines.registry` finds them by name), and finding an engine's binaries (:func:`find_binary`:
 a variable naming one's own build, else what ``routerlab engines install`` built, else
 PATH)."""
 
@@ -141,13 +141,6 @@ def register(cls: type[Engine]) -> type[Engine]:
     ENGINES[cls.name] = cls
     return cls
 
-
-def get(name: str) -> Engine:
-    """An engine by name among those registered; unknown names are refused with the list
-    of known ones. (:func:`routerlab.engines.registry.get` loads routerlab's own and plug-ins' first.)"""
-    if name not in ENGINES:
-        raise ParameterError("engine", f"unknown engine {name!r}; known: {', '.join(ENGINES)}")
-    return ENGINES[name]()
 
 
 def find_binary(engine: str, binary: str) -> str:

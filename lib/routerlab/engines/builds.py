@@ -526,7 +526,7 @@ def _unpack(tarball: Path, into: Path) -> None:
         raise RouterlabError(f"unpacking {tarball} failed: {p.stderr.strip()[-500:]}")
 
 
-def build(engine: str, *, say: Callable[[str], None] = print, jobs: int | None = None,
+def build(engine: str, *, say: Callable[[str], None] = lambda line: None, jobs: int | None = None,
           force: bool = False) -> Path:
     """Install ``engine`` from its pin unless it is installed; return its prefix.
 
@@ -610,7 +610,7 @@ def build(engine: str, *, say: Callable[[str], None] = print, jobs: int | None =
         return r.prefix
 
 
-def install(names: list[str] | None = None, *, say: Callable[[str], None] = print, jobs: int | None = None,
+def install(names: list[str] | None = None, *, say: Callable[[str], None] = lambda line: None, jobs: int | None = None,
             parallel: int = 2, force: bool = False) -> dict[str, Path | Exception]:
     """Install several engines, ``parallel`` builds at a time (longest first), each with
     ``jobs`` cores; return each engine's prefix or the error that stopped it.
@@ -665,7 +665,7 @@ def _discard(prefix: Path) -> None:
     shutil.rmtree(prefix)
 
 
-def remove(names: list[str] | None = None, *, say: Callable[[str], None] = print) -> list[Path]:
+def remove(names: list[str] | None = None, *, say: Callable[[str], None] = lambda line: None) -> list[Path]:
     """Remove every installed build (any commit or recipe) of ``names`` (default all)."""
     names = list(dict.fromkeys(names or recipes()))
     for n in names:

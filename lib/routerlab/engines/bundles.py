@@ -164,7 +164,7 @@ def _files(tree: Path) -> dict[str, dict]:
     return out
 
 
-def pack(names: list[str], out: Path, say: Callable[[str], None] = print) -> tuple[str, int]:
+def pack(names: list[str], out: Path, say: Callable[[str], None] = lambda line: None) -> tuple[str, int]:
     """Write one bundle of the installed engines ``names`` to ``out``; return its SHA-256
     and size in bytes. An engine not installed from its current pin is refused."""
     out = Path(out)
@@ -301,7 +301,7 @@ def _check_manifest(m: dict, path: Path) -> None:
 
 
 def install(source: str, *, sha256: str | None = None, names: list[str] | None = None,
-            force: bool = False, say: Callable[[str], None] = print) -> dict[str, Path]:
+            force: bool = False, say: Callable[[str], None] = lambda line: None) -> dict[str, Path]:
     """Install the engines of the bundle at ``source`` (a file or a URL), or those of
     ``names`` among them; return each one's prefix.
 

@@ -407,7 +407,7 @@ def scenario_entries(sc, route_limit: int | None = None, macs: tuple[str, str] |
 
     The same description the other engines use: the route the traffic takes plus
     ``routes - 1`` host routes from the fill range, the firewall of
-    :func:`routerlab.engines.firewall` with its policy as the ACL's default action, and a
+    :func:`routerlab.engines.rules.firewall` with its policy as the ACL's default action, and a
     GRE tunnel from the DUT's far address to the sink's. Returns the entries and the
     number of routes in them (``route_limit`` caps the fill routes). ``macs``: the
     router's output MAC and the sink's, which the forwarded frames take (default the

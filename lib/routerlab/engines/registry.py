@@ -98,7 +98,7 @@ def get(name: str) -> base.Engine:
         load()
         if name not in base.ENGINES:
             raise ParameterError("engine", f"unknown engine {name!r}; known: {', '.join(names())}")
-    return base.get(name)
+    return base.ENGINES[name]()
 
 
 def classes() -> dict[str, type[base.Engine]]:

@@ -253,7 +253,7 @@ def measure(request: Request, *, announce: Callable[[str], None] | None = None, 
     eng, sc = r.resolved
     ceiling_pps = r.ceiling_pps
     if r.search is None and r.loads_frac and ceiling_pps is None:
-        ceiling_pps = recorded_ceiling(r.out, r.experiment or f"{r.engine}-{sc.name}", r.settings)
+        ceiling_pps = recorded_ceiling(r.out, r.experiment or f"{eng.name}-{sc.name}", r.settings)
         if ceiling_pps is not None:
             announce(f"resuming with the generator ceiling recorded in {r.out}: {ceiling_pps:.0f} pps")
     require_root(r.settings)
@@ -263,7 +263,8 @@ def measure(request: Request, *, announce: Callable[[str], None] | None = None, 
         return search_mod.run_search(eng, sc, r.out, kind=r.search, pdr=r.pdr, ceiling_pps=ceiling_pps,
                                      final_duration=r.duration, methods=r.methods, experiment=r.experiment,
                                      validation=r.validation, settings=r.settings)
-    plan = sweep.SweepPlan(r.engine, sc, sweep.parse_loads(r.loads, r.loads_frac, ceiling_pps), runs=r.runs,
+    # the engine by name: a request may carry the engine itself (a notebook, a test)
+    plan = sweep.SweepPlan(eng.name, sc, sweep.parse_loads(r.loads, r.loads_frac, ceiling_pps), runs=r.runs,
                            duration=r.duration, experiment=r.experiment)
     announce(f"{plan.experiment}: {len(plan.loads)} loads x {plan.runs} runs x {plan.duration:g} s "
              f"(about {plan.seconds / 60:.1f} min)")

@@ -38,7 +38,7 @@ from typing import Callable
 import yaml
 
 from routerlab.analysis import datasets
-from routerlab import defaults
+from routerlab import defaults, yamlfile
 from routerlab.measuring.campaignfile import Campaign, FILE_NAME, load, Step  # noqa: F401  (load: the command's way in)
 from routerlab.errors import ParameterError, RouterlabError
 import routerlab.progress
@@ -244,7 +244,7 @@ class Progress:
                                             f"{c.path} is sha256:{c.sha256[:12]}...): give another --out, or "
                                             f"remove {folder} to start again")
         path = folder / PROGRESS_FILE
-        data = yaml.safe_load(path.read_text()) if path.is_file() else None
+        data = yamlfile.load(path, "the campaign's progress file") if path.is_file() else None
         data = data if isinstance(data, dict) and data.get("campaign") == c.label else {}
         return cls(folder, c.label, data.get("ceiling_pps"), list(data.get("finished") or []), data.get("generator") or "")
 

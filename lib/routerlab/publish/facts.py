@@ -100,10 +100,10 @@ def campaign(folder) -> dict | None:
     path = Path(folder) / "campaign.yaml"
     if not path.is_file():
         return None
-    import yaml
+    from routerlab import yamlfile
 
     raw = path.read_bytes()
-    doc = yaml.safe_load(raw) or {}
+    doc = yamlfile.parse(raw, path) or {}
     sha = hashlib.sha256(raw).hexdigest()
     records = datasets.read_experiments(folder) if (Path(folder) / "experiments.csv").is_file() else pd.DataFrame()
     named = records.get("campaign", pd.Series(dtype=str)).fillna("").astype(str)

@@ -7,7 +7,7 @@ own functions; the text around the numbers is the template ``data/report.md.j2``
 ``NOTES.md`` beside the data is a jinja2 template over the same facts: it cites a measured
 number only as a field (``{{ sweeps["bmv2-single-flow"].pdr.pps | pps }}``), a field that
 does not exist fails the report naming it, and a number typed outside a field or a code
-span fails it too (:func:`typed_numbers`). ``routerlab report --check`` regenerates every
+span fails it too (:func:`routerlab.publish.templates.typed_numbers`). ``routerlab report --check`` regenerates every
 committed dataset's README and facts and fails on any difference.
 """
 

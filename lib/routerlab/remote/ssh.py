@@ -154,10 +154,6 @@ class Connection:
             return
         subprocess.run(["ssh", *self.options(), "-O", "exit", "--", self.host.destination], capture_output=True,
                        timeout=10)
-        try:
-            m.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            m.kill()
-            m.wait()
+        processes.reap(m, 5)
         self.control_path.unlink(missing_ok=True)
 

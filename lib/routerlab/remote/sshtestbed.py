@@ -186,11 +186,7 @@ class Agent:
                     self.proc.stdin.close()
                 except OSError:
                     pass
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            processes.reap(self.proc, timeout)
         return failed
 
 
@@ -344,9 +340,7 @@ class SshTestbed(Lifetime):
             c.close()
         self.conns.clear()
         for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+            processes.reap(p)
         self.procs.clear()
         shutil.rmtree(STATE_DIR / f"{self.prefix}-ssh", ignore_errors=True)
         self.state_file.unlink(missing_ok=True)

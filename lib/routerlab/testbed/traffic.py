@@ -1,4 +1,5 @@
-"""Traffic: our open-loop generators, one trial, and the ceiling.
+"""Traffic: our open-loop generators and one trial (the generator's ceiling is
+:mod:`routerlab.testbed.ceiling`'s).
 
 Two generators send the same frames (rlgen makes them: :func:`frames`): the XDP generator
 (:mod:`routerlab.testbed.xdpgen`, live XDP frames, the default) and rlgen (``csrc/rlgen.c``,
@@ -21,7 +22,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from routerlab import cache
+from routerlab import cache, processes
 from routerlab.defaults import BURST, STEAL_FLAG, STOP_FLOOR_MS, STOP_PROBE_PERIOD_MS
 from routerlab.errors import ParameterError, RouterlabError
 from routerlab.testbed.interface import DEST_NET, DROP_PORT, SINK_NET, TG_NET, Testbed
@@ -144,9 +145,7 @@ def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
             raise RouterlabError(f"the CPU-stop probe on CPU {cpu} gave no result ({p.returncode}): {err.strip()}")
         found.update(max_stop_ms=res["max_stop_ms"], stops=int(res["stops"]), stopped_ms=res["stopped_ms"])
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        processes.reap(p)
         if p in tb.procs:
             tb.procs.remove(p)
 

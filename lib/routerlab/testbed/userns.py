@@ -91,7 +91,7 @@ def missing() -> str | None:
 
 
 def call(function: str, *args, **kwargs):
-    """``module:name`` of routerlab (e.g. ``"routerlab.p4exercises:check"``) called with
+    """``module:name`` of routerlab (e.g. ``"routerlab.course.p4exercises:check"``) called with
     ``args`` and ``kwargs`` in a child inside user, network, mount and PID namespaces of
     its own (see the module's text), where it is root; returns what it returned. The
     child's output goes where this process's does. A :class:`RouterlabError` in the child
