@@ -1,6 +1,7 @@
 # The two commands of the README. Each does the set-up it needs first.
 #   make figures   the main job: every notebook in replay mode (no root, no engines)
-#   make test      every test, with Click, FastClick, bmv2 (and its logging build) and p4c built from their pins
+#   make test      every test, with Click, FastClick, bmv2 (and its logging build), p4c and VPP built from their pins
+#                  (or taken from the bundles in $ROUTERLAB_ENGINE_BUNDLES)
 .PHONY: figures test setup engines
 
 VENV := .venv

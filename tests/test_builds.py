@@ -71,7 +71,7 @@ def quiet(_line):
 
 def test_every_engine_is_pinned_to_a_full_commit_and_hash():
     rs = builds.recipes()
-    assert list(rs) == ["click", "fastclick", "bmv2", "bmv2-log", "p4c"]
+    assert list(rs) == ["click", "fastclick", "bmv2", "bmv2-log", "p4c", "vpp"]
     for r in rs.values():
         for s in [r.source, *r.extra.values()]:
             assert re.fullmatch("[0-9a-f]{40}", s.commit) and re.fullmatch("[0-9a-f]{64}", s.sha256)
@@ -100,26 +100,26 @@ def test_the_key_changes_with_the_recipe(tmp_path):
 
 
 def test_unknown_engine_is_refused_with_the_known_ones():
-    with pytest.raises(ParameterError, match="known: click, fastclick, bmv2, bmv2-log, p4c"):
-        builds.recipe("vpp")
-    p = subprocess.run([sys.executable, "-m", "routerlab.cli", "engines", "install", "vpp"],
+    with pytest.raises(ParameterError, match="known: click, fastclick, bmv2, bmv2-log, p4c, vpp"):
+        builds.recipe("dpdk")
+    p = subprocess.run([sys.executable, "-m", "routerlab.cli", "engines", "install", "dpdk"],
                        capture_output=True, text=True)
-    assert p.returncode == 2 and "known: click, fastclick, bmv2, bmv2-log, p4c" in p.stderr
+    assert p.returncode == 2 and "known: click, fastclick, bmv2, bmv2-log, p4c, vpp" in p.stderr
 
 
 def test_install_starts_builds_in_the_order_the_yaml_gives(monkeypatch):
     """install_order of engine-builds.yaml (the longest build first) is not a recipe."""
-    assert builds.install_order() == ["p4c", "bmv2", "bmv2-log", "fastclick", "click"]
+    assert builds.install_order() == ["p4c", "vpp", "bmv2", "bmv2-log", "fastclick", "click"]
     started = []
     monkeypatch.setattr(builds, "install_packages", lambda names, say: None)
     monkeypatch.setattr(builds, "build", lambda name, **kw: started.append(name) or Path(name))
-    builds.install(["click", "fastclick", "bmv2", "bmv2-log", "p4c"], say=quiet, parallel=1)
+    builds.install(["click", "fastclick", "bmv2", "bmv2-log", "p4c", "vpp"], say=quiet, parallel=1)
     assert started == builds.install_order()
 
 
 def test_a_malformed_install_order_names_the_file(monkeypatch):
     path, raw = builds._builds_file()
-    monkeypatch.setattr(builds, "_builds_file", lambda: (path, {**raw, builds.ORDER: ["p4c", "click", "vpp"]}))
+    monkeypatch.setattr(builds, "_builds_file", lambda: (path, {**raw, builds.ORDER: ["p4c", "click", "dpdk"]}))
     builds.install_order.cache_clear()
     try:
         with pytest.raises(DataFormatError, match=r"engine-builds.yaml.*install_order: expected a list naming"):
@@ -366,7 +366,9 @@ def test_doctor_exits_non_zero_when_an_engine_asked_for_is_missing(tmp_path):
     p = subprocess.run(doctor, capture_output=True, text=True, env=env)
     assert re.search(r"rlgen +ok +rlgen [0-9a-f]{12}", p.stdout) and re.search(r"rlstop +ok +rlstop [0-9a-f]{12}", p.stdout)
     p = subprocess.run(doctor + ["vpp"], capture_output=True, text=True, env=env)
-    assert p.returncode == 2 and "nothing called vpp" in p.stderr
+    assert p.returncode == 1 and "routerlab engines install vpp" in p.stdout and "missing: vpp" in p.stderr
+    p = subprocess.run(doctor + ["dpdk"], capture_output=True, text=True, env=env)
+    assert p.returncode == 2 and "nothing called dpdk" in p.stderr
 
 
 # -- patches a recipe carries --------------------------------------------------------------

@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -283,10 +284,54 @@ def test_pack_and_install_from_the_command_line(tinyc, tmp_path, monkeypatch):
     assert f"bundle {digest[:12]}" in r.output
 
 
+def test_install_takes_an_engine_from_the_bundles_folder_only_under_its_key(tinyc, tmp_path, monkeypatch):
+    """`engines install` with $ROUTERLAB_ENGINE_BUNDLES: an engine a bundle there holds under
+    the key it would build comes from it (checked against the .sha256 beside it); once its
+    recipe changed, the same bundle is passed over and the engine is built, the log saying
+    which came from where."""
+    folder = tmp_path / "bundles"
+    folder.mkdir()
+    out, digest = _pack(tmp_path)
+    shutil.move(out, folder / out.name)
+    (folder / (out.name + ".sha256")).write_text(f"{digest}  {out.name}\n")
+    (folder / "unhashed.tar.gz").write_bytes(b"not even a bundle")
+    monkeypatch.setenv(bundles.FOLDER_VAR, str(folder))
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "new-machine"))
+    r = CliRunner().invoke(app, ["engines", "install", "click"])
+    assert r.exit_code == 0, r.output
+    assert f"click: from the bundle {folder / out.name}" in r.output
+    assert "unhashed.tar.gz: no unhashed.tar.gz.sha256 beside it: not used" in r.output
+    assert "building" not in r.output
+    assert builds.record("click")["bundle"]["sha256"] == digest
+
+    # a wrong hash beside it is refused, naming the bundle
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "third-machine"))
+    (folder / (out.name + ".sha256")).write_text("0" * 64 + "\n")
+    r = CliRunner().invoke(app, ["engines", "install", "click"])
+    assert r.exit_code == 1 and f"{out.name}: its SHA-256 is {digest}" in r.output
+    assert builds.installed("click") is None
+    (folder / (out.name + ".sha256")).write_text(f"{digest}  {out.name}\n")
+
+    changed = builds.Recipe(**{**tinyc.__dict__, "steps": tinyc.steps + (("install", "true"),)})
+    monkeypatch.setattr(builds, "recipes", lambda: {"click": changed})
+    monkeypatch.setenv(builds.DIR_VAR, str(tmp_path / "after-a-change"))
+    r = CliRunner().invoke(app, ["engines", "install", "click"])
+    assert r.exit_code == 0, r.output
+    assert f"click: no bundle in {folder} holds {changed.key} ({out.name} holds it as {tinyc.key}: " \
+           "another pin or recipe): building it" in r.output
+    assert builds.record("click").get("bundle") is None  # built, not unpacked
+
+
+def test_a_bundles_folder_that_is_not_one_is_named(tmp_path, monkeypatch):
+    monkeypatch.setenv(bundles.FOLDER_VAR, str(tmp_path / "nowhere"))
+    with pytest.raises(RouterlabError, match=f"ROUTERLAB_ENGINE_BUNDLES={tmp_path / 'nowhere'}: no such folder"):
+        bundles.from_folder(["click"])
+
+
 # -- the real engines ---------------------------------------------------------------------
 
 #: The tests each engine's bundle install is checked with.
-ENGINE_TESTS = ["tests/test_click.py", "tests/test_microbench.py", "tests/test_p4.py"]
+ENGINE_TESTS = ["tests/test_click.py", "tests/test_microbench.py", "tests/test_p4.py", "tests/test_vpp.py"]
 
 
 @pytest.mark.slow
@@ -364,3 +409,21 @@ def test_an_engine_installed_from_a_bundle_packs_into_a_bundle_that_installs_and
     run = subprocess.run([str(third / "bin" / "click")], capture_output=True, text=True)
     assert run.stdout == f"tiny router {third}\n", run.stderr
     assert (third / "share" / "where.txt").read_text() == f"prefix={third}\n"
+
+
+def test_bench_install_prints_the_bundles_install_next_to_its_floor():
+    """`bench install` on the folder of bundles beside the clone: every engine they hold
+    installed into an empty folder (the one in use untouched), its time next to tar's."""
+    folder = ROOT.parent / "shared" / "engine-bundles"
+    if not list(folder.glob("*.tar.gz.sha256")):
+        pytest.skip(f"no bundles beside their .sha256 in {folder}")
+    before = sorted(p.name for p in builds.engines_dir().glob("*")) if builds.engines_dir().is_dir() else []
+    r = subprocess.run([sys.executable, "-m", "routerlab.cli", "bench", "install", "--bundles", str(folder)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = r.stdout.strip().splitlines()[-1]
+    m = re.search(r": ([\d.]+) s; floor \(tar -xzf of the same\): ([\d.]+) s; ratio ([\d.]+); target: under 120 s", line)
+    assert m, line
+    install_s, tar_s, ratio = map(float, m.groups())
+    assert ratio == pytest.approx(install_s / tar_s, rel=0.05) and install_s > tar_s > 0  # printed rounded
+    assert (sorted(p.name for p in builds.engines_dir().glob("*")) if builds.engines_dir().is_dir() else []) == before

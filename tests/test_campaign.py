@@ -25,7 +25,7 @@ from routerlab.version import project_dir
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
 
 #: The testbed datasets measured by their campaign files (``routerlab campaign run``).
-CAMPAIGNED = ("click-course", "comparison", "testbed-bmv2", "testbed-click", "testbed-ovs", "testbed-veth")
+CAMPAIGNED = ("click-course", "comparison", "testbed-bmv2", "testbed-click", "testbed-ovs", "testbed-veth", "testbed-vpp")
 
 
 @pytest.mark.parametrize("name", CAMPAIGNED)
@@ -93,8 +93,8 @@ def with_step(i: int, step: dict) -> dict:
 @pytest.mark.parametrize("data, parts", [
     (with_step(0, {"measure": {"engine": "linux", "scenario": "single-flow", "enigne": "x", "loads": [1]}}),
      ["step 1 (measure)", "unknown key 'enigne'", "allowed: engine, scenario, loads, loads_frac, runs"]),
-    (with_step(1, {"measure": {"engine": "vpp", "scenario": "single-flow", "loads": [1]}}),
-     ["step 2 (measure)", "engine: 'vpp'", "allowed: one of linux, nft, ebpf"]),
+    (with_step(1, {"measure": {"engine": "danos", "scenario": "single-flow", "loads": [1]}}),
+     ["step 2 (measure)", "engine: 'danos'", "allowed: one of linux, nft, ebpf"]),
     (with_step(1, {"measure": {"engine": "linux", "scenario": "warp", "loads": [1]}}),
      ["step 2 (measure)", "scenario: 'warp'", "allowed: a preset (single-flow, single-flow-fw0,", "or a scenario YAML"]),
     (with_step(1, {"measur": {"engine": "linux"}}),
@@ -137,7 +137,7 @@ def test_bad_input_is_one_line_naming_file_step_key_and_allowed_values(tmp_path,
 def test_an_error_names_the_line_of_its_step(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("description: x\nsteps:\n  - measure: {engine: linux, scenario: single-flow, loads: [1]}\n"
-                    "  - measure: {engine: vpp, scenario: single-flow, loads: [1]}\n")
+                    "  - measure: {engine: danos, scenario: single-flow, loads: [1]}\n")
     with pytest.raises(DataFormatError, match=rf"^{path}:4: step 2 \(measure\): engine"):
         campaign.load(path)
 
@@ -388,10 +388,10 @@ def test_campaign_show_takes_the_dataset_folder_for_its_file():
 
 
 def test_campaign_show_and_run_fail_in_one_line(tmp_path, monkeypatch):
-    bad = write(tmp_path, with_step(0, {"measure": {"engine": "vpp", "scenario": "single-flow", "loads": [1]}}))
+    bad = write(tmp_path, with_step(0, {"measure": {"engine": "danos", "scenario": "single-flow", "loads": [1]}}))
     for args in (["show", str(bad)], ["run", str(bad), "--out", str(tmp_path / "o")]):
         r = runner.invoke(app, ["campaign", *args])
-        assert r.exit_code == 2 and r.stdout == "" and "step 1 (measure): engine: 'vpp'" in r.stderr, r.output
+        assert r.exit_code == 2 and r.stdout == "" and "step 1 (measure): engine: 'danos'" in r.stderr, r.output
         assert len(r.stderr.strip().splitlines()) == 1
     import os
 

@@ -167,7 +167,7 @@ def test_figures_rejects_unknown_parameter_and_measure_mode():
 
 def test_measure_rejects_bad_parameters_before_needing_root():
     cases = [
-        (["--engine", "vpp"], "unknown engine 'vpp'"),
+        (["--engine", "danos"], "unknown engine 'danos'"),
         (["--engine", "linux", "--scenario", "warp"], "unknown scenario"),
         (["--engine", "linux", "--loads", "-5,10"], "loads must be > 0"),
         (["--engine", "linux", "--loads", "10", "--runs", "0"], "runs"),

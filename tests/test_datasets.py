@@ -165,7 +165,7 @@ def test_every_committed_dataset_has_the_one_environment_record():
     root = datasets.datasets_dir()
     folders = sorted(p.parent.name for p in root.glob("*/experiments.csv"))
     assert folders == ["click-course", "comparison", "fast-reroute", "microbench", "testbed-bmv2", "testbed-click",
-                       "testbed-ovs", "testbed-veth"]
+                       "testbed-ovs", "testbed-veth", "testbed-vpp"]
     assert not list(root.glob("*/environment.csv"))
     for name in folders:
         rec = datasets.read_experiments(root / name)

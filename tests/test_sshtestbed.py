@@ -494,6 +494,7 @@ def _built(name):
 @pytest.mark.parametrize("packed, engine", [
     pytest.param(("click",), "click", marks=_built("click")),
     pytest.param(("bmv2", "p4c"), "bmv2", marks=_built("bmv2")),
+    pytest.param(("vpp",), "vpp", marks=_built("vpp")),
 ])
 def test_an_engine_installed_on_the_router_host_from_a_bundle_forwards_over_ssh(hosts, tmp_path, packed, engine):
     bundle = tmp_path / "engines.tar.gz"
@@ -516,6 +517,9 @@ def test_an_engine_installed_on_the_router_host_from_a_bundle_forwards_over_ssh(
     assert (trials["rx"] > 0.9 * trials["tx"]).all() and (trials["engine_forwarded"] > 0).all()
     rec = pd.read_csv(tmp_path / "out" / "experiments.csv").iloc[0]
     assert rec["engine_version"]
+    if engine == "vpp":  # its own time per packet, read on the router's host
+        costs = pd.read_csv(tmp_path / "out" / "engine_costs.csv")
+        assert set(costs["trial"]) == {0, 1} and (costs.loc[costs["stage"] == "graph", "ns_per_packet"] > 0).all()
     same_as(hosts, before)
 
 

@@ -340,7 +340,7 @@ def test_bad_parameters_are_named():
     with pytest.raises(ParameterError, match="router_cpu"):
         namespaces.NamespaceTestbed(router_cpu=999)
     with pytest.raises(ParameterError, match="engine"):
-        engines.get("vpp")
+        engines.get("danos")
     with pytest.raises(ParameterError, match="scenario"):
         scenarios.load("warp-speed")
     with pytest.raises(ParameterError, match="rate"):

@@ -427,6 +427,7 @@ KINDS = {
     "superseded_trials.csv": ("experiment", "offered_pps", "trial", "attempt", "steal"),
     "superseded_search_trials.csv": ("experiment", "probe", "offered_pps", "attempt", "steal"),
     "drops.csv": ("experiment", "offered_pps", "trial", "place", "source", "reason", "packets", "counted_as"),
+    "engine_costs.csv": ("experiment", "offered_pps", "trial", "stage", "ns_per_packet"),
     "samples.csv": ("variant", "run", "t", "throughput_bps", "rtt_ms", "cpu_busy"),
     "runs.csv": ("variant", "run", "fail_s", "converge_s", "looped_destinations", "ping_sent", "ping_received"),
     "forwarding.csv": ("engine", "burst", "repeat", "packets", "mpps", "instructions_per_packet"),

@@ -7,7 +7,9 @@ the router's input, the kernel's run-time statistics of that program say how muc
 router's time per packet is the program itself. One trial per engine at a fixed load,
 while ``perf record -e cpu-clock`` samples both CPUs at :data:`FREQ_HZ`: each sample is
 put to a part by the task it interrupted (the router's input NAPI thread and the engine's
-own process are the router's). The CPU time of a part is its samples over the frequency;
+own process are the router's). An engine that measures its own time per packet (VPP's
+clocks per graph node: :meth:`routerlab.engines.base.Engine.costs`) has it beside: a
+polling engine keeps its CPU busy whatever it does. The CPU time of a part is its samples over the frequency;
 its share, that time over the trial's window (the samples taken from the trial's start
 to its end, its set-up and counter reads included; an idle CPU is not always sampled, so
 shares of the samples taken would overstate the busy parts); per packet, that time over
@@ -97,9 +99,11 @@ def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: flo
             try:
                 with bpf_run_time(xdp_program(tb)) as program:
                     time.sleep(PERF_START_S)
+                    eng.costs(tb)  # from here
                     t0 = time.monotonic()
                     r = traffic.run_trial(tb, load_pps, duration, traffic.TrafficSpec.for_scenario(sc))
                     t1 = time.monotonic()
+                    own = eng.costs(tb)
             finally:
                 rec.send_signal(signal.SIGINT)
                 rec.wait(timeout=30)
@@ -121,7 +125,8 @@ def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: flo
                     rows.append({"engine": name, "cpu": cpu, "part": p, "share": n / FREQ_HZ / window,
                                  "ns_per_packet": n / FREQ_HZ / r.tx * 1e9 if r.tx else float("nan"),
                                  "tx": r.tx, "rx": r.rx, "generator": tb.generator,
-                                 "xdp_program_ns": program.get("ns_per_run"), "xdp_program_runs": program.get("runs")})
+                                 "xdp_program_ns": program.get("ns_per_run"), "xdp_program_runs": program.get("runs"),
+                                 "engine_graph_ns": own.get("graph")})
     return pd.DataFrame(rows)
 
 
@@ -182,4 +187,9 @@ def report(df, load_pps: float) -> str:
         if ns is not None and ns == ns:  # neither None nor NaN: a program ran
             lines.append(f"  its XDP program on the router's input: {r0.xdp_program_ns:.0f} ns per run, "
                          f"{int(r0.xdp_program_runs)} runs (BPF run-time statistics)")
+        own = r0.get("engine_graph_ns")
+        if own is not None and own == own:
+            # a polling engine's CPU share is 100% whatever it does: its own clocks say its cost
+            lines.append(f"  by its own clocks: {own:.0f} ns per packet forwarded (its graph, the polling "
+                         "input left out)")
     return "\n".join(lines)

@@ -65,15 +65,41 @@ def bench_generators(duration, runs, csv):
 @click.option("--out", type=PATH, default=Path("runs/bench-engines"), help="Folder for the search trials and results.")
 @click.option("--duration", type=float, default=2.0, help="Seconds per final trial.")
 @click.option("--engine", multiple=True, default=["linux", "nft", "ebpf"],
-              help="Engines (first = reference); nft runs 50 rules.")
+              help="Engines (first = reference); nft runs 50 rules, the others single-flow, unless --scenario.")
+@click.option("--scenario", help="One scenario for every engine (e.g. single-flow-fw50 with nft, ebpf, vpp).")
 @generator_option
-def bench_engines(out, duration, engine):
+def bench_engines(out, duration, engine, scenario):
     """PDR@0.5% of several engines measured in one run, as ratios to the first (needs root)."""
     from routerlab.benchmarks import engines
 
+    scenario_for = {e: scenario for e in engine} if scenario else None
     with resumable("searches", code=1):
-        ceil, df = engines.run(tuple(engine), out=out, duration=duration, settings=testbed_settings())
+        ceil, df = engines.run(tuple(engine), scenario_for, out=out, duration=duration, settings=testbed_settings())
     click.echo(engines.report(ceil, df))
+
+
+@bench_app.command("install")
+@click.option("--bundles", type=PATH, help="A folder of bundles, each beside its .sha256 [default: "
+                                           "$ROUTERLAB_ENGINE_BUNDLES].")
+@click.option("--build", "build", multiple=True, metavar="ENGINE",
+              help="Also build ENGINE cold from its pin (no compiler cache; vpp: about 10 minutes on 2 cores).")
+def bench_install(bundles, build):
+    """What the engines cost a new machine: engines install from bundles into an empty
+    engines folder next to tar's unpacking of them, and cold builds next to their targets."""
+    import os
+
+    from routerlab.benchmarks import install
+    from routerlab.benchmarks.startup import command
+
+    folder = bundles or os.environ.get("ROUTERLAB_ENGINE_BUNDLES")
+    if not folder and not build:
+        fail("--bundles: give a folder of bundles (or set ROUTERLAB_ENGINE_BUNDLES), or --build ENGINE")
+    try:
+        bundled = install.from_bundles(folder, command()) if folder else None
+        built = {e: install.cold_build(e, command()) for e in build}
+    except RouterlabError as e:
+        fail(str(e), 1)
+    click.echo(install.report(bundled, built))
 
 
 @bench_app.command("chain")

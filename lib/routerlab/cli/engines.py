@@ -21,7 +21,7 @@ def _engine_names(names: list[str] | None) -> list[str]:
 
 
 @engines_app.command("install")
-@argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c; default all five (with --from: "
+@argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c, vpp; default all six (with --from: "
                                    "all the bundle holds).")
 @click.option("--jobs", type=int, help="Cores per build (default: all).")
 @click.option("--parallel", type=int, default=2,
@@ -36,7 +36,11 @@ def _engine_names(names: list[str] | None) -> list[str]:
                    "as a file is copied there).")
 def engines_install(engine, jobs, parallel, force, bundle, sha256, testbed_file):
     """Build and install engines from their pinned sources (GitHub, or $ROUTERLAB_ENGINE_SOURCES),
-    or install them from a bundle (--from) in seconds."""
+    or install them from a bundle (--from) in seconds.
+
+    Without --from, an engine that a bundle in $ROUTERLAB_ENGINE_BUNDLES (a folder of
+    `engines pack` files, each beside its .sha256) holds under the key it would be built
+    with comes from that bundle; the others are built."""
     import time
 
     from routerlab.engines import builds
@@ -71,6 +75,10 @@ def engines_install(engine, jobs, parallel, force, bundle, sha256, testbed_file)
         return
     names = _engine_names(engine)
     try:
+        if not force:
+            from routerlab.engines import bundles
+
+            bundles.from_folder(names, say=say)
         results = builds.install(names, say=say, jobs=jobs, parallel=parallel, force=force)
     except KeyboardInterrupt:
         err.print("interrupted: unfinished builds removed, nothing half-installed")
@@ -83,7 +91,7 @@ def engines_install(engine, jobs, parallel, force, bundle, sha256, testbed_file)
 
 
 @engines_app.command("pack")
-@argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c; default every one installed.")
+@argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c, vpp; default every one installed.")
 @click.option("--out", type=PATH, required=True,
               help="The bundle file to write (a .tar.gz).")
 def engines_pack(engine, out):
@@ -114,7 +122,7 @@ def engines_list():
 
 
 @engines_app.command("remove")
-@argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c; default all five.")
+@argument("engine", nargs=-1, help="click, fastclick, bmv2, bmv2-log, p4c, vpp; default all six.")
 def engines_remove(engine):
     """Remove installed engines (every build of them); the compiler cache stays."""
     from routerlab.engines import builds

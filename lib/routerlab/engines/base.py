@@ -89,6 +89,13 @@ class Engine:
         cheaply ({} if not): read before and after each trial by :mod:`routerlab.measuring.drops`."""
         return {}
 
+    def costs(self, tb: Testbed) -> dict[str, float]:
+        """The router's CPU time per packet, ns, by stage of the engine, as the engine
+        itself measures it, since the last call ({} where it does not): read around every
+        trial of a sweep into ``engine_costs.csv``. For an engine that polls (VPP) the
+        CPU's busy share says nothing of its cost; its own clocks do."""
+        return {}
+
     def stop(self, tb: Testbed):
         """Undo what :meth:`start` did that the namespaces' removal would not."""
 

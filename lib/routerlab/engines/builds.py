@@ -1,4 +1,4 @@
-"""Engines routerlab builds itself: Click, FastClick, bmv2 and p4c from pinned sources.
+"""Engines routerlab builds itself: Click, FastClick, bmv2, p4c and VPP from pinned sources.
 
 The pins and recipes are data (``data/engine-builds.yaml``). Each engine installs into a
 prefix keyed by engine, commit and recipe under :func:`engines_dir`
@@ -53,6 +53,7 @@ OVERRIDES = {
     "bmv2-log": {"simple_switch": "ROUTERLAB_SIMPLE_SWITCH_LOG", "simple_switch_CLI": "ROUTERLAB_SIMPLE_SWITCH_CLI",
                  "simple_switch_grpc": "ROUTERLAB_SIMPLE_SWITCH_GRPC_LOG"},
     "p4c": {"p4c-bm2-ss": "ROUTERLAB_P4C", "p4c": "ROUTERLAB_P4C_DRIVER"},
+    "vpp": {"vpp": "ROUTERLAB_VPP", "vppctl": "ROUTERLAB_VPPCTL"},
 }
 
 

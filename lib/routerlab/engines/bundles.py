@@ -45,6 +45,9 @@ MANIFEST = "routerlab-bundle.json"
 FORMAT = 1
 #: Where ``install --from URL`` keeps what it downloaded.
 DOWNLOADS = ".bundles"
+#: A folder of bundles (each beside its ``.sha256``) that ``routerlab engines install``
+#: takes an engine from before building it (:func:`from_folder`).
+FOLDER_VAR = "ROUTERLAB_ENGINE_BUNDLES"
 
 
 @dataclass(frozen=True)
@@ -389,6 +392,63 @@ def install(source: str, *, sha256: str | None = None, names: list[str] | None =
                 + ("" if pinned else " (another pin than this routerlab's recipe: kept under its own key, "
                                      "not used for the pinned engine)"))
     say(f"installed {len(done)} engine(s) from {path.name} in {time.monotonic() - t0:.1f} s")
+    return done
+
+
+def from_folder(names: list[str], *, folder: str | Path | None = None,
+                say: Callable[[str], None] = lambda line: None) -> dict[str, Path]:
+    """Install each engine of ``names`` that is not installed from a bundle in ``folder``
+    (default ``$ROUTERLAB_ENGINE_BUNDLES``; none: nothing) that holds it under the key
+    ``routerlab engines install`` would build, checked against the ``.sha256`` file beside
+    the bundle; return those installed. An engine whose pin or recipe changed has another
+    key, so it is never taken from a bundle made before: it is left to be built, and the
+    log says why.
+
+    Raises
+    ------
+    RouterlabError
+        The folder named is not one; a bundle there is corrupted or fails its hash.
+    """
+    folder = folder or os.environ.get(FOLDER_VAR)
+    if not folder:
+        return {}
+    where = Path(folder).expanduser()
+    if not where.is_dir():
+        raise RouterlabError(f"${FOLDER_VAR}={folder}: no such folder")
+    want = {n: builds.recipe(n).key for n in dict.fromkeys(names) if not builds.installed(n)}
+    done: dict[str, Path] = {}
+    elsewhere: dict[str, str] = {}
+    # the newest first: of two bundles holding an engine under the same key, either will do
+    for path in sorted(where.glob("*.tar.gz"), key=lambda p: p.stat().st_mtime, reverse=True):
+        if not want:
+            break
+        digest_file = path.with_name(path.name + ".sha256")
+        if not digest_file.is_file():
+            say(f"{path.name}: no {digest_file.name} beside it: not used")
+            continue
+        digest = (digest_file.read_text().split() or [""])[0]
+        try:
+            with tarfile.open(path, "r:gz") as tar:
+                manifest = read_manifest(tar, path)
+        except (tarfile.TarError, OSError, EOFError) as e:
+            raise RouterlabError(f"{path}: not a readable bundle ({e})") from None
+        theirs, here = Platform(**manifest["platform"]), Platform.here()
+        if (theirs.os, theirs.release, theirs.arch) != (here.os, here.release, here.arch):
+            say(f"{path.name}: built for {theirs}, not this machine ({here}): not used")
+            continue
+        held = manifest["engines"]
+        hits = [n for n, key in want.items() if held.get(n, {}).get("key") == key]
+        for n in want:
+            if n in held and n not in hits:
+                elsewhere.setdefault(n, f"{path.name} holds it as {held[n]['key']}")
+        if hits:
+            say(f"{', '.join(hits)}: from the bundle {path} (${FOLDER_VAR})")
+            done.update(install(str(path), sha256=digest, names=hits, say=say))
+            for n in hits:
+                want.pop(n)
+    for n, key in want.items():
+        say(f"{n}: no bundle in {where} holds {key}"
+            + (f" ({elsewhere[n]}: another pin or recipe)" if n in elsewhere else "") + ": building it")
     return done
 
 

@@ -29,7 +29,8 @@ GROUP = "routerlab.engines"
 #: routerlab's own engine modules, each registering its engines on import, in the order
 #: :func:`names` lists them.
 BUILTIN = ("routerlab.engines.kernel", "routerlab.engines.ebpf", "routerlab.engines.bmv2",
-           "routerlab.engines.click", "routerlab.engines.calibration", "routerlab.engines.external")
+           "routerlab.engines.click", "routerlab.engines.vpp", "routerlab.engines.calibration",
+           "routerlab.engines.external")
 
 _builtin_loaded = False
 

@@ -384,7 +384,7 @@ FIREWALL_DROPS = {"nft": (("dut", "NETFILTER_DROP"), None),
 #: :mod:`routerlab.engines.capture` and :func:`routerlab.engines.bmv2.queue_reads`): they
 #: are loss, not context. The XDP router's counters are not here: its drops come back as
 #: kfree_skb.
-UNTRACED_ENGINE_COUNTERS = frozenset({"click", "fastclick", "fastclick-dpdk", "bmv2"})
+UNTRACED_ENGINE_COUNTERS = frozenset({"click", "fastclick", "fastclick-dpdk", "bmv2", "vpp", "vpp-af-packet"})
 #: Counters of drops that never pass kfree_skb, so the tracepoint cannot see them: XDP
 #: frames are not sk_buffs, and a veth that cannot take a redirected or XDP_TX frame
 #: returns it to its page pool (drivers/net/veth.c). Every other counter a reading holds

@@ -148,18 +148,21 @@ def run(plan: SweepPlan, out: Path, *, engine: Engine | None = None, ceiling_pps
             for i, (o, k) in enumerate(todo):
                 def trial():
                     f0 = eng.forwarded(tb)
+                    eng.costs(tb)  # from here
                     r = traffic.run_trial(tb, o, plan.duration, spec, drops=dc,
                                           probe_period_ms=validation.probe_period_ms)
+                    costs = eng.costs(tb)
                     f1 = eng.forwarded(tb)
                     return {"experiment": plan.experiment, "engine": plan.engine, "scenario": plan.scenario.name,
                             "trial": k, "engine_forwarded": (f1 - f0) if f0 is not None else "", **r.row(),
-                            "drop_rows": r.drop_rows}
+                            "drop_rows": r.drop_rows, "costs": costs}
 
                 where = f"{plan.engine} {plan.scenario.name} @ {o:.0f} pps"
                 for row, kept in validation.attempts(trial, made[o, k]):
                     if kept:
                         writer.write(row)
                         drops.write_rows(out, plan.experiment, o, k, row["drop_rows"])
+                        write_costs(out, plan.experiment, o, k, row["costs"])
                     else:
                         if superseded is None:
                             superseded = datasets.TrialWriter(out, TRIAL_FIELDS, SUPERSEDED_TRIALS)
@@ -171,6 +174,21 @@ def run(plan: SweepPlan, out: Path, *, engine: Engine | None = None, ceiling_pps
             if superseded is not None:
                 superseded.close()
     return out
+
+
+#: engine_costs.csv, beside trials.csv: the engine's own time per packet by stage, per trial.
+COSTS_FILE = "engine_costs.csv"
+
+
+def write_costs(out, experiment: str, offered_pps: float, trial: int, costs: dict[str, float]) -> None:
+    """Append one trial's :meth:`routerlab.engines.base.Engine.costs` (none: nothing) to
+    ``out/engine_costs.csv``."""
+    if not costs:
+        return
+    with datasets.TrialWriter(out, list(datasets.KINDS[COSTS_FILE]), COSTS_FILE) as w:
+        for stage, ns in costs.items():
+            w.write({"experiment": experiment, "offered_pps": offered_pps, "trial": trial, "stage": stage,
+                     "ns_per_packet": round(ns, 2)})
 
 
 def _superseded_counts(path: Path, experiment: str):

@@ -387,6 +387,24 @@ def loss(folder) -> dict:
 
 
 @_plain_facts
+def engine_costs(folder) -> dict:
+    """The engines' own time per packet (``engine_costs.csv``): per experiment and stage,
+    the median ns per packet over its trials, and per load the median of ``graph`` (the
+    engine's whole graph, the polling input left out); {} without the file."""
+    folder = Path(folder)
+    if not (folder / "engine_costs.csv").is_file():
+        return {}
+    c = datasets.read_kind(folder, "engine_costs.csv")
+    out = {}
+    for exp, g in c.groupby("experiment", sort=False):
+        graph = g[g["stage"] == "graph"]
+        out[exp] = {"stages": g.groupby("stage", sort=False)["ns_per_packet"].median().sort_values(ascending=False).to_dict(),
+                    "graph_by_load": [{"offered_pps": o, "ns_per_packet": v}
+                                      for o, v in graph.groupby("offered_pps")["ns_per_packet"].median().items()]}
+    return out
+
+
+@_plain_facts
 def comparison(folder) -> dict:
     """The 100GE tables (``cells.csv`` beside the sweeps): per scenario and router the
     capacity at PDR@0.5% on the loads as fractions of the ceiling (:func:`routerlab.
@@ -495,7 +513,7 @@ def of(folder) -> dict:
     parts = {"campaign": campaign(folder),
              "environment": environment(folder) if (folder / "experiments.csv").is_file() else None,
              "sweeps": sweeps(folder), "searches": searches(folder), "validation": validation(folder),
-             "loss": loss(folder), "generators": generators(folder), "comparison": comparison(folder), "microbench": microbench(folder),
+             "loss": loss(folder), "engine_costs": engine_costs(folder), "generators": generators(folder), "comparison": comparison(folder), "microbench": microbench(folder),
              "fast_reroute": fast_reroute(folder)}
     if "trials.csv" in out["files"] or "search_trials.csv" in out["files"]:
         kinds = [k for k in ("trials.csv", "search_trials.csv") if (folder / k).is_file()]

@@ -289,7 +289,7 @@ class Agent:
             d.__exit__(None, None, None)
 
     def op_engine(self, method: str):
-        if method not in ("forwarded", "drop_counters"):
+        if method not in ("forwarded", "drop_counters", "costs"):
             raise RouterlabError(f"no engine method {method!r}")
         return getattr(self.engine, method)(self.tb)
 

@@ -459,6 +459,9 @@ class RemoteEngine:
     def drop_counters(self, tb: SshTestbed) -> dict:
         return tb.agent("router").call("engine", method="drop_counters")
 
+    def costs(self, tb: SshTestbed) -> dict:
+        return tb.agent("router").call("engine", method="costs")
+
     def stop(self, tb: SshTestbed):
         if tb.agents:
             tb.agent("router").call("engine_stop")
