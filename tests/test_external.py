@@ -320,5 +320,6 @@ def test_the_engines_are_listed_in_one_order_whichever_module_was_imported_first
                            check=True).stdout
             for first in ("", "from routerlab.engines import click\n", "from routerlab.engines import external\n")]
     assert said[0] == said[1] == said[2]
-    assert said[0].startswith("['linux', 'nft', 'ebpf', 'bmv2', 'click', 'fastclick', 'fastclick-dpdk', 'calibration', "
+    assert said[0].startswith("['linux', 'nft', 'ebpf', 'bmv2', 'click', 'fastclick', 'fastclick-dpdk', 'vpp', 'vpp-af-packet', "
+                              "'calibration', "
                               "'exec'")

@@ -53,7 +53,7 @@ def test_inputs_are_the_notebook_and_the_tables_of_its_datasets():
     got = gallery.inputs("testbed-sweeps")
     assert "notebooks/testbed-sweeps.ipynb" in got
     assert {p.split("/")[1] for p in got if p.startswith("datasets/")} == {"testbed-veth", "testbed-bmv2",
-                                                                            "testbed-click"}
+                                                                            "testbed-click", "testbed-vpp"}
     assert not [p for p in got if p.endswith((".md", ".png", "facts.json"))]
     assert list(gallery.inputs("pastrami-experiments"))[1] == "lib/routerlab/data/pastrami-registry.txt"
     with pytest.raises(RouterlabError, match="'nosuch' is not in routerlab.publish.gallery.INPUTS"):

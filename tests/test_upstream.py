@@ -5,12 +5,13 @@ and bmv2 (p4c's a representative part; ``routerlab engines test p4c`` runs it wh
 import os
 import subprocess
 
+import pytest
 from click.testing import CliRunner
 from conftest import engine_absent, engine_marks
 
 from routerlab.cli.app import app
 from routerlab.engines import builds, upstream
-from routerlab.errors import RouterlabError
+from routerlab.errors import ParameterError, RouterlabError
 
 
 def _installed(engine):
@@ -53,7 +54,7 @@ def test_a_tests_output_is_judged_by_what_the_harness_said():
 def test_an_engine_without_a_suite_is_refused_naming_the_suites():
     r = CliRunner().invoke(app, ["engines", "test", "bmv2"])  # bmv2's is run through p4c's
     assert r.exit_code == 2
-    assert "no upstream suite here for bmv2; suites: click, fastclick, p4c" in r.output
+    assert "no upstream suite here for bmv2; suites: click, fastclick, p4c, vpp" in r.output
 
 
 def test_the_report_counts_and_names_each_outcome():
@@ -156,3 +157,79 @@ def test_a_representative_part_of_p4cs_suite_passes_on_routerlabs_p4c_and_bmv2()
     assert outcome["p4_16_bmv_errors/loop-bmv2.p4"] == "passed"  # the harness expects its compile to fail
     assert outcome[upstream.P4C_EXTERNS[0]] == "passed"  # with its extern module, as upstream runs it
     assert len(outcome) >= 15
+
+
+# -- VPP's test/run_tests.py -------------------------------------------------------------------
+
+needs_vpp, needs_vpp_root = engine_marks("vpp", _installed("vpp"))
+
+
+def _record(kind, name, text=""):
+    import json
+
+    return json.dumps({"kind": kind, "id": name, "text": text})
+
+
+def test_vpps_outcomes_are_read_from_the_drivers_records():
+    cli = ('Traceback (most recent call last):\n  File "/src/test/vpp_pg_interface.py", line 400, in link_down\n'
+           "vpp_papi_exceptions.CliFailedCommandError: test: unknown input `interface link-state pg1 down'\n")
+    lines = [_record("selected", n) for n in ("a.A.test_ok", "a.A.test_cpu", "a.B.test_1", "a.B.test_2",
+                                                "a.C.test_bad", "a.C.test_cli", "vm.D.test_x", "a.E.test_lost")]
+    lines += [_record("selected", "a.A.test_ok"), _record("fixme-debian12", "vm.D.test_x"),
+              _record("passed", "a.A.test_ok"), _record("skipped", "a.A.test_cpu", "not enough CPUs: needs 3"),
+              _record("error", "setUpClass (a.B)", 'Traceback:\n  File "x.py", line 1, in f\nVppDiedError: died\n'),
+              _record("failure", "a.C.test_bad", 'Traceback:\n  File "t.py", line 9, in t\n    assert x\n'
+                                                 "AssertionError: 1 != 2\n"),
+              _record("error", "a.C.test_cli", cli), _record("failure", "vm.D.test_x", "AssertionError: no iperf")]
+    got = {r.name: r for r in upstream.vpp_results("\n".join(lines) + "\n")}
+    assert list(got) == ["a.A.test_ok", "a.A.test_cpu", "a.B.test_1", "a.B.test_2", "a.C.test_bad", "a.C.test_cli",
+                         "vm.D.test_x", "a.E.test_lost"]
+    assert got["a.A.test_ok"].outcome == "passed"
+    assert (got["a.A.test_cpu"].outcome, got["a.A.test_cpu"].why) == ("skipped", "not enough CPUs: needs 3")
+    # a class whose setUpClass failed fails each of its tests with that error
+    assert got["a.B.test_2"].outcome == "failed" and got["a.B.test_2"].lines == ['File "x.py", line 1, in f',
+                                                                                  "VppDiedError: died"]
+    assert got["a.C.test_bad"].lines == ['File "t.py", line 9, in t', "AssertionError: 1 != 2"]
+    assert (got["a.C.test_cli"].outcome, got["a.C.test_cli"].why) == ("expected", upstream.VPP_EXPECTED[0][1])
+    assert (got["vm.D.test_x"].outcome, got["vm.D.test_x"].why) == ("expected", upstream.VPP_DEBIAN12)
+    assert got["a.E.test_lost"].outcome == "failed"
+
+
+def test_the_vpp_report_names_each_skipped_test_with_why():
+    run = upstream.SuiteRun("vpp", "test/run_tests.py", [upstream.TestResult("t.A.test_1", "passed"),
+                                                         upstream.TestResult("t.A.test_2", "skipped", "part of extended tests")],
+                            3.0, list_skipped=True)
+    assert upstream.report([run]).splitlines()[1:] == ["  skipped   t.A.test_2: part of extended tests"]
+
+
+def test_a_vpp_test_file_that_is_not_there_is_refused(tmp_path):
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "test_ip4.py").write_text("")
+    assert upstream.vpp_filters(tmp_path, ["test_ip4.TestIPv4", "test_ip4.py"]) == ["test_ip4.TestIPv4", "test_ip4"]
+    with pytest.raises(ParameterError, match="no such test file in vpp's test/: test_nat44"):
+        upstream.vpp_filters(tmp_path, ["test_nat44"])
+
+
+@needs_vpp_root
+def test_part_of_vpps_own_suite_passes_on_routerlabs_vpp():
+    """VPP's IPv4 FIB test (packet-generator interfaces), the ACL plug-in's L2/L3 tests
+    of IPv4 permit/deny, and one af_xdp routing test between network namespaces with iperf3,
+    through VPP's own runner; a test needing the policer plug-in (not built) skips."""
+    try:
+        upstream.source_tree("vpp")
+    except RouterlabError as e:
+        engine_absent(f"vpp's pinned source tree: {e}")
+    run = upstream.vpp_tests(["test_ip4.TestIPv4", "test_acl_plugin_l2l3.TestACLpluginL2L3.test_0003_ip4_irb_1",
+                              "test_acl_plugin.TestACLplugin.test_0001_acl_create",
+                              "test_acl_plugin.TestACLplugin.test_0002_acl_permit_apply",
+                              "test_ip4.TestIPPunt",
+                              "test_vm_af_xdp_l3.TestVPPInterfacesQemuAfXDPL3"
+                              ".test_id_29_client_af_xdp_v3_gso_0_gro_0_checksum_0_to_server_af_xdp_v3_gso_0_gro_0"
+                              "_checksum_0_mtu_1500_mode_L3_tcp_ipv4"])
+    assert run.ok, upstream.report([run])
+    outcome = {t.name: t for t in run.results}
+    assert outcome["test_ip4.TestIPv4.test_fib"].outcome == "passed"
+    assert outcome["test_acl_plugin.TestACLplugin.test_0002_acl_permit_apply"].outcome == "passed"
+    punt = [(t.outcome, t.why) for t in run.results if t.name.startswith("test_ip4.TestIPPunt.")]
+    assert punt and set(punt) == {("skipped", "Exclude Policer plugin tests")}  # needs a plug-in not built
+    assert sum(t.outcome == "passed" for t in run.results) == 5, upstream.report([run])

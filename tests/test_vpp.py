@@ -84,6 +84,33 @@ ip6-ra-process                 "any wait"                0               0      
 """
 
 
+class _Said:
+    """A VppEngine whose CLI answers are given (no VPP runs)."""
+
+    def __init__(self, monkeypatch, answers: dict, veth_drops: int, veth=True):
+        self.eng = vpp.VppEngine()
+        monkeypatch.setattr(self.eng, "cli", lambda *cmd, timeout=60: answers[" ".join(cmd)])
+        monkeypatch.setattr(vpp, "veth_queue_counters", lambda ns, dev: {"drops": veth_drops, "xdp_drops": 0})
+        self.eng._veth = veth
+
+
+def test_only_what_vpp_dropped_counts_as_its_drops(monkeypatch):
+    """Error counters that count no dropped packet (af_xdp's wake-ups, af_packet's blocks,
+    everything the ACL plug-in counts) are left out; a drop (a TTL, no free transmit slot),
+    rx-miss and tx-error and the input veth's refused redirects are in."""
+    errors = SHOW_ERRORS + ("       171               out-tx                        syscall required            error\n"
+                            "         4               out-tx                        no free tx slots            error\n"
+                            "        12          af-packet-input                   timed out block             error\n")
+    tb = type("TB", (), {"ns_dut": "rl000000-dut", "dut_in": "rl000000d0"})()
+    said = _Said(monkeypatch, {"show errors": errors, "show interface": SHOW_INTERFACE}, veth_drops=9)
+    assert said.eng.drop_counters(tb) == {"ip4-input:ip4 ttl <= 1": 3, "out-tx:no free tx slots": 4,
+                                         "out:tx-error": 2, "in:redirect refused": 9}
+    # af_packet's input is a socket: no redirect to refuse
+    said = _Said(monkeypatch, {"show errors": errors, "show interface": SHOW_INTERFACE}, veth_drops=9)
+    said.eng.input = "af_packet"
+    assert "in:redirect refused" not in said.eng.drop_counters(tb)
+
+
 def test_counters_and_errors_are_read_from_vpps_own_words():
     assert vpp.parse_runtime(SHOW_RUNTIME) == {"af_xdp-input": (5000, 1.40e5, True), "ip4-lookup": (5000, 90.6, False)}
     assert vpp.parse_frequency("Model name: AMD EPYC\nBase frequency:           2.5955 GHz\n") == 2.5955e9
@@ -151,7 +178,7 @@ def test_a_vpp_that_cannot_start_is_named_in_one_line_and_leaves_nothing(tmp_pat
 
 
 @root
-def test_a_missing_plugin_and_an_interface_vpp_cannot_take_are_named(tmp_path, monkeypatch):
+def test_a_missing_plugin_and_an_interface_vpp_refuses_are_named(tmp_path, monkeypatch):
     eng = engines.get("vpp")
     try:
         eng.check()
@@ -170,7 +197,7 @@ def test_a_missing_plugin_and_an_interface_vpp_cannot_take_are_named(tmp_path, m
             eng.start(tb, scenarios.load("single-flow"))
         prefix = tb.prefix
     assert "`create interface af_xdp host-if rlnosuchdev" in str(e.value) and "\n" not in str(e.value)
-    assert "No such device" in str(e.value)
+    assert "'rlnosuchdev' failed" in str(e.value)  # VPP's own words, naming the device
     # stopped by start itself: no VPP left, no run folder
     assert not (STATE_DIR / f"{prefix}-vpp").exists()
     assert not subprocess.run(["pgrep", "-f", f"{STATE_DIR}/{prefix}-vpp"], capture_output=True).stdout
@@ -203,3 +230,42 @@ def test_a_sweep_records_vpps_time_per_packet_and_its_report_shows_it(tmp_path):
     f = facts.of(out)
     assert set(f["engine_costs"]["vpp-single-flow"]["stages"]) >= {"graph", "ip4-lookup", "out-tx"}
     assert "## The engine's own time per packet" in report.render(out, f)
+
+
+RUN_VPP = """
+import sys
+from routerlab import engines
+from routerlab.analysis import scenarios
+from routerlab.testbed import namespaces
+with namespaces.NamespaceTestbed(prefix=sys.argv[1]) as tb:
+    engines.get("vpp").start(tb, scenarios.load("single-flow"))
+    print("up", flush=True)
+    sys.stdin.read()
+"""
+
+
+@root
+def test_a_run_killed_with_vpp_up_is_cleaned_by_routerlab_clean():
+    """kill -9 of the measuring process leaves VPP, its run folder and its shared memory;
+    ``routerlab clean`` removes all three."""
+    eng = engines.get("vpp")
+    try:
+        eng.check()
+    except EngineNotFound as e:
+        engine_absent(str(e))
+    import sys
+
+    from routerlab.testbed import cleanup
+
+    prefix = "rl" + os.urandom(3).hex()
+    p = subprocess.Popen([sys.executable, "-c", RUN_VPP, prefix], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        assert p.stdout.readline().strip() == "up"
+        assert list(Path("/dev/shm").glob(f"{prefix}-*")) and (STATE_DIR / f"{prefix}-vpp").is_dir()
+    finally:
+        p.kill()
+        p.wait()
+        cleanup.clean()
+    assert not subprocess.run(["pgrep", "-f", f"{STATE_DIR}/{prefix}-vpp"], capture_output=True).stdout
+    assert not (STATE_DIR / f"{prefix}-vpp").exists() and not list(Path("/dev/shm").glob(f"{prefix}-*"))

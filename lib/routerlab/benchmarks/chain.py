@@ -99,7 +99,7 @@ def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: flo
             try:
                 with bpf_run_time(xdp_program(tb)) as program:
                     time.sleep(PERF_START_S)
-                    eng.costs(tb)  # from here
+                    eng.costs(tb)  # an engine's clocks count from its last read: this trial's alone
                     t0 = time.monotonic()
                     r = traffic.run_trial(tb, load_pps, duration, traffic.TrafficSpec.for_scenario(sc))
                     t1 = time.monotonic()

@@ -35,26 +35,44 @@ def _timed(argv: list[str], env: dict) -> float:
 
 
 def from_bundles(folder: Path, command: list[str]) -> dict:
-    """``engines install`` (``command`` starts routerlab) of every engine with a bundle in
-    ``folder`` into an empty engines folder, and the floor: ``tar -xzf`` of the same
-    bundles. Returns seconds of each and the bundles used."""
+    """``engines install`` (``command`` starts routerlab) of every engine a bundle in
+    ``folder`` holds under the key this routerlab builds (on this platform), into an empty
+    engines folder, and the floor: ``tar -xzf`` of the same bundles. Returns seconds of
+    each and the bundles used; none that such an install would take is an error."""
     from routerlab.engines import bundles
 
     folder = Path(folder)
     files = sorted(p for p in folder.glob("*.tar.gz") if p.with_name(p.name + ".sha256").is_file())
     if not files:
         raise RouterlabError(f"{folder}: no bundle beside its .sha256 ({bundles.FOLDER_VAR})")
-    names = set()
+    from routerlab.engines import builds
+
+    names, other = set(), set()
+    here = bundles.Platform.here()
     for f in files:
-        with tarfile.open(f, "r:gz") as tar:
-            names |= set(bundles.read_manifest(tar, f)["engines"])
+        try:
+            with tarfile.open(f, "r:gz") as tar:
+                m = bundles.read_manifest(tar, f)
+        except (tarfile.TarError, OSError, EOFError) as e:
+            raise RouterlabError(f"{f}: not a readable bundle ({e})") from None
+        theirs = bundles.Platform(**m["platform"])
+        for n, e in m["engines"].items():
+            # only what the install takes from a bundle: an engine it would build is no install
+            ok = (theirs.os, theirs.release, theirs.arch) == (here.os, here.release, here.arch) \
+                and e["key"] == builds.recipe(n).key
+            (names if ok else other).add(n)
+    if not names:
+        raise RouterlabError(f"{folder}: no bundle holds an engine under the key this routerlab builds "
+                             f"(it holds {', '.join(sorted(other)) or 'none'} under others)")
     with tempfile.TemporaryDirectory(prefix="rl-bench-install-") as tmp:
         env = {**os.environ, "ROUTERLAB_ENGINES_DIR": f"{tmp}/engines", bundles.FOLDER_VAR: str(folder)}
         install_s = _timed([*command, "engines", "install", *sorted(names)], env)
         (Path(tmp) / "tar").mkdir()
         t0 = time.perf_counter()
         for f in files:
-            subprocess.run(["tar", "-xzf", str(f), "-C", f"{tmp}/tar"], check=True)
+            p = subprocess.run(["tar", "-xzf", str(f), "-C", f"{tmp}/tar"], capture_output=True, text=True)
+            if p.returncode != 0:
+                raise RouterlabError(f"tar -xzf {f} failed: {p.stderr.strip()[-300:]}")
         floor_s = time.perf_counter() - t0
     return {"engines": sorted(names), "bundles": [f.name for f in files], "install_s": install_s, "tar_s": floor_s}
 
@@ -69,6 +87,8 @@ def cold_build(engine: str, command: list[str]) -> float:
 
 
 def report(bundled: dict | None, built: dict[str, float]) -> str:
+    """One line for the install from bundles (its time, its floor, their ratio, the target)
+    and one per cold build (its time against its target, as a ratio)."""
     lines = []
     if bundled:
         lines.append(f"engines install from {', '.join(bundled['bundles'])} ({', '.join(bundled['engines'])}): "

@@ -82,7 +82,7 @@ def bench_engines(out, duration, engine, scenario):
 @click.option("--bundles", type=PATH, help="A folder of bundles, each beside its .sha256 [default: "
                                            "$ROUTERLAB_ENGINE_BUNDLES].")
 @click.option("--build", "build", multiple=True, metavar="ENGINE",
-              help="Also build ENGINE cold from its pin (no compiler cache; vpp: about 10 minutes on 2 cores).")
+              help="Also build ENGINE cold from its pin (no compiler cache: minutes).")
 def bench_install(bundles, build):
     """What the engines cost a new machine: engines install from bundles into an empty
     engines folder next to tar's unpacking of them, and cold builds next to their targets."""

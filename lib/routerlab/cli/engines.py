@@ -135,10 +135,12 @@ def engines_remove(engine):
 
 
 @engines_app.command("test")
-@argument("engine", nargs=-1, help="click, fastclick, p4c (its bmv2 suite, on routerlab's bmv2); default all three.")
+@argument("engine", nargs=-1, help="click, fastclick, p4c (its bmv2 suite, on routerlab's bmv2), vpp (test/run_tests.py: "
+                                   "IPv4, the ACL plug-in, af_packet and af_xdp); default all four.")
 @click.option("--test", "tests", multiple=True, metavar="FILE",
               help="One test of the suite, as a path under its test/ folder (p4c: under testdata/, e.g. "
-                   "p4_16_samples/arith-bmv2.p4; repeatable); default all.")
+                   "p4_16_samples/arith-bmv2.p4; vpp: FILE[.CLASS[.TEST]] of test/, e.g. test_ip4.TestIPv4; "
+                   "repeatable); default all (vpp: the files of what routerlab uses).")
 def engines_test(engine, tests):
     """Run each engine's own upstream test suite against its install: per suite run, passed,
     skipped, failed as upstream expects (named with why) and failed; exit 1 when one failed."""

@@ -37,6 +37,24 @@ upstream lists in ``XFAIL_TESTS`` is ``expected`` to fail, with upstream's comme
 ``extern-funcs-bmv2.p4`` runs as upstream's ``bmv2_emit_externs`` test runs it: with
 ``--emit-externs`` and its extern module, built (as upstream's ``make
 extern_func_module``) against the headers of routerlab's bmv2.
+
+VPP's suite is its own runner, ``test/run_tests.py`` (:func:`vpp_tests`), over the files of
+what routerlab uses (:data:`VPP_TESTS`: IPv4 forwarding, the ACL plug-in, af_packet and
+af_xdp interfaces routing between network namespaces), against the install's ``bin/vpp``,
+plug-ins and API files, in network and PID namespaces of their own. Its Python runs in a
+virtual environment made as ``test/Makefile`` makes it: ``test/requirements-3.txt``,
+upstream's patches of scapy, and ``vpp_papi`` from the source tree; ``tshark`` and
+``iperf3`` are Debian packages. The plug-ins the install leaves out are the runner's
+``--excluded-plugin``s, so the tests that need them skip. A small driver
+(:data:`VPP_DRIVER`) runs the runner unchanged and records each test's outcome by name; it
+drops ``api-fuzz { off }`` from VPP's command line (a section of the unittest plug-in,
+which routerlab does not build; off is VPP's default), and it runs the af_packet and af_xdp
+tests upstream skips on Debian 12 (``@tag_fixme_debian12``, for intermittent failures):
+one of those that fails is ``expected`` with that reason. Tests upstream marks extended
+skip, as in its default run, and a test needing more CPUs than the machine has skips (the
+runner's rule); the report names each skipped test with why. A failure is ``expected``
+when its text matches :data:`VPP_EXPECTED` (a ``test ...`` command of the unittest
+plug-in; upstream's path-MTU listing that refuses VPP's "retry with cursor" answer).
 """
 
 from __future__ import annotations
@@ -58,10 +76,11 @@ from routerlab.errors import ParameterError, RouterlabError
 from routerlab.engines import builds
 
 #: The engines that have a suite here, and what it is.
-SUITES = {"click": "test/clicktest", "fastclick": "test/clicktest", "p4c": "bmv2 (backends/bmv2/run-bmv2-test.py)"}
+SUITES = {"click": "test/clicktest", "fastclick": "test/clicktest", "p4c": "bmv2 (backends/bmv2/run-bmv2-test.py)",
+          "vpp": "test/run_tests.py"}
 #: Debian packages the suites' scripts call: netcat (ControlSocket tests), tcpdump.
 SUITE_DEBIAN = {"click": ["perl", "netcat-openbsd", "tcpdump"], "fastclick": ["perl", "netcat-openbsd", "tcpdump"],
-                "p4c": ["python3-venv"]}
+                "p4c": ["python3-venv"], "vpp": ["python3-venv", "patch", "tshark", "iperf3", "iproute2"]}
 #: The Python packages of p4c's requirements.txt its bmv2 harness imports (their pinned versions are read there).
 P4C_HARNESS_NEEDS = ("scapy", "ply")
 #: Seconds one p4c test (compile and STF run) may take; the harness's own limit is ten minutes.
@@ -123,6 +142,9 @@ class SuiteRun:
     suite: str
     results: list[TestResult]
     seconds: float
+    #: Whether the report names each skipped test with why (VPP's: a test upstream's runner
+    #: skips cannot run here, and the reason is the line that says so).
+    list_skipped: bool = False
 
     def count(self, outcome: str) -> int:
         return sum(r.outcome == outcome for r in self.results)
@@ -237,7 +259,8 @@ def run(engines: list[str], *, tests: list[str] | None = None, say: Callable[[st
     if unknown:
         raise ParameterError("engine", f"no upstream suite here for {', '.join(unknown)}; suites: {', '.join(SUITES)}")
     builds.install_debian(sorted({p for e in engines for p in SUITE_DEBIAN[e]}), say, "tools of the test suites")
-    return [p4c_bmv2(tests, say=say) if e == "p4c" else clicktest(e, tests, say=say) for e in engines]
+    suites = {"p4c": p4c_bmv2, "vpp": vpp_tests}
+    return [suites[e](tests, say=say) if e in suites else clicktest(e, tests, say=say) for e in engines]
 
 
 # -- p4c ---------------------------------------------------------------------------------------
@@ -408,6 +431,279 @@ def _p4c_one(name: str, cmd: list[str], cwd: Path, xfail: dict[str, str]) -> Tes
     return TestResult(name, "failed", "", said or out.splitlines()[-6:] or ["(no output)"])
 
 
+# -- VPP ---------------------------------------------------------------------------------------
+
+#: The files of VPP's test/ that test what routerlab uses, run by default: IPv4 forwarding,
+#: the ACL plug-in (test_acl_plugin_conns is all extended tests, which skip), and af_packet
+#: and af_xdp interfaces routing (L3) between network namespaces. Left out: their L2
+#: (bridged) and GSO/GRO variants, which routerlab does not configure, and everything else
+#: of test/ (other features, other plug-ins).
+VPP_TESTS = ("test_ip4", "test_acl_plugin", "test_acl_plugin_l2l3", "test_acl_plugin_macip",
+             "test_acl_plugin_conns", "test_vm_af_packet_l3", "test_vm_af_xdp_l3")
+#: Seconds the whole run of VPP's runner may take (its own limit is ten minutes a test).
+VPP_SUITE_TIMEOUT_S = 3600
+#: VPP's failures whose text names a reason that is not the install's: (pattern, the reason).
+VPP_EXPECTED = (
+    (r"CliFailedCommandError: test: unknown input",
+     "needs the `test ...` debug commands of VPP's unittest plug-in, which routerlab does not build"),
+    (r"ip_path_mtu_get\(cursor=\d+\) failed, expected 0 return value instead of -165",
+     "upstream: VppIpPathMtu.query_vpp_config (test/vpp_ip.py) lists path MTUs with details_iter but "
+     "accepts only retval 0, where VPP answers EAGAIN (-165) with a cursor once the handler has run 1 ms "
+     "(vl_api_process_may_suspend), as on a busy machine; it passes at other times"),
+)
+#: Why a test upstream skips on Debian 12 and routerlab runs (see :data:`VPP_DRIVER`) may fail.
+VPP_DEBIAN12 = ("upstream skips it on Debian 12 (@tag_fixme_debian12: \"FIXME intermittent test failures "
+                "on debian12 distro\"); routerlab runs it anyway")
+
+#: The driver of VPP's runner (``test/run_tests.py``, run unchanged through runpy): it
+#: records each test's outcome as one JSON line (the runner prints descriptions, not test
+#: names), lets the tests upstream skips on Debian 12 run, and drops ``api-fuzz { off }``
+#: from VPP's command line (the section is the unittest plug-in's, which routerlab does not
+#: build; off is VPP's default).
+VPP_DRIVER = r"""
+import json, os, runpy, sys, traceback
+
+records, testdir = sys.argv[1], sys.argv[2]
+sys.argv = [os.path.join(testdir, "run_tests.py"), *sys.argv[3:]]
+sys.path.insert(0, testdir)
+fd = os.open(records, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+
+def record(kind, test_id, text=""):
+    os.write(fd, (json.dumps({"kind": kind, "id": test_id, "text": text}) + "\n").encode())
+
+
+import asfframework  # config.py reads sys.argv as it is imported
+import discover_tests
+
+
+def run_on_debian12(cls):
+    cls.routerlab_fixme_debian12 = True
+    return cls
+
+
+asfframework.is_distro_debian12 = False
+asfframework.tag_fixme_debian12 = run_on_debian12
+_discover, _depth = discover_tests.discover_tests, []
+
+
+def discover(directory, callback):
+    _depth.append(directory)
+    try:
+        _discover(directory, callback)
+    finally:
+        _depth.pop()
+    if not _depth:
+        for suite in getattr(callback, "suites", {}).values():
+            for test in suite:
+                record("selected", test.id())
+                if getattr(type(test), "routerlab_fixme_debian12", False):
+                    record("fixme-debian12", test.id())
+
+
+discover_tests.discover_tests = discover
+
+
+def error_text(test, err):
+    return "".join(traceback.format_exception(*err))[-4000:]
+
+
+def skip_text(test, reason):
+    if reason == "not enough cpus":
+        return (f"not enough CPUs: needs {type(test).get_cpus_required()} (VPP's main thread and "
+                f"{type(test).get_vpp_worker_count()} workers), this machine has {asfframework.max_vpp_cpus}")
+    return str(reason)
+
+
+def hook(name, kind, text):
+    orig = getattr(asfframework.VppTestResult, name)
+
+    def wrapped(self, test, *rest):
+        try:
+            record(kind, test.id(), text(test, *rest))
+        finally:
+            return orig(self, test, *rest)
+
+    setattr(asfframework.VppTestResult, name, wrapped)
+
+
+hook("addSuccess", "passed", lambda test: "")
+hook("addSkip", "skipped", skip_text)
+hook("addFailure", "failure", error_text)
+hook("addError", "error", error_text)
+hook("addExpectedFailure", "expected-failure", error_text)
+hook("addUnexpectedSuccess", "unexpected-success", lambda test: "")
+_constants = asfframework.VppAsfTestCase.setUpConstants.__func__
+
+
+def setUpConstants(cls):
+    _constants(cls)
+    line = cls.vpp_cmdline
+    for i in range(len(line) - 2):
+        if line[i:i + 3] == ["api-fuzz {", "off", "}"]:
+            del line[i:i + 3]
+            break
+
+
+asfframework.VppAsfTestCase.setUpConstants = classmethod(setUpConstants)
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def vpp_harness_python(src: Path, say: Callable[[str], None] = lambda s: None) -> Path:
+    """The Python of a virtual environment made as VPP's ``test/Makefile`` makes its own
+    (once, under the user cache): ``test/requirements-3.txt`` (pinned, with hashes), upstream's
+    patches of scapy (``test/patches/scapy-VERSION``), and ``vpp_papi`` from
+    ``src/vpp-api/python``."""
+    reqs = src / "test" / "requirements-3.txt"
+    scapy = re.search(r"^scapy==([^\s;]+)", reqs.read_text(), re.M)
+    if scapy is None:
+        raise RouterlabError(f"{reqs}: no scapy pin, the version upstream's patches are for")
+    venv = cache.folder("harness") / f"vpp-{builds.sha256(reqs)[:12]}"
+    python = venv / "bin" / "python"
+    if (venv / ".ready").is_file():
+        return python
+    say(f"vpp: a virtual environment for its test framework from {reqs.relative_to(src)}")
+    shutil.rmtree(venv, ignore_errors=True)
+    _harness_step([sys.executable, "-m", "venv", str(venv)], venv)
+    _harness_step([str(python), "-m", "pip", "install", "-q", "-r", str(reqs)], venv)
+    site = next(venv.glob("lib/python3*/site-packages"))
+    for patch in sorted((src / "test" / "patches" / f"scapy-{scapy.group(1)}").glob("*.patch")):
+        _harness_step(["patch", "--forward", "-p1", "-d", str(site), "-i", str(patch)], venv)
+    _harness_step([str(python), "-m", "pip", "install", "-q", str(src / "src" / "vpp-api" / "python")], venv)
+    (venv / ".ready").write_text(scapy.group(0) + "\n")
+    return python
+
+
+def _harness_step(cmd: list[str], venv: Path):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        shutil.rmtree(venv, ignore_errors=True)
+        raise RouterlabError(f"{' '.join(cmd[:5])}...: {(p.stderr or p.stdout).strip()[-400:]}")
+
+
+def vpp_filters(src: Path, tests: list[str] | None) -> list[str]:
+    """The test selections of VPP's runner (``--filter``: FILE[.CLASS[.TEST]], FILE a
+    ``test_*.py`` of ``test/`` without .py), :data:`VPP_TESTS` by default; refused when a
+    file is not there."""
+    names = [t.removesuffix(".py") for t in tests] if tests else list(VPP_TESTS)
+    unknown = [t for t in names if not (src / "test" / (t.split(".")[0] + ".py")).is_file()
+               or not t.startswith("test_")]
+    if unknown:
+        raise ParameterError("test", f"no such test file in vpp's test/: {', '.join(unknown)} "
+                                     "(FILE[.CLASS[.TEST]], FILE as test_ip4)")
+    return names
+
+
+def vpp_excluded_plugins(src: Path, plugins: Path) -> list[str]:
+    """The plug-ins of VPP's source that the install has not built: their tests skip
+    (upstream's ``--excluded-plugin``, ``VPP_EXCLUDED_PLUGINS``)."""
+    built = {p.name.removesuffix("_plugin.so") for p in plugins.glob("*_plugin.so")}
+    return sorted(d.name for d in (src / "src" / "plugins").iterdir() if d.is_dir() and d.name not in built)
+
+
+def vpp_results(records: str) -> list[TestResult]:
+    """Each selected test's outcome from the driver's JSON lines (:data:`VPP_DRIVER`): a
+    test without an outcome of its own takes its class's ``setUpClass`` error, else failed."""
+    import json
+
+    selected, fixme, got = {}, set(), {}
+    for line in records.splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        if r["kind"] == "selected":
+            selected.setdefault(r["id"], None)
+        elif r["kind"] == "fixme-debian12":
+            fixme.add(r["id"])
+        else:
+            got[r["id"]] = (r["kind"], r["text"])
+    classes = {f"setUpClass ({name.rpartition('.')[0]})" for name in selected}
+    results = []
+    # after the selected tests, what the runner reported of no selected test (tearDownClass)
+    for name in list(selected) + [k for k in got if k not in selected and k not in classes]:
+        kind, text = got.get(name) or got.get(f"setUpClass ({name.rpartition('.')[0]})") \
+            or ("error", _VPP_NO_OUTCOME)
+        results.append(_vpp_outcome(name, kind, text, name in fixme))
+    return results
+
+
+_VPP_NO_OUTCOME = "no outcome: VPP's runner ended before the test did"
+
+
+def _vpp_outcome(name: str, kind: str, text: str, fixme_debian12: bool) -> TestResult:
+    if kind == "passed":
+        return TestResult(name, "passed")
+    if kind == "skipped":
+        return TestResult(name, "skipped", text)
+    if kind == "expected-failure":
+        return TestResult(name, "expected", "upstream marks it @unittest.expectedFailure", _vpp_said(text))
+    if kind == "unexpected-success":
+        return TestResult(name, "failed", "", ["passed, but upstream marks it @unittest.expectedFailure"])
+    said = _vpp_said(text)
+    for pattern, why in VPP_EXPECTED:
+        if re.search(pattern, text):
+            return TestResult(name, "expected", why, said)
+    if name in KNOWN.get("vpp", {}):
+        return TestResult(name, "expected", KNOWN["vpp"][name], said)
+    if fixme_debian12:
+        return TestResult(name, "expected", VPP_DEBIAN12, said)
+    return TestResult(name, "failed", "", said)
+
+
+def _vpp_said(text: str) -> list[str]:
+    """A traceback's last place in the tests and its exception."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    places = [ln for ln in lines if ln.startswith("File ")]
+    last = [ln for ln in lines if not ln.startswith(("File ", "^", "~")) and ":" in ln][-1:]
+    return (places[-1:] + last) or lines[-2:] or ["(no output)"]
+
+
+def vpp_tests(tests: list[str] | None = None, *, say: Callable[[str], None] = lambda s: None) -> SuiteRun:
+    """VPP's own tests (``test/run_tests.py`` over :func:`vpp_filters`) against routerlab's
+    install, in network and PID namespaces of their own."""
+    prefix = builds.installed("vpp")
+    if prefix is None:
+        raise RouterlabError("vpp is not installed: routerlab engines install vpp")
+    src = source_tree("vpp", say)
+    filters = vpp_filters(src, tests)
+    plugins = next(prefix.glob("lib*/**/vpp_plugins"), None)
+    if plugins is None:
+        raise RouterlabError(f"{prefix}: no vpp_plugins folder")
+    python = vpp_harness_python(src, say)
+    excluded = vpp_excluded_plugins(src, plugins)
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="routerlab-vpp-") as tmp:
+        driver, records = Path(tmp) / "driver.py", Path(tmp) / "results.jsonl"
+        driver.write_text(VPP_DRIVER)
+        (Path(tmp) / "run").mkdir()
+        cmd = _own_network() + [
+            str(python), str(driver), str(records), str(src / "test"), f"--vpp-ws-dir={src}", "--vpp-tag=vpp",
+            f"--vpp={prefix / 'bin' / 'vpp'}", f"--vpp-install-dir={prefix}", f"--vpp-plugin-dir={plugins}",
+            f"--venv-dir={python.parent.parent}", f"--tmp-dir={Path(tmp) / 'run'}", "--verbose=0",
+            f"--filter={','.join(filters)}", *(f"--excluded-plugin={p}" for p in excluded)]
+        say(f"vpp: {', '.join(filters)} of test/run_tests.py against {prefix}")
+        p = subprocess.Popen(cmd, cwd=src / "test", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+        _RUNNING.add(p)
+        try:
+            out, _ = p.communicate(timeout=VPP_SUITE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            _end_group(p)
+            out, _ = p.communicate()
+            out += f"\n(VPP's runner did not end within {VPP_SUITE_TIMEOUT_S} s)"
+        finally:
+            _end_group(p)
+            _RUNNING.discard(p)
+        results = vpp_results(records.read_text() if records.is_file() else "")
+    if not results:
+        raise RouterlabError("VPP's runner ran no test:\n" + "\n".join(out.splitlines()[-15:]))
+    for r in results:  # what the runner said last tells why it ended
+        if r.lines == [_VPP_NO_OUTCOME]:
+            r.lines += out.splitlines()[-3:]
+    return SuiteRun("vpp", SUITES["vpp"], results, time.monotonic() - t0, list_skipped=True)
+
+
 def report(runs: list[SuiteRun]) -> str:
     """Per suite: tests run, passed, skipped, failed as upstream expects, failed; then each
     expected failure with its reason and each failure with what the harness said."""
@@ -416,6 +712,9 @@ def report(runs: list[SuiteRun]) -> str:
         lines.append(f"{r.engine} {r.suite}: {len(r.results)} run, {r.count('passed')} passed, "
                      f"{r.count('skipped')} skipped by their own requirements, {r.count('expected')} failed as "
                      f"expected, {r.count('failed')} failed ({r.seconds:.0f} s)")
+        for t in r.results:
+            if t.outcome == "skipped" and r.list_skipped:
+                lines.append(f"  skipped   {t.name}: {t.why}")
         for t in r.results:
             if t.outcome == "expected":
                 lines.append(f"  expected  {t.name}: {t.why}")

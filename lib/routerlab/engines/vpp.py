@@ -5,20 +5,23 @@ VPP runs in the router's namespace with a ``startup.conf`` routerlab writes
 the plug-ins it uses. Its interfaces take the testbed's veths through **af_xdp** (an XDP
 program on each veth redirects every frame into VPP's AF_XDP socket: the kernel never sees
 them, the fair input next to the XDP router), or through **af_packet**
-(``vpp-af-packet``: a packet socket, VPP's slowest input). The route the traffic takes, a
-firewall (the ACL plug-in) are CLI commands run one by one (:func:`setup_commands`), so
-that an error names the command; a scenario's fill routes are one CLI file VPP executes
-at once (:func:`fill_routes`), so that 900,000 routes load in seconds.
+(``vpp-af-packet``: a packet socket, VPP's slowest input). The interfaces, the route the
+traffic takes and a scenario's firewall (the ACL plug-in) are CLI commands run one by one
+(:func:`setup_commands`), so that an error names the command; a scenario's fill routes
+are one CLI file VPP executes at once (:func:`fill_routes`), so that a table of 900,000
+routes loads in seconds, not in the minutes one API call a route would take.
 
 VPP's main thread polls its inputs: while it runs, the router's CPU is busy all the time,
 whatever the load (the environment record says so). Its own counters, read around every
 trial, explain what it drops: the error counters of its graph nodes (``show errors``),
-its interfaces' drops, and what the kernel refused VPP's AF_XDP sockets (``ss --xdp``).
+its interfaces' rx-miss and tx-error, and the frames its input veth's XDP program could
+not redirect into its socket (the veth's own drop count).
 The time each graph node spends per packet, from VPP's own clocks (``show runtime``), is
 recorded with every trial of a sweep (:meth:`VppEngine.costs`, ``engine_costs.csv``).
 
 memif, VPP's shared-memory interface, connects VPP to another process, not to a network
-device: the testbed's links are veths, so there is no memif input here.
+device: the testbed's links are veths, so there is no memif input here (the build has the
+plug-in, for a user's own set-ups, and the testbed leaves it off).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from routerlab.errors import EngineNotFound, ParameterError, RouterlabError
 from routerlab.analysis.scenarios import Scenario
 from routerlab.testbed.interface import DEST_NET, FILL_NET, SINK_NET, STATE_DIR, TG_NET, Testbed, \
     VETH_RING_SIZE
-from routerlab.testbed.shell import veth_queue_counters
+from routerlab.testbed.shell import nsexec, veth_queue_counters
 from routerlab.engines import builds
 from routerlab.engines.base import Engine, find_binary, register, router_names
 from routerlab.engines.kernel import keep_kernel_out
@@ -46,9 +49,9 @@ PLUGINS = ("af_xdp_plugin.so", "af_packet_plugin.so", "acl_plugin.so", "ping_plu
 #: Slots of each AF_XDP ring VPP makes (its default is 512): the same as DPDK's af_xdp
 #: driver, so that VPP and fastclick-dpdk queue alike.
 AF_XDP_RING = 2048
-#: VPP's packet buffers; its main heap and its statistics segment, bytes (reserved; only
-#: what is used is memory): 900,000 routes take about 300 MB of the heap and outgrow the
-#: segment's default 32 MB, their counters (VPP then aborts, out of memory).
+#: VPP's packet buffers (a count); its main heap and its statistics segment (sizes,
+#: reserved: only what is used is memory). A route table of 900,000 routes outgrows the
+#: segment's default 32 MB with its counters, and VPP then aborts, out of memory.
 BUFFERS = 16384
 MAIN_HEAP = "2G"
 STATS_SEGMENT = "512M"
@@ -185,7 +188,7 @@ NOT_DROPS = ("syscall required", "syscall failures", "timed out block", "total r
 
 #: What a configuration command prints when it succeeded: the index of a new ACL, the
 #: name of a new af_packet or af_xdp interface.
-QUIET = re.compile(r"^(ACL index:\s*\d+|host-rl[0-9a-f]{6}\w*|in|out)\s*$", re.M)
+QUIET = re.compile(r"^(ACL index:\s*\d+|host-\S+|in|out)\s*$", re.M)
 
 
 @register
@@ -219,7 +222,7 @@ class VppEngine(Engine):
         there."""
         # bin/vpp's prefix (an install from a bundle may run it through a wrapper there)
         prefix = Path(self.binary()).resolve().parent.parent
-        found = sorted(prefix.glob("lib*/**/vpp_plugins"))
+        found = sorted(prefix.glob("lib*/vpp_plugins")) + sorted(prefix.glob("lib*/*/vpp_plugins"))
         if not found:
             raise EngineNotFound(f"vpp: no vpp_plugins folder under {prefix}")
         missing = [p for p in PLUGINS if not (found[0] / p).is_file()]
@@ -278,6 +281,7 @@ class VppEngine(Engine):
 
     def _start(self, tb: Testbed, sc: Scenario) -> dict:
         keep_kernel_out(tb)
+        self._veth = "driver: veth" in nsexec(tb.ns_dut, "ethtool", "-i", tb.dut_in)
         self._folder = folder = STATE_DIR / f"{tb.prefix}-{self.name}"
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
@@ -344,7 +348,7 @@ class VppEngine(Engine):
         severity error (``node:reason``) but :data:`NOT_DROPS` and the firewall's (which
         counts what it checked, permitted and denied, all as errors: its denials are a
         scenario's design, and one of a packet meant to pass shows as loss unexplained),
-        its interfaces' rx-miss and tx-error, and with the XDP generator the frames its input
+        its interfaces' rx-miss and tx-error, and, where its input is a veth, the frames the
         veth could not redirect into its socket (``in:redirect refused``)."""
         out = {}
         for (node, reason, severity), n in parse_errors(self.cli("show", "errors")).items():
@@ -354,10 +358,10 @@ class VppEngine(Engine):
             for k in ("rx-miss", "tx-error"):
                 if c.get(k):
                     out[f"{name}:{k}"] = c[k]
-        if self.input == "af_xdp" and tb.generator == "xdp":
+        if self.input == "af_xdp" and self._veth:
             # frames the input veth's XDP program could not redirect into VPP's socket (its
-            # ring full): XDP frames, which the kernel's drop tracer never sees (with rlgen
-            # they are sk_buffs, and it does)
+            # ring full): freed as XDP buffers, never as sk_buffs (veth consumes an sk_buff
+            # before it redirects its data), so the kernel's drop tracer never sees them
             out["in:redirect refused"] = veth_queue_counters(tb.ns_dut, tb.dut_in).get("drops", 0)
         return out
 
@@ -382,8 +386,20 @@ class VppEngine(Engine):
         return out
 
     def stop(self, tb):
+        if self.input == "af_xdp" and getattr(self, "_proc", None) is not None and self._proc.poll() is None:
+            # VPP takes its XDP programs off the devices only when it deletes the interfaces,
+            # not when it exits: a host's own network devices would keep redirecting into a
+            # socket nobody reads
+            for name in (IN, OUT):
+                try:
+                    self.cli("delete", "interface", "af_xdp", name, timeout=10)
+                except RouterlabError:
+                    pass  # not made, or VPP stuck: the namespace's removal takes the program
         self.stop_process()
         shutil.rmtree(STATE_DIR / f"{tb.prefix}-{self.name}", ignore_errors=True)
+        # VPP removes its API segments when it exits; one that had to be killed leaves them
+        for f in Path("/dev/shm").glob(f"{tb.prefix}-*"):
+            f.unlink(missing_ok=True)
 
 
 @register

@@ -383,7 +383,7 @@ FIREWALL_DROPS = {"nft": (("dut", "NETFILTER_DROP"), None),
 #: clones, XDP frames: :data:`routerlab.engines.click.DROP_HANDLERS`, and for bmv2
 #: :mod:`routerlab.engines.capture` and :func:`routerlab.engines.bmv2.queue_reads`): they
 #: are loss, not context. The XDP router's counters are not here: its drops come back as
-#: kfree_skb.
+#: kfree_skb. VPP's drop its own buffers, or XDP buffers its input veth could not hand it.
 UNTRACED_ENGINE_COUNTERS = frozenset({"click", "fastclick", "fastclick-dpdk", "bmv2", "vpp", "vpp-af-packet"})
 #: Counters of drops that never pass kfree_skb, so the tracepoint cannot see them: XDP
 #: frames are not sk_buffs, and a veth that cannot take a redirected or XDP_TX frame

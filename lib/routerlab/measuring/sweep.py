@@ -148,7 +148,7 @@ def run(plan: SweepPlan, out: Path, *, engine: Engine | None = None, ceiling_pps
             for i, (o, k) in enumerate(todo):
                 def trial():
                     f0 = eng.forwarded(tb)
-                    eng.costs(tb)  # from here
+                    eng.costs(tb)  # an engine's clocks count from its last read: this trial's alone
                     r = traffic.run_trial(tb, o, plan.duration, spec, drops=dc,
                                           probe_period_ms=validation.probe_period_ms)
                     costs = eng.costs(tb)

@@ -38,7 +38,7 @@ INPUTS: dict[str, tuple[str, ...]] = {
     "pastrami-experiments": ("pastrami",),
     "pastrami-methodology": (),
     "router-comparison": ("comparison", "reference/linux-danos-vyos-100ge.csv"),
-    "testbed-sweeps": ("testbed-veth", "testbed-bmv2", "testbed-click"),
+    "testbed-sweeps": ("testbed-veth", "testbed-bmv2", "testbed-click", "testbed-vpp"),
 }
 #: The figure the README's table shows for a set, where it is not the set's first by name.
 LEAD = {

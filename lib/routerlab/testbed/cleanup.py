@@ -15,10 +15,12 @@ from routerlab.testbed.shell import sh
 
 
 def clean(all_runs: bool = False) -> list[str]:
-    """Remove what crashed runs left: their processes, namespaces, folders and BPF pins.
+    """Remove what crashed runs left: their processes, namespaces, folders, BPF pins and
+    shared memory.
 
     A run whose owning process is still alive is left alone unless ``all_runs``.
-    Only names routerlab makes (``rl`` + 6 hex digits + ``-tg|-dut|-sink``) are touched.
+    Only names routerlab makes (``rl`` + 6 hex digits, then ``-`` and a role or what the
+    run named: namespaces, run folders, BPF pins, shared memory) are touched.
 
     Returns
     -------
@@ -67,5 +69,11 @@ def clean(all_runs: bool = False) -> list[str]:
                             removed.append(f"process {pid}")
                     shutil.rmtree(d, ignore_errors=True)
                     removed.append(f"folder {d}")
+    # the shared memory of a VPP that was killed (its API segments, named after the run)
+    for f in Path("/dev/shm").glob("rl*"):
+        m = re.match(r"(rl[0-9a-f]{6})-", f.name)
+        if m and m.group(1) not in live and f.is_file():
+            f.unlink(missing_ok=True)
+            removed.append(f"shared memory {f.name}")
     return removed
 
