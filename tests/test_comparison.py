@@ -8,7 +8,7 @@ import pytest
 
 from routerlab.analysis import comparison
 from routerlab.measuring import comparison as measured
-from routerlab.analysis import datasets, plots, scenarios, stats
+from routerlab.analysis import datasets, losstables, scenarios, stats
 
 
 @pytest.mark.parametrize("loss, colour", [(0.0, "green"), (-0.1, "green"), (0.01, "yellow"), (0.1, "yellow"),
@@ -44,7 +44,7 @@ def test_published_tables_render_with_the_right_colours():
     assert set(pub["scenario"]) == set(comparison.scenarios())
     not_tested = pub[pub["loss_pct"].isna()]
     assert len(not_tested) and (not_tested["colour"] == "grey").all()
-    fig = plots.loss_tables(pub, x_label="Mpps", legend=comparison.SOURCE_COLOURS.legend())
+    fig = losstables.loss_tables(pub, x_label="Mpps", legend=comparison.SOURCE_COLOURS.legend())
     assert fig.get_supxlabel() == comparison.SOURCE_COLOURS.legend()
     # every table cell is coloured as its number says
     for ax in fig.axes:
@@ -54,7 +54,7 @@ def test_published_tables_render_with_the_right_colours():
                     continue
                 text = cell.get_text().get_text()
                 loss = np.nan if text == "not tested" else float(text.rstrip("%"))
-                want = plots.COLOURS[comparison.SOURCE_COLOURS.colour(loss)]
+                want = losstables.COLOURS[comparison.SOURCE_COLOURS.colour(loss)]
                 assert np.allclose(cell.get_facecolor()[:3], plt.matplotlib.colors.to_rgb(want))
     plt.close(fig)
 
@@ -94,7 +94,7 @@ def test_a_trial_that_received_more_than_was_sent_is_not_clipped(tmp_path):
     assert cell["colour"] == "green"  # nothing lost
     # and reported, in the data and in the cell: more received than sent is a counting error
     assert cell["more_received"] == 1 and df.query("offered == 0.2")["more_received"].iloc[0] == 0
-    fig = plots.loss_tables(df, x_label="fraction")
+    fig = losstables.loss_tables(df, x_label="fraction")
     assert "-0.1%\n±0.4\nrx>tx in 1" in _texts(fig)
     plt.close(fig)
 
@@ -122,11 +122,11 @@ def test_each_row_carries_its_verdict_each_cell_its_interval(tmp_path):
     # 2.0% +- 2.48: from below 0 (green) to 4.5% (yellow), so the cell is drawn hatched
     assert (cell["colour_low"], cell["colour"], cell["colour_high"]) == ("green", "yellow", "yellow")
     assert cell["uncertain"] and not nft[nft["offered"] == 0.1]["uncertain"].iloc[0]
-    fig = plots.loss_tables(df, x_label="fraction")
+    fig = losstables.loss_tables(df, x_label="fraction")
     cells = _cells(fig)
     hatched = cells["nft  BAD", "0.2"]
     assert hatched.get_hatch() == "////"
-    assert np.allclose(hatched.get_hatchcolor()[:3], plt.matplotlib.colors.to_rgb(plots.COLOURS["green"]))
+    assert np.allclose(hatched.get_hatchcolor()[:3], plt.matplotlib.colors.to_rgb(losstables.COLOURS["green"]))
     assert cells["nft  BAD", "0.1"].get_hatch() is None
     assert cells["nft  BAD", "0.2"].get_text().get_text() == "2.0%\n±2.5"
     # the grey row says why in its cells, and fully under the table
@@ -134,7 +134,7 @@ def test_each_row_carries_its_verdict_each_cell_its_interval(tmp_path):
     caption = "\n".join(t.get_text() for t in fig.axes[0].texts)
     assert "nft: BAD, loss passes the PDR fraction only at the highest load" in caption
     assert "grey (linux): engine linux does not support firewall" in caption
-    assert plots.UNCERTAIN_NOTE in caption
+    assert losstables.UNCERTAIN_NOTE in caption
     plt.close(fig)
     v = comparison.verdicts(df).set_index("router")
     assert v.loc["nft", "verdict"] == "BAD" and v.loc["linux", "grey"] == "engine linux does not support firewall"
@@ -148,9 +148,9 @@ def test_a_cell_with_one_run_has_no_interval_and_says_so(tmp_path):
     df = comparison.ours(folder)
     cell = df.query("router == 'nft' and offered == 0.2").iloc[0]
     assert cell["runs"] == 1 and np.isnan(cell["ci95_pct"]) and not cell["uncertain"]
-    fig = plots.loss_tables(df, x_label="fraction")
+    fig = losstables.loss_tables(df, x_label="fraction")
     assert _cells(fig)["nft  BAD", "0.2"].get_text().get_text() == "1.0%\nn=1"
-    assert plots.SINGLE_RUN_NOTE in "\n".join(t.get_text() for t in fig.axes[0].texts)
+    assert losstables.SINGLE_RUN_NOTE in "\n".join(t.get_text() for t in fig.axes[0].texts)
     plt.close(fig)
 
 
@@ -165,7 +165,7 @@ def test_a_load_the_generator_could_not_offer_is_grey_with_why(tmp_path):
     # not a failure of the router: its PDR is at least the load below
     cap = comparison.capacity(df).set_index("router")
     assert cap.loc["nft", "capacity"] == 0.1 and cap.loc["nft", "status"] == "at_least_max"
-    fig = plots.loss_tables(df, x_label="fraction")
+    fig = losstables.loss_tables(df, x_label="fraction")
     assert _cells(fig)["nft  BAD", "0.2"].get_text().get_text() == "generator-limited"
     plt.close(fig)
 
@@ -173,7 +173,7 @@ def test_a_load_the_generator_could_not_offer_is_grey_with_why(tmp_path):
 def test_the_tables_titles_captions_and_tables_do_not_overlap(tmp_path):
     df = pd.concat([comparison.ours(_fake_dataset(tmp_path)),
                     comparison.ours(_fake_dataset(tmp_path)).assign(scenario="gre_multiflow_50fw")])
-    fig = plots.loss_tables(df, x_label="offered load (fraction of the generator's ceiling)", title="Ours")
+    fig = losstables.loss_tables(df, x_label="offered load (fraction of the generator's ceiling)", title="Ours")
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
     boxes = [("suptitle", fig._suptitle.get_window_extent(r))]
@@ -240,7 +240,7 @@ def test_a_failing_cell_turns_grey_with_its_reason_and_the_rest_goes_on(tmp_path
 
 def test_heatmap_draws_every_measured_cell(tmp_path):
     df = comparison.ours(_fake_dataset(tmp_path))
-    fig = plots.loss_heatmap(df)
+    fig = losstables.loss_heatmap(df)
     assert fig.axes[0].get_ylabel() == "" and len(fig.axes[0].texts) == 2  # two loads of one cell, annotated
     plt.close(fig)
 

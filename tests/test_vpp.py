@@ -8,9 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import engine_absent
+from conftest import checked_engine
 
-from routerlab import engines
 from routerlab.analysis import scenarios
 from routerlab.engines import kernel, vpp
 from routerlab.engines.rules import Rule, firewall
@@ -23,12 +22,7 @@ root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespa
 
 @pytest.fixture(params=["vpp", "vpp-af-packet"])
 def engine(request):
-    eng = engines.get(request.param)
-    try:
-        eng.check()
-    except EngineNotFound as e:
-        engine_absent(str(e))
-    return eng
+    return checked_engine(request.param)
 
 
 def test_a_negated_port_becomes_two_permit_ranges_then_the_policy():
@@ -155,11 +149,7 @@ def test_it_forwards_filters_and_counts_on_the_testbed(engine):
 
 @root
 def test_a_vpp_that_cannot_start_is_named_in_one_line_and_leaves_nothing(tmp_path, monkeypatch):
-    eng = engines.get("vpp")
-    try:
-        eng.check()
-    except EngineNotFound as e:
-        engine_absent(str(e))
+    eng = checked_engine("vpp")
     bad = vpp.startup_conf
 
     def wrong_value(folder, cpu, plugin_dir, prefix):
@@ -179,11 +169,7 @@ def test_a_vpp_that_cannot_start_is_named_in_one_line_and_leaves_nothing(tmp_pat
 
 @root
 def test_a_missing_plugin_and_an_interface_vpp_refuses_are_named(tmp_path, monkeypatch):
-    eng = engines.get("vpp")
-    try:
-        eng.check()
-    except EngineNotFound as e:
-        engine_absent(str(e))
+    eng = checked_engine("vpp")
     monkeypatch.setattr(vpp, "PLUGINS", vpp.PLUGINS + ("nosuch_plugin.so",))
     with pytest.raises(EngineNotFound, match="nosuch_plugin.so"):
         eng.check()
@@ -205,11 +191,7 @@ def test_a_missing_plugin_and_an_interface_vpp_refuses_are_named(tmp_path, monke
 
 @root
 def test_a_sweep_records_vpps_time_per_packet_and_its_report_shows_it(tmp_path):
-    eng = engines.get("vpp")
-    try:
-        eng.check()
-    except EngineNotFound as e:
-        engine_absent(str(e))
+    eng = checked_engine("vpp")
     from routerlab.measuring import measurement
     from routerlab.publish import facts, report
 
@@ -248,11 +230,7 @@ with namespaces.NamespaceTestbed(prefix=sys.argv[1]) as tb:
 def test_a_run_killed_with_vpp_up_is_cleaned_by_routerlab_clean():
     """kill -9 of the measuring process leaves VPP, its run folder and its shared memory;
     ``routerlab clean`` removes all three."""
-    eng = engines.get("vpp")
-    try:
-        eng.check()
-    except EngineNotFound as e:
-        engine_absent(str(e))
+    eng = checked_engine("vpp")
     import sys
 
     from routerlab.testbed import cleanup

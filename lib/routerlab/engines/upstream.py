@@ -405,23 +405,32 @@ def p4c_bmv2(tests: list[str] | None = None, *, say: Callable[[str], None] = lam
 _RUNNING: set = set()
 
 
-def _p4c_one(name: str, cmd: list[str], cwd: Path, xfail: dict[str, str]) -> TestResult:
-    """One program through p4c's harness: exit 0 passes; a failure is expected when
-    upstream lists the program in ``XFAIL_TESTS``."""
+def _harness(cmd: list[str], cwd: Path, timeout: float) -> tuple[int | None, str]:
+    """Run a harness in a process group of its own (ended with it, and on Ctrl-C through
+    :data:`_RUNNING`): its exit status (None if it did not end within ``timeout``
+    seconds) and its output."""
     p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          start_new_session=True)
     _RUNNING.add(p)
     try:
-        out, _ = p.communicate(timeout=P4C_TEST_TIMEOUT_S)
+        out, _ = p.communicate(timeout=timeout)
+        return p.returncode, out
     except subprocess.TimeoutExpired:
         _end_group(p)
-        p.communicate()
-        # as for CTest, a timeout fails a test upstream expects to fail too
-        return TestResult(name, "failed", "", [f"the harness did not end within {P4C_TEST_TIMEOUT_S} s"])
+        return None, p.communicate()[0]
     finally:
         _end_group(p)
         _RUNNING.discard(p)
-    if p.returncode == 0:
+
+
+def _p4c_one(name: str, cmd: list[str], cwd: Path, xfail: dict[str, str]) -> TestResult:
+    """One program through p4c's harness: exit 0 passes; a failure is expected when
+    upstream lists the program in ``XFAIL_TESTS``."""
+    code, out = _harness(cmd, cwd, P4C_TEST_TIMEOUT_S)
+    if code is None:
+        # as for CTest, a timeout fails a test upstream expects to fail too
+        return TestResult(name, "failed", "", [f"the harness did not end within {P4C_TEST_TIMEOUT_S} s"])
+    if code == 0:
         # upstream's XFAIL that passes is, for CTest, a failure: "unexpectedly passed"
         return TestResult(name, "failed", "", ["passed, but upstream lists it in XFAIL_TESTS"]) if name in xfail \
             else TestResult(name, "passed")
@@ -683,18 +692,9 @@ def vpp_tests(tests: list[str] | None = None, *, say: Callable[[str], None] = la
             f"--venv-dir={python.parent.parent}", f"--tmp-dir={Path(tmp) / 'run'}", "--verbose=0",
             f"--filter={','.join(filters)}", *(f"--excluded-plugin={p}" for p in excluded)]
         say(f"vpp: {', '.join(filters)} of test/run_tests.py against {prefix}")
-        p = subprocess.Popen(cmd, cwd=src / "test", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             start_new_session=True)
-        _RUNNING.add(p)
-        try:
-            out, _ = p.communicate(timeout=VPP_SUITE_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            _end_group(p)
-            out, _ = p.communicate()
+        code, out = _harness(cmd, src / "test", VPP_SUITE_TIMEOUT_S)
+        if code is None:
             out += f"\n(VPP's runner did not end within {VPP_SUITE_TIMEOUT_S} s)"
-        finally:
-            _end_group(p)
-            _RUNNING.discard(p)
         results = vpp_results(records.read_text() if records.is_file() else "")
     if not results:
         raise RouterlabError("VPP's runner ran no test:\n" + "\n".join(out.splitlines()[-15:]))
