@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from unittest.mock import ANY
 import yaml
 from click.testing import CliRunner
 
@@ -171,7 +172,8 @@ def test_the_estimate_is_the_trials_plus_the_time_around_them(tmp_path):
     gap, up = campaign.TRIAL_GAP_S, campaign.BRING_UP_S
     assert (ceiling.step, ceiling.seconds) == (None, campaign.CEILING_S)  # once, at the start
     assert (sweep.trials, sweep.trial_seconds, sweep.overhead_seconds) == (20, 40, 20 * gap + up)
-    assert (search.trials, search.trial_seconds, search.overhead_seconds) == (34, 23, 34 * gap + up)  # two searches: pdr and ndr
+    # two searches, pdr and ndr, repeated three times by default, each repeat on a testbed of its own
+    assert (search.trials, search.trial_seconds, search.overhead_seconds) == (3 * 34, 3 * 23, 3 * 34 * gap + 3 * up)
     assert (compare.trials, compare.trial_seconds, compare.overhead_seconds) == (6, 12, 6 * gap + up)
     assert (micro.trials, micro.unit) == (1 * 3 * 2 * 2, "timed runs")  # 3 chain lengths, plain and cached
     # without the campaign's ceiling each testbed step measures its own
@@ -290,10 +292,11 @@ def test_the_steps_call_the_library_as_their_commands_did(tmp_path, monkeypatch)
     fractions = ",".join(f"{x:g}" for x in c.steps[0].options["loads_frac"])
     assert seen[0] == ("linux", "single-flow", options(ceiling_pps=359250.0, loads_frac=fractions, runs=10, duration=1))
     assert seen[6][2]["loads"].startswith("5000,10000,") and seen[6][2]["ceiling_pps"] == 359250.0
-    assert seen[7] == ("linux", "single-flow", options(ceiling_pps=359250.0, search="both", duration=1))
+    assert seen[7] == ("linux", "single-flow", options(ceiling_pps=359250.0, search="both", duration=1, repeats=3))
     assert seen[13] == ("linux", "single-flow", options(search="both", methods=("routerlab", "mlrsearch"),
                                                         experiment="bench-search-linux-single-flow", duration=1))
-    assert seen[14] == ("bench engines", (), {"out": tmp_path, "duration": 1, "engine_names": ("linux", "nft", "ebpf")})
+    assert seen[14] == ("bench engines", (), {"out": tmp_path, "duration": 1, "engine_names": ("linux", "nft", "ebpf"),
+                                              "repeats": 3, "announce": ANY})
     assert len(seen) == 15
 
 
@@ -376,7 +379,7 @@ def test_campaign_show_prints_the_steps_and_the_estimate():
                                           "0.001,0.002,0.004,0.006,0.008,0.01,0.0125,0.015,0.02,0.03 --runs 10 --duration 1"
                                           " --ceiling C")
     assert lines[4].startswith("    100 trials, 100 s + ")
-    assert lines[5] == "step 2 of 2: routerlab bench engines --engine linux --engine bmv2 --duration 1"
+    assert lines[5] == "step 2 of 2: routerlab bench engines --engine linux --engine bmv2 --duration 1 --repeats 3"
     assert lines[-1].startswith("estimated total: about ")
 
 

@@ -301,7 +301,7 @@ def test_open_vswitch_measured_through_exec_a_sweep_a_search_and_a_verdict(tmp_p
     assert r.exit_code == 0 and "ovs-single-flow" in r.output
     assert r.output.split("\n")[1].split()[0] in ("GOOD", "BAD"), r.output
 
-    r = run("measure", *router, "--search", "pdr", "--duration", "0.3", "--ceiling", "100000",
+    r = run("measure", *router, "--search", "pdr", "--repeats", "1", "--duration", "0.3", "--ceiling", "100000",
             "--out", tmp_path / "search", "--experiment", "ovs-search")
     assert r.exit_code == 0, r.output
     res = pd.read_csv(tmp_path / "search" / "search_results.csv")

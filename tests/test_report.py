@@ -45,7 +45,8 @@ def test_sweep_facts_worked_example():
 
 def test_search_facts():
     s = facts.searches(DEMO)["bench-pdr-linux-single-flow"]["pdr"]["routerlab"]
-    assert s["answer"] == "2,500 pps" and not s["at_least"] and s["bound"] == ""
+    assert s["answer"] == "2,500 pps (one repeat)" and not s["at_least"] and s["bound"] == ""
+    assert s["repeats"] == 1 and s["each_pps"] == [2500] and s["spread"] is None
     assert (s["lower_pps"], s["upper_pps"], s["precision"]) == (2500, 2600, 0.04)
     # the full-length (1-s) trials only: the short one at 10,000 pps is not at either load
     assert s["losses_at_answer"] == [0, 0.002, 0]
@@ -120,7 +121,7 @@ def test_check_names_a_missing_figure(demo):
 
 def test_notes_fields_render_from_the_facts(demo):
     text = report.render(demo)
-    assert "Its sweep passes 2,000 pps and its search\nanswers 2,500 pps." in text
+    assert "Its sweep passes 2,000 pps and its search\nanswers 2,500 pps (one repeat)." in text
 
 
 def test_a_field_that_does_not_exist_fails_naming_it(demo):

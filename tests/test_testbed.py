@@ -433,7 +433,7 @@ def test_a_search_writes_the_environment_record_a_sweep_writes(tmp_path):
     from routerlab.measuring import measurement
 
     measurement.measure(measurement.Request("linux", "single-flow", tmp_path, search="pdr", duration=0.2,
-                                            ceiling_pps=20000, experiment="search-record"))
+                                            ceiling_pps=20000, experiment="search-record", repeats=1))
     e = datasets.read_experiments(tmp_path).set_index("experiment")
     assert "search-record" in e.index
     rec = e.loc["search-record"]

@@ -30,6 +30,11 @@ SEARCH_KINDS = ("pdr", "ndr", "both")
 #: Where a search's range starts, as a fraction of the generator's ceiling (it ends at the
 #: ceiling): the slowest engine (bmv2) forwards about 1% of the XDP generator's ceiling.
 SEARCH_LOW_FRACTION = 0.001
+#: Times a search is repeated, each on a fresh testbed with its engine started again, unless
+#: a command or a campaign file says otherwise: its answer is the repeats' median with their
+#: range (routerlab.analysis.repeats). Three fit this machine (a search takes 20 to 60 s) and
+#: are the fewest whose ranges, when they do not overlap, rank two engines at the 5% level.
+SEARCH_REPEATS = 3
 
 #: The traffic generators a testbed can drive (``--generator``), the default first: live XDP
 #: frames (routerlab.testbed.xdpgen), or rlgen on an AF_PACKET socket (routerlab.testbed.traffic).

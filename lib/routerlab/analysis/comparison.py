@@ -121,7 +121,9 @@ def ours(folder) -> pd.DataFrame:
     ceiling), offered_pps, loss_pct (mean of the K trials; a trial that received more than
     was sent keeps its negative loss, as in :mod:`routerlab.analysis.stats`), ci95_pct (half-width
     of the Student-t interval, :func:`routerlab.analysis.stats.mean_interval`; NaN for one run),
-    runs, more_received (trials with rx > tx: a counting error to report, not a zero),
+    runs, trial_loss (each trial's loss ratio, in the order of the trials: the K-th trials
+    of a row's loads make one repeat of its sweep, :func:`repeated_capacity`), more_received
+    (trials with rx > tx: a counting error to report, not a zero),
     colour, colour_low and colour_high (the colours at the interval's two ends),
     uncertain (they differ: the interval crosses a colour boundary), reason (why a cell
     is grey: an engine that cannot do the scenario, from ``cells.csv``, or a load every
@@ -151,9 +153,13 @@ def ours(folder) -> pd.DataFrame:
                 rows.append({**cell, "loss_pct": np.nan, "ci95_pct": np.nan, "runs": 0, "more_received": 0,
                              "reason": "generator-limited: the generator could not offer this load in any trial"})
                 continue
-            plr, half = stats.mean_interval(stats.trial_loss(t["tx"].to_numpy(), t["rx"].to_numpy()))
+            if "trial" in t:
+                t = t.sort_values("trial", kind="stable")
+            losses = stats.trial_loss(t["tx"].to_numpy(), t["rx"].to_numpy())
+            plr, half = stats.mean_interval(losses)
             rows.append({**cell, "loss_pct": 100 * plr, "ci95_pct": 100 * half, "runs": len(t),
-                         "more_received": int((t["rx"] > t["tx"]).sum()), "reason": ""})
+                         "more_received": int((t["rx"] > t["tx"]).sum()), "reason": "",
+                         "trial_loss": tuple(float(x) for x in losses)})
     cells = datasets.read_kind(folder, "cells.csv", missing_ok=True)
     for c in cells.itertuples():
         if not c.runnable:
@@ -215,21 +221,57 @@ def capacity(df: pd.DataFrame, limit_pct: float = 0.5) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def repeated_capacity(df: pd.DataFrame, limit_pct: float = 0.5) -> dict:
+    """Per (scenario, router) of :func:`ours`, the row's capacity once per repeat of its
+    sweep (the K-th trial of each of its loads), as a
+    :class:`routerlab.analysis.repeats.Repeated`: PDR@``limit_pct`` of each repeat
+    (:func:`routerlab.analysis.stats.pdr_load`), a lower bound where the repeat passed every
+    load. Only repeats with a trial at every load of the row count; rows without
+    ``trial_loss`` (a published table) are left out."""
+    from routerlab.analysis.repeats import Repeated
+
+    out = {}
+    if "trial_loss" not in df:
+        return out
+    for (s, r), g in df.groupby(["scenario", "router"], sort=False):
+        g = g.dropna(subset=["offered"])
+        g = g[(g["reason"].fillna("") == "") & g["trial_loss"].map(lambda x: isinstance(x, tuple) and len(x) > 0)]
+        if not len(g):
+            continue
+        k = min(len(x) for x in g["trial_loss"])
+        bounds = [stats.pdr_load(g["offered"], np.array([x[i] for x in g["trial_loss"]]), limit_pct / 100)
+                  for i in range(k)]
+        out[(s, r)] = Repeated(tuple(b.load for b in bounds), tuple(b.status == "at_least_max" for b in bounds))
+    return out
+
+
 def orderings(published_df: pd.DataFrame, ours_df: pd.DataFrame, limit_pct: float = 0.5) -> pd.DataFrame:
     """Routers ranked per scenario by :func:`capacity`, published next to ours (one
-    string per scenario, best first, ``=`` between equal capacities; routers with no
-    load passing are left out). A router that passed every load it was offered is written
-    ``(≥x)``: x, the top load, is only a lower bound of its capacity."""
+    string per scenario, best first; routers with no load passing are left out). A router
+    that passed every load it was offered is written ``(≥x)``: x, the top load, is only a
+    lower bound of its capacity. The published tables (one measurement each) put ``=``
+    between equal capacities and ``>`` between the others; ours, whose rows were measured
+    K times, put ``>`` only where every repeat of the higher row's sweep is above every
+    one of the lower's (:func:`repeated_capacity`, :func:`routerlab.analysis.repeats.separated`)
+    and ``≈``, a tie, otherwise."""
+    from routerlab.analysis import repeats
+
     rows = []
     for label, df in (("published", published_df), ("ours", ours_df)):
         cap = capacity(df, limit_pct).dropna(subset=["capacity"])
+        reps = repeated_capacity(df, limit_pct)
         for s, g in cap.groupby("scenario"):
             g = g.sort_values("capacity", ascending=False, kind="stable")
             text = ""
             for i, r in enumerate(g.itertuples()):
                 at_least = "≥" if r.status == "at_least_max" else ""
-                text += ("" if i == 0 else " = " if r.capacity == prev else " > ") + f"{r.router} ({at_least}{r.capacity:g})"
-                prev = r.capacity
+                if i and reps:
+                    a, b = reps.get((s, prev_router)), reps.get((s, r.router))
+                    sep = " > " if a is not None and b is not None and repeats.separated(a, b) == 1 else " ≈ "
+                else:
+                    sep = "" if i == 0 else " = " if r.capacity == prev else " > "
+                text += sep + f"{r.router} ({at_least}{r.capacity:g})"
+                prev, prev_router = r.capacity, r.router
             rows.append({"scenario": s, "source": label,
                          f"ranking (PDR@{limit_pct:g}%: highest load with at most {limit_pct:g}% loss at it "
                          "and every lower load)": text})

@@ -55,6 +55,22 @@ TRIAL_COLUMNS = {
                              "sent in bursts"),
     "queue_ms": (False, "how long the router's queue lasts at the offered load (its packets / "
                         "offered_pps), milliseconds: a longer stop can lose packets"),
+    "router_ns_per_packet": (False, "the router CPU's own work during the trial (user, system, irq and "
+                                    "softirq time, steal left out) per packet that reached the sink, "
+                                    "nanoseconds: time, not cycles (no hardware counters), from /proc/stat, "
+                                    "sampled at the kernel's tick; empty when none reached it"),
+    "napi_ns_per_packet": (False, "how long the threaded NAPI of the router's input veth ran during the "
+                                  "trial (the scheduler's own clock, /proc/<pid>/schedstat: exact) per packet "
+                                  "that reached the sink, nanoseconds: all the work the kernel's paths (linux, "
+                                  "nft, ebpf) do for a packet; empty with rlgen and beyond one machine"),
+    "router_steal": (False, "steal fraction of the router's CPU alone during the trial, ratio in [0, 1]"),
+    "cpu_speed": (False, "how fast the router's CPU ran just before the trial's traffic: a fixed loop "
+                         "timed on it at real-time priority, iterations per microsecond (a dependent "
+                         "64-bit multiply and add each); it drops when the host slows the virtual CPU"),
+    "gen_cpu_load": (False, "busy fraction of the generator's CPU (the XDP sink's too, which shares it), "
+                            "ratio in [0, 1]; empty where not on the router's machine"),
+    "sink_cpu_load": (False, "busy fraction of the sink's receive CPU where it has one of its own, "
+                             "ratio in [0, 1]; empty where it shares the generator's or the router's"),
     "generator_limited": (False, "the generator could not keep the requested rate"),
     "sent_pps": (False, "rate the generator achieved, packets per second"),
     "started_at": (False, "trial start, ISO 8601 UTC"),
@@ -455,9 +471,18 @@ def read_kind(folder, name: str, *, missing_ok: bool = False) -> pd.DataFrame:
     return df
 
 
+def with_repeats(df: pd.DataFrame) -> pd.DataFrame:
+    """A search file with its ``repeat`` column (0-based; files written before searches
+    were repeated hold one search each: repeat 0) and its ``method`` (ours when empty)."""
+    rep = df["repeat"].fillna(0).astype(int) if "repeat" in df else 0
+    method = df["method"].fillna("routerlab") if "method" in df else "routerlab"
+    return df.assign(repeat=rep, method=method)
+
+
 def read_searches(folders) -> pd.DataFrame:
     """The PDR/NDR search results of every folder that has any (``search_results.csv``),
-    one row per search: lower_pps is the answer, upper_pps the next failing load; with two
+    one row per search and repeat (``repeat``, 0-based: :mod:`routerlab.analysis.repeats`
+    makes the repeats one answer): lower_pps is the answer, upper_pps the next failing load; with two
     columns derived from the folder's ``search_trials.csv``: ``generator_bound`` (the
     generator, not the router, bounded the answer: :func:`routerlab.analysis.stats.generator_bound`)
     and ``answer`` (:func:`routerlab.analysis.stats.search_answer`, the answer as it is shown)."""
@@ -467,8 +492,8 @@ def read_searches(folders) -> pd.DataFrame:
     for f in folders:
         if not (Path(f) / "search_results.csv").is_file():
             continue
-        res = read_kind(f, "search_results.csv")
-        probes = read_kind(f, "search_trials.csv") if (Path(f) / "search_trials.csv").is_file() else None
+        res = with_repeats(read_kind(f, "search_results.csv"))
+        probes = with_repeats(read_kind(f, "search_trials.csv")) if (Path(f) / "search_trials.csv").is_file() else None
         res["generator_bound"] = stats.searches_bound(res, probes)
         res["answer"] = [stats.search_answer(r.lower_pps, r.upper_pps, r.generator_bound) for r in res.itertuples()]
         parts.append(res)
@@ -486,22 +511,31 @@ def read_drops(folders) -> pd.DataFrame:
 
 
 def search_pdr(searches: pd.DataFrame) -> pd.DataFrame:
-    """Each engine's PDR from search results (:func:`read_searches`): columns ``engine``,
-    ``pdr_pps``, ``generator_bound``, ``at_least`` and ``bound``. ``at_least``: the router's
-    PDR is only known to be at least ``pdr_pps``, a lower bound never to be set against
-    another engine as a ratio; ``bound`` says why ("limited by the generator": a trial at
-    the failing load was generator-limited; "passed at the ceiling": the search ended on the
-    ceiling, passed, so no failing load bounds it, though a shorter trial there may have
-    failed on the way), empty for an answer that is the router's own."""
+    """Each engine's PDR from search results (:func:`read_searches`), one row per search
+    (its repeats made one answer, :func:`routerlab.analysis.repeats.from_searches`):
+    columns ``engine``, ``pdr_pps`` (the median of the repeats), ``low_pps``,
+    ``high_pps``, ``repeats``, ``generator_bound``, ``at_least`` and ``bound``. ``at_least``:
+    the router's PDR is only known to be at least ``pdr_pps``, a lower bound never to be
+    set against another engine as a ratio; ``bound`` says why ("limited by the generator":
+    a trial at a repeat's failing load was generator-limited; "passed at the ceiling": a
+    repeat ended on the ceiling, passed, so no failing load bounds it, though a shorter
+    trial there may have failed on the way), empty for an answer that is the router's own."""
+    from routerlab.analysis import repeats
+
     # our own search's answers (MLRsearch's stand beside them in bench search's rows)
     pdr = searches[(searches["kind"] == "pdr") & (searches.get("method", "routerlab") == "routerlab")]
     if "generator_bound" not in pdr:
         raise ValueError("search_pdr takes read_searches' rows (they carry generator_bound)")
-    out = pdr.rename(columns={"lower_pps": "pdr_pps"})[["engine", "pdr_pps", "generator_bound"]].reset_index(drop=True)
-    unbounded = pdr["upper_pps"].isna().to_numpy()
-    gen = out["generator_bound"].astype(bool).to_numpy()
-    out["at_least"] = gen | unbounded
-    out["bound"] = np.where(gen, "limited by the generator", np.where(unbounded, "passed at the ceiling", ""))
+    if "experiment" not in pdr:  # rows of one search each, by engine
+        pdr = pdr.assign(experiment=pdr["engine"])
+    one = repeats.from_searches(pdr)
+    gen = np.array([bool(g["generator_bound"].astype(bool).any()) for _, g in pdr.groupby("experiment", sort=False)],
+                   dtype=bool) if len(pdr) else np.zeros(0, bool)
+    out = one.rename(columns={"median_pps": "pdr_pps"})[["engine", "pdr_pps", "low_pps", "high_pps", "repeats"]]
+    out = out.reset_index(drop=True).assign(generator_bound=gen)
+    at_least = one["at_least"].astype(bool).to_numpy()
+    out["at_least"] = at_least
+    out["bound"] = np.where(gen, "limited by the generator", np.where(at_least, "passed at the ceiling", ""))
     return out
 
 

@@ -454,17 +454,18 @@ def searches_bound(results: pd.DataFrame, trials: pd.DataFrame | None) -> np.nda
     """:func:`generator_bound` of every search of one dataset: ``results`` as in
     ``search_results.csv``, ``trials`` as in ``search_trials.csv`` (a search is its
     experiment, kind and method). Without the trials, the results' own
-    ``limited_by_generator`` flag (a limited trial was seen anywhere) stands in."""
+    ``limited_by_generator`` flag (a limited trial was seen anywhere) stands in. A search
+    repeated (a ``repeat`` column) is judged repeat by repeat."""
     flags = flag(results["limited_by_generator"]).to_numpy()
     if trials is None or not len(trials):
         return flags
-    keys = ["experiment", "kind", "method"]
+    keys = ["experiment", "kind", "method"] + (["repeat"] if "repeat" in results and "repeat" in trials else [])
     lim = flag(trials["generator_limited"])
     groups = dict(iter(trials.assign(_lim=lim).groupby(keys)))
     out = []
     for flagged, row in zip(flags, results[keys + ["upper_pps"]].itertuples(index=False)):
-        t = groups.get(tuple(row[:3]))
-        out.append(flagged if t is None else generator_bound(t["load"], t["_lim"], row[3]))
+        t = groups.get(tuple(row[:-1]))
+        out.append(flagged if t is None else generator_bound(t["load"], t["_lim"], row[-1]))
     return np.array(out, dtype=bool)
 
 

@@ -101,7 +101,8 @@ def run(engine_names=("linux", "ebpf"), load_pps: float = 200_000, duration: flo
                     time.sleep(PERF_START_S)
                     eng.costs(tb)  # an engine's clocks count from its last read: this trial's alone
                     t0 = time.monotonic()
-                    r = traffic.run_trial(tb, load_pps, duration, traffic.TrafficSpec.for_scenario(sc))
+                    # no speed probe: its busy loop before the traffic would be sampled as the probe's
+                    r = traffic.run_trial(tb, load_pps, duration, traffic.TrafficSpec.for_scenario(sc), speed_ms=None)
                     t1 = time.monotonic()
                     own = eng.costs(tb)
             finally:

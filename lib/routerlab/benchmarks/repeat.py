@@ -234,3 +234,64 @@ def report(results: list[Repeatability]) -> str:
 
 def _share(r: Repeatability) -> str:
     return "no load judged" if not r.judged else f"{r.repeated}/{r.judged} = {r.share:.0%}"
+
+
+# -- searches ----------------------------------------------------------------------------------
+
+def searches(folder) -> list[dict]:
+    """Every search of the dataset ``folder`` searched more than once, with its spread and
+    what moved with it: one dict per experiment, kind and method, in the order measured:
+    ``experiment``, ``engine``, ``kind``, ``method``, ``answer``
+    (:class:`routerlab.analysis.repeats.Repeated`) and ``causes``
+    (:func:`routerlab.analysis.repeats.explain`).
+
+    Raises
+    ------
+    DataFormatError
+        When the folder holds no repeated search.
+    """
+    from routerlab.analysis import datasets, repeats
+
+    res = datasets.read_searches([folder])
+    path = Path(folder) / "search_trials.csv"
+    probes = datasets.with_repeats(datasets.read_kind(folder, "search_trials.csv")) if path.is_file() else None
+    out = []
+    for r in repeats.from_searches(res).itertuples():
+        if r.repeats < 2:
+            continue
+        mine = (res["experiment"] == r.experiment) & (res["kind"] == r.kind) & (res["method"] == r.method)
+        t = None
+        if probes is not None:
+            t = probes[(probes["experiment"] == r.experiment) & (probes["kind"] == r.kind)
+                       & (probes["method"] == r.method)]
+        out.append({"experiment": r.experiment, "engine": r.engine, "kind": r.kind, "method": r.method,
+                    "answer": r.answer, "causes": repeats.explain(res[mine], t)})
+    if not out:
+        raise DataFormatError(folder, None, "no search here was searched more than once (search_results.csv's "
+                                            "repeat column): measure with --repeats, or bench repeat --campaign")
+    return out
+
+
+def search_report(rows: list[dict]) -> str:
+    """Per search: its repeats, median, lowest and highest, and the highest over the lowest
+    next to the goal (:data:`routerlab.analysis.repeats.SPREAD_GOAL`); for a spread above the
+    goal, what moved with the answer (:func:`routerlab.analysis.repeats.cause_words`); then
+    how many met the goal, and how many of the others have a recorded cause."""
+    from routerlab.analysis import repeats
+
+    lines, met, named = [], 0, 0
+    for r in rows:
+        a = r["answer"]
+        ok = a.spread == a.spread and a.spread <= repeats.SPREAD_GOAL
+        met += ok
+        lines.append(f"{r['experiment']} ({r['kind'].upper()}, {r['method']}): {a.words()}; highest / lowest "
+                     f"{a.spread:.3f} (goal: at most {repeats.SPREAD_GOAL:g}){'' if ok else ' ABOVE THE GOAL'}")
+        if not ok:
+            words = repeats.cause_words(r["causes"])
+            named += words.startswith("moved with")
+            lines.append(f"  {words}")
+    n = len(rows)
+    lines.append(f"spread within the goal: {met} of {n}; of the {n - met} above it, {named} with a recorded quantity "
+                 "that moved with the answer (Spearman's ρ over the repeats, |ρ| >= "
+                 f"{repeats.MOVES_WITH:g} over at least {repeats.MIN_REPEATS_TO_EXPLAIN} repeats)")
+    return "\n".join(lines)

@@ -67,14 +67,18 @@ def bench_generators(duration, runs, csv):
 @click.option("--engine", multiple=True, default=["linux", "nft", "ebpf"],
               help="Engines (first = reference); nft runs 50 rules, the others single-flow, unless --scenario.")
 @click.option("--scenario", help="One scenario for every engine (e.g. single-flow-fw50 with nft, ebpf, vpp).")
+@click.option("--repeats", type=click.IntRange(min=1), default=defaults.SEARCH_REPEATS, show_default=True,
+              help="Searches of each engine, each on a fresh testbed: the answer is their median, and two engines "
+                   "are ranked only where every repeat of one is above every repeat of the other.")
 @generator_option
-def bench_engines(out, duration, engine, scenario):
-    """PDR@0.5% of several engines measured in one run, as ratios to the first (needs root)."""
+def bench_engines(out, duration, engine, scenario, repeats):
+    """PDR@0.5% of several engines measured in one run, each searched --repeats times, as ratios to the first, ranked where their repeats separate (needs root)."""
     from routerlab.benchmarks import engines
 
     scenario_for = {e: scenario for e in engine} if scenario else None
     with resumable("searches", code=1):
-        ceil, df = engines.run(tuple(engine), scenario_for, out=out, duration=duration, settings=testbed_settings())
+        ceil, df = engines.run(tuple(engine), scenario_for, out=out, duration=duration, repeats=repeats,
+                               settings=testbed_settings(), announce=err.print)
     click.echo(engines.report(ceil, df))
 
 
@@ -308,12 +312,40 @@ bench_startup = _timed_on_pastrami(
 @click.option("--duration", type=float, default=1.0, help="Seconds per trial (T).")
 @click.option("--out", type=PATH, default=Path("runs/bench-repeat"), help="Dataset folder of the two sweeps (resumed if there).")
 @click.option("--report-only", type=PATH, help="Measure nothing: report every pair of sweeps NAME-first, NAME-second "
-                                               "in this folder (--engine, --scenario pick some).")
+                                               "in this folder (--engine, --scenario pick some); with --searches, "
+                                               "every search of the folder searched more than once.")
+@click.option("--searches", is_flag=True, help="With --report-only: the folder's repeated searches, not its sweeps.")
+@click.option("--campaign", "campaign_file", type=PATH,
+              help="Searches instead of a sweep: the search steps of this campaign file (or dataset folder), each "
+                   "searched --repeats times into --out; per search, the spread next to its goal and what moved "
+                   "with it.")
+@click.option("--repeats", type=click.IntRange(min=2), default=5, show_default=True,
+              help="With --campaign: searches of each step, each on a fresh testbed.")
 @generator_option
-def bench_repeat(engine, scenario, loads_frac, ceiling, runs, duration, out, report_only):
-    """The same sweep twice in a row: per load, whether the second mean lies in the first's 95% interval, and the share of loads where it does (needs root, unless --report-only)."""
+def bench_repeat(engine, scenario, loads_frac, ceiling, runs, duration, out, report_only, searches, campaign_file,
+                 repeats):
+    """The same sweep twice in a row: per load, whether the second mean lies in the first's 95% interval, and the share of loads where it does; with --campaign, a campaign's searches repeated: each one's spread and its recorded cause (needs root, unless --report-only)."""
     from routerlab.benchmarks import repeat
 
+    if campaign_file is not None or searches:
+        from routerlab.publish import campaign
+
+        try:
+            if report_only is not None:
+                rows = repeat.searches(report_only)
+            elif campaign_file is None:
+                fail("--searches: give --report-only FOLDER, or --campaign FILE to measure")
+            else:
+                c = campaign.searches_only(campaign.load(campaign_file), repeats)
+                if out == Path("runs/bench-repeat"):
+                    out = Path("runs/bench-repeat-searches")
+                with resumable("searches", code=1):
+                    campaign.run(c, out, announce=err.print, report=click.echo, settings=testbed_settings())
+                rows = repeat.searches(out)
+        except RouterlabError as e:
+            fail(str(e), 1)
+        click.echo(repeat.search_report(rows))
+        return
     if report_only is not None:
         try:
             res = repeat.read(report_only, engine, scenario)

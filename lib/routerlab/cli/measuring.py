@@ -31,6 +31,9 @@ from routerlab.cli.common import err, fail, generator_option, PATH, print_assess
 @click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
 @click.option("--search", type=SEARCH_KIND, help="Search for PDR/NDR instead of a fixed sweep.")
 @click.option("--pdr", type=float, default=defaults.PDR_FRACTION, help="PDR fraction for --search and the verdict.")
+@click.option("--repeats", type=click.IntRange(min=1),
+              help=f"--search: searches, each on a fresh testbed; the answer is their median and range "
+                   f"[default: {defaults.SEARCH_REPEATS}].")
 @click.option("--steal-threshold", type=float,
               help="A trial with more CPU steal than this (ratio) is disturbed and measured again "
                    "(default: the threshold of the steal_flagged column).")
@@ -54,7 +57,7 @@ from routerlab.cli.common import err, fail, generator_option, PATH, print_assess
 @generator_option
 @testbed_option
 def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, routes, frame_size, experiment, config,
-            ceiling, search, pdr, steal_threshold, max_repeats, start, ready, ready_timeout, stop, counters,
+            ceiling, search, pdr, repeats, steal_threshold, max_repeats, start, ready, ready_timeout, stop, counters,
             version_command, kernel_forwarding, control):
     """Measure a router on the namespace testbed (or on hosts over SSH, --testbed): a fixed
     sweep or a PDR/NDR search.
@@ -78,12 +81,12 @@ def measure(engine, scenario, loads, loads_frac, runs, duration, out, rules, rou
                                       duration=duration, search=search, pdr=pdr, ceiling_pps=ceiling,
                                       experiment=experiment, rules=rules, routes=routes, frame_size=frame_size,
                                       config=config, router=router, control=control,
-                                      steal_threshold=steal_threshold, max_repeats=max_repeats,
+                                      steal_threshold=steal_threshold, max_repeats=max_repeats, repeats=repeats,
                                       settings=testbed_settings())
         with progress(unit="trials") as trials:
             res = measurement.measure(request, announce=err.print, progress=trials)
     if search is not None:
-        for line in search_mod.format_result(res):
+        for line in search_mod.format_result(res) + search_mod.format_repeated(res):
             click.echo(line)
         return
     print_assessments([out], stats.VerdictParams(pdr=pdr), "routerlab")

@@ -13,9 +13,10 @@
  * filling it, which is why routerlab holds a reading only against a loss it can account
  * for (routerlab.measuring.validation).
  *
- * Usage: rlstop --cpu N [--period-ms P] [--total-over-ms F] [--max-seconds S]. Prints
- * "ready" once it runs on its CPU at its priority, then on SIGTERM or SIGINT (or after S
- * seconds, default 600) prints
+ * Usage: rlstop --cpu N [--period-ms P] [--total-over-ms F] [--max-seconds S] [--priority R]
+ *        rlstop --cpu N --speed-ms T [--priority R]
+ * Prints "ready" once it runs on its CPU at its priority, then on SIGTERM or SIGINT (or
+ * after S seconds, default 600) prints
  *   RESULT-max_stop_ms=<longest lateness of a wake-up, milliseconds>
  *   RESULT-stops=<wake-ups later than F (default: P)>
  *   RESULT-stopped_ms=<their lateness added up, milliseconds>
@@ -27,6 +28,18 @@
  * trades that precision against the probe's own CPU time. Exits 2 when it cannot pin
  * itself or take its priority (it needs CAP_SYS_NICE): a probe at ordinary priority would
  * count the router's own work as stops.
+ *
+ * With --speed-ms T it measures instead how fast the CPU runs as this guest sees it, and
+ * exits: pinned to the CPU at the same priority, it runs a fixed loop (each iteration one
+ * 64-bit multiply and add, each depending on the last: no two overlap) in chunks of
+ * CHUNK iterations until T ms have passed, then prints
+ *   RESULT-speed=<iterations per microsecond of wall time>
+ *   RESULT-speed_ms=<how long it ran, milliseconds>
+ * The host's slowing of the virtual CPU shows there: a lower clock, a hyperthread or cache
+ * shared with another guest, time taken away (which steal counts only in part). The
+ * guest's /proc/cpuinfo cannot say it: its MHz is the host's nominal clock, read once at
+ * boot. --priority P sets the real-time priority (default 2; 0: an ordinary task, which
+ * other tasks on the CPU slow down, for tests).
  *
  * Built by routerlab at first use with: gcc -O2 -o rlstop rlstop.c
  */
@@ -45,23 +58,61 @@ static void on_signal(int sig) { (void)sig; stop = 1; }
 
 static double seconds(const struct timespec *t) { return t->tv_sec + t->tv_nsec * 1e-9; }
 
+/* Iterations of the speed loop between two readings of the clock: about 25 us here. */
+#define CHUNK 16384
+
+/* CHUNK iterations of a linear congruential step (Knuth's MMIX constants); the empty asm
+ * keeps the compiler from folding or vectorising the chain. */
+static unsigned long long chunk(unsigned long long x) {
+    for (int i = 0; i < CHUNK; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        __asm__ volatile("" : "+r"(x));
+    }
+    return x;
+}
+
+/* The speed mode: CHUNK-iteration chunks until ms have passed (one chunk first, untimed,
+ * to bring code and stack in), then the iterations per microsecond of wall time. */
+static int speed(double ms) {
+    struct timespec t0, now;
+    unsigned long long x = chunk(1), done = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double start = seconds(&t0), elapsed;
+    do {
+        x = chunk(x);
+        done += CHUNK;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        elapsed = seconds(&now) - start;
+    } while (elapsed < ms * 1e-3);
+    (void)x;
+    printf("RESULT-speed=%.3f\nRESULT-speed_ms=%.3f\n", done / (elapsed * 1e6), elapsed * 1e3);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int cpu = -1;
-    double max_seconds = 600, period_ms = 1, over_ms = -1;
+    int priority = 2;
+    double max_seconds = 600, period_ms = 1, over_ms = -1, speed_ms = 0;
     static const struct option longopts[] = {{"cpu", required_argument, 0, 'c'},
                                               {"period-ms", required_argument, 0, 'p'},
                                               {"max-seconds", required_argument, 0, 'm'},
                                               {"total-over-ms", required_argument, 0, 't'},
+                                              {"speed-ms", required_argument, 0, 's'},
+                                              {"priority", required_argument, 0, 'r'},
                                               {0, 0, 0, 0}};
     for (int o; (o = getopt_long(argc, argv, "", longopts, NULL)) != -1;) {
         if (o == 'c') cpu = atoi(optarg);
         else if (o == 'p') period_ms = atof(optarg);
         else if (o == 'm') max_seconds = atof(optarg);
         else if (o == 't') over_ms = atof(optarg);
+        else if (o == 's') speed_ms = atof(optarg);
+        else if (o == 'r') priority = atoi(optarg);
         else return 1;
     }
-    if (cpu < 0 || !(period_ms >= 0.1 && period_ms <= 1000)) {
-        fprintf(stderr, "rlstop: --cpu N is required, --period-ms must be 0.1..1000\n");
+    if (cpu < 0 || !(period_ms >= 0.1 && period_ms <= 1000) || !(speed_ms >= 0 && speed_ms <= 10000) ||
+        priority < 0 || priority > 99) {
+        fprintf(stderr, "rlstop: --cpu N is required, --period-ms must be 0.1..1000, --speed-ms 0..10000, "
+                        "--priority 0..99\n");
         return 1;
     }
     long period_ns = (long)(period_ms * 1e6);
@@ -73,11 +124,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rlstop: cannot pin to CPU %d: %s\n", cpu, strerror(errno));
         return 2;
     }
-    struct sched_param prio = {.sched_priority = 2};
-    if (sched_setscheduler(0, SCHED_FIFO, &prio) != 0) {
-        fprintf(stderr, "rlstop: cannot take SCHED_FIFO priority 2: %s\n", strerror(errno));
+    struct sched_param prio = {.sched_priority = priority};
+    if (priority > 0 && sched_setscheduler(0, SCHED_FIFO, &prio) != 0) {
+        fprintf(stderr, "rlstop: cannot take SCHED_FIFO priority %d: %s\n", priority, strerror(errno));
         return 2;
     }
+    if (speed_ms > 0) return speed(speed_ms);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal; /* no SA_RESTART: the signal ends the sleep */

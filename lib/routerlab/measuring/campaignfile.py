@@ -207,6 +207,7 @@ STEPS: dict[str, dict[str, Key]] = {
         "frame_size": Key(_count(64), "override: frame size on the wire, bytes"),
         "steal_threshold": Key(_a_number, "CPU steal above which a trial is measured again, a ratio"),
         "max_repeats": Key(_count(0), "repeats of a disturbed trial at most"),
+        "repeats": Key(_count(1), "a search's repeats, each on a fresh testbed (its answer: their median and range)"),
         # engine exec: a router of one's own (routerlab.engines.external.Commands)
         "start": Key(_text, "engine exec: the shell command that starts the router and stays in the foreground"),
         "ready": Key(_text, "engine exec: a shell command that exits 0 once the router forwards"),
@@ -220,6 +221,7 @@ STEPS: dict[str, dict[str, Key]] = {
     "bench engines": {
         "engines": Key(_engines, "engines searched in one run, the first the reference (nft runs 50 rules)"),
         "duration": Key(_seconds, "seconds per final search trial"),
+        "repeats": Key(_count(1), "searches of each engine, each on a fresh testbed (its answer: their median and range)"),
     },
     "bench search": {
         "engine": Key(_engine, "the engine to search", required=True),
@@ -466,7 +468,7 @@ def _check_measure(o: dict, ctx: _Context, refuse):
     try:
         measurement.check(**{k: (",".join(map(str, o[k])) if k in ("loads", "loads_frac") else o[k])
                            for k in ("loads", "loads_frac", "runs", "duration", "search", "pdr", "steal_threshold",
-                                     "max_repeats") if k in o})
+                                     "max_repeats", "repeats") if k in o})
     except ParameterError as e:
         refuse(f"{e.name.lstrip('-').replace('-', '_')}: {str(e).removeprefix(f'{e.name}: ')}")
     overrides = {k: o[k] for k in ("rules", "routes", "frame_size") if k in o}

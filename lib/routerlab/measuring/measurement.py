@@ -17,6 +17,7 @@ from typing import Callable
 
 import pandas as pd
 
+from routerlab import defaults
 from routerlab.engines import registry
 from routerlab.analysis import scenarios, stats
 from routerlab.testbed import ceiling, traffic
@@ -109,7 +110,7 @@ def recorded_ceiling(out, experiment: str | None = None, settings: Settings | No
 
 def check(*, loads: str | None = None, loads_frac: str | None = None, runs: int = 10, duration: float = 2.0,
           search: str | None = None, pdr: float = stats.PDR_FRACTION, methods=("routerlab",),
-          steal_threshold: float | None = None, max_repeats: int | None = None):
+          steal_threshold: float | None = None, max_repeats: int | None = None, repeats: int | None = None):
     """Check the parameters of a measurement (those of :class:`Request`) that need neither
     root nor an engine, before anything is measured: the one check that a request, a
     campaign file and the comparison all make. Returns the trial validation they give.
@@ -134,6 +135,10 @@ def check(*, loads: str | None = None, loads_frac: str | None = None, runs: int 
         raise ParameterError("loads", "a search chooses its own loads: give --loads/--loads-frac or --search")
     if search is not None and "mlrsearch" in methods:
         search_mod.require_mlrsearch()
+    if repeats is not None and search is None:
+        raise ParameterError("repeats", "a search is repeated; a sweep repeats its trials at each load: give --runs")
+    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
+        raise ParameterError("repeats", f"must be a whole number of at least 1, got {repeats!r}")
     if search is None:
         # fractions against a nominal ceiling (the real one needs root), large enough that
         # none rounds to 0 pps; a scenario's name does not matter to the plan's checks
@@ -189,6 +194,11 @@ class Request:
     control : {"p4runtime", "thrift"}, optional
         For ``engine="bmv2"``: its control plane (default P4Runtime where
         ``simple_switch_grpc`` is installed); the environment record says which.
+    repeats : int, optional
+        For a search: how many times it is searched, each time on a fresh testbed with the
+        engine started again (default :data:`routerlab.defaults.SEARCH_REPEATS`); its
+        answer is their median with their range (:mod:`routerlab.analysis.repeats`).
+        Repeats a folder holds already, searched the same way, are kept (a rerun resumes).
     steal_threshold, max_repeats : float, int, optional
         Trial validation (:class:`routerlab.measuring.validation.TrialValidation`, whose defaults
         stand for None): a trial with more steal than ``steal_threshold`` (ratio) is
@@ -218,6 +228,7 @@ class Request:
     control: str | None = None
     steal_threshold: float | None = None
     max_repeats: int | None = None
+    repeats: int | None = None
     settings: Settings = field(default_factory=Settings)
     #: The engine and the scenario, resolved and checked (:func:`resolve`; set when made).
     resolved: tuple = field(init=False, repr=False, compare=False)
@@ -231,7 +242,8 @@ class Request:
             rules=self.rules, routes=self.routes, frame_size=self.frame_size))
         object.__setattr__(self, "validation", check(
             loads=self.loads, loads_frac=self.loads_frac, runs=self.runs, duration=self.duration, search=self.search,
-            pdr=self.pdr, methods=self.methods, steal_threshold=self.steal_threshold, max_repeats=self.max_repeats))
+            pdr=self.pdr, methods=self.methods, steal_threshold=self.steal_threshold, max_repeats=self.max_repeats,
+            repeats=self.repeats))
 
 
 def measure(request: Request, *, announce: Callable[[str], None] | None = None, progress: Progress = silent):
@@ -252,7 +264,7 @@ def measure(request: Request, *, announce: Callable[[str], None] | None = None, 
     announce = announce or (lambda msg: None)
     eng, sc = r.resolved
     ceiling_pps = r.ceiling_pps
-    if r.search is None and r.loads_frac and ceiling_pps is None:
+    if (r.search is not None or r.loads_frac) and ceiling_pps is None:
         ceiling_pps = recorded_ceiling(r.out, r.experiment or f"{eng.name}-{sc.name}", r.settings)
         if ceiling_pps is not None:
             announce(f"resuming with the generator ceiling recorded in {r.out}: {ceiling_pps:.0f} pps")
@@ -262,7 +274,8 @@ def measure(request: Request, *, announce: Callable[[str], None] | None = None, 
     if r.search is not None:
         return search_mod.run_search(eng, sc, r.out, kind=r.search, pdr=r.pdr, ceiling_pps=ceiling_pps,
                                      final_duration=r.duration, methods=r.methods, experiment=r.experiment,
-                                     validation=r.validation, settings=r.settings)
+                                     repeats=r.repeats or defaults.SEARCH_REPEATS, resume=True,
+                                     validation=r.validation, settings=r.settings, announce=announce)
     # the engine by name: a request may carry the engine itself (a notebook, a test)
     plan = sweep.SweepPlan(eng.name, sc, sweep.parse_loads(r.loads, r.loads_frac, ceiling_pps), runs=r.runs,
                            duration=r.duration, experiment=r.experiment)

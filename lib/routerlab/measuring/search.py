@@ -67,6 +67,8 @@ class SearchResult:
         Sum of the trial durations spent.
     probes : list of Probe
         Every trial, in order.
+    repeat : int
+        Which repeat of its experiment's search it is (0-based; see :func:`run_search`).
     """
 
     method: str
@@ -77,6 +79,7 @@ class SearchResult:
     trial_seconds: float
     probes: list[Probe] = field(default_factory=list)
     limited_by_generator: bool = False
+    repeat: int = 0
 
     @property
     def generator_bound(self) -> bool:
@@ -274,61 +277,163 @@ def testbed_measure(tb: Testbed, spec: traffic.TrafficSpec, validation: TrialVal
 
 def run_search(eng: Engine, sc: Scenario, out, *, kind: str = "both", pdr: float = stats.PDR_FRACTION,
                ceiling_pps: float, final_duration: float = 2.0, precision: float = 0.02, methods=("routerlab",),
-               experiment: str = "", final_trials: int = 3,
-               validation: TrialValidation | None = None, settings: Settings | None = None) -> list[SearchResult]:
+               experiment: str = "", final_trials: int = 3, repeats: int = 1, resume: bool = False,
+               validation: TrialValidation | None = None, settings: Settings | None = None,
+               announce: Callable[[str], None] | None = None) -> list[SearchResult]:
     """Search PDR and/or NDR of an engine (resolved and checked by
-    :func:`routerlab.measuring.measurement.measure`) on a fresh testbed; write every probe and the
-    results to ``out/search_trials.csv`` and ``out/search_results.csv``. A disturbed
-    trial is measured again (``validation``): each probe says which attempt it is and
-    whether it was disturbed, the attempts it replaced are in
-    ``out/superseded_search_trials.csv``, and the results carry the threshold and the
-    limit. ``settings`` say how the testbed is made (None: the environment's)."""
+    :func:`routerlab.measuring.measurement.measure`) ``repeats`` times, each repeat on a
+    fresh testbed with the engine started again (so that a repeat sees what changes
+    between runs, not only between trials); write every probe and the results to
+    ``out/search_trials.csv`` and ``out/search_results.csv``, each repeat as it finishes,
+    with its number in their ``repeat`` column. A disturbed trial is measured again
+    (``validation``): each probe says which attempt it is and whether it was disturbed,
+    the attempts it replaced are in ``out/superseded_search_trials.csv``, and the results
+    carry the threshold and the limit. ``settings`` say how the testbed is made (None: the
+    environment's).
+
+    With ``resume``, the repeats ``out`` already holds for this experiment, searched with
+    the same kind, methods, ceiling, precision and trials, are kept and read back (an
+    interrupted run loses only the repeat it was in); otherwise, or when they were searched
+    otherwise, the experiment's earlier searches are replaced. ``announce`` is told each
+    repeat's answer. Returns every repeat's results, in order.
+    """
     kinds = ["pdr", "ndr"] if kind == "both" else [kind]
+    if repeats < 1:
+        raise ParameterError("repeats", f"must be at least 1, got {repeats}")
     if "mlrsearch" in methods:
         require_mlrsearch()
+    announce = announce or (lambda msg: None)
     engine = eng.name
     spec = traffic.TrafficSpec.for_scenario(sc)
     experiment = experiment or f"{engine}-{sc.name}"
-    results = []
     validation = validation or TrialValidation()
-    attempts: list[dict] = []
-    with namespaces.make(settings) as tb, drops.attached(tb, eng := tb.router(eng)) as counter:
-        facts = {**eng.bring_up(tb, sc), "loss_attribution": "on" if counter is not None else "off"}
-        queue = facts["router_queue_packets"]
-        # a search is an experiment like a sweep: the same environment record, written first
-        record.write(out, experiment, eng, tb, sc, ceiling_pps, facts, validation)
-        measure = testbed_measure(tb, spec, validation, attempts, counter)
-        for k in kinds:
-            for m in methods:
-                fn = bisect if m == "routerlab" else mlrsearch
-                t0 = time.perf_counter()
-                r = fn(measure, kind=k, lo=ceiling_pps * defaults.SEARCH_LOW_FRACTION, hi=ceiling_pps, pdr=pdr, precision=precision,
-                       final_duration=final_duration, final_trials=final_trials)
-                r.wall_seconds = time.perf_counter() - t0
-                results.append(r)
-        eng.stop(tb)
-    _write(out, experiment, engine, sc, results, ceiling_pps, final_trials, attempts, validation, queue,
-           precision=precision, final_duration=final_duration)
+    wanted = {(k, m) for k in kinds for m in methods}
+    done = _finished(out, experiment, wanted, ceiling_pps, precision, final_duration, final_trials) if resume else {}
+    if done:
+        announce(f"{experiment}: resuming, {len(done)} of {repeats} repeats already in {out}")
+    _forget(out, experiment, keep=set(done) & set(range(repeats)))
+    results = []
+    for i in range(repeats):
+        if i in done:
+            results += done[i]
+            continue
+        found = []
+        attempts: list[dict] = []
+        with namespaces.make(settings) as tb, drops.attached(tb, router := tb.router(eng)) as counter:
+            facts = {**router.bring_up(tb, sc), "loss_attribution": "on" if counter is not None else "off"}
+            queue = facts["router_queue_packets"]
+            if not (i and _recorded(out, experiment)):
+                # a search is an experiment like a sweep: the same environment record, written first
+                record.write(out, experiment, router, tb, sc, ceiling_pps, facts, validation)
+            measure = testbed_measure(tb, spec, validation, attempts, counter)
+            for k in kinds:
+                for m in methods:
+                    fn = bisect if m == "routerlab" else mlrsearch
+                    t0 = time.perf_counter()
+                    r = fn(measure, kind=k, lo=ceiling_pps * defaults.SEARCH_LOW_FRACTION, hi=ceiling_pps, pdr=pdr,
+                           precision=precision, final_duration=final_duration, final_trials=final_trials)
+                    r.wall_seconds = time.perf_counter() - t0
+                    r.repeat = i
+                    found.append(r)
+            router.stop(tb)
+        _write(out, experiment, engine, sc, found, ceiling_pps, final_trials, attempts, validation, queue,
+               precision=precision, final_duration=final_duration, repeat=i)
+        results += found
+        if repeats > 1:
+            announce(f"{experiment}: repeat {i + 1} of {repeats}: "
+                     + "; ".join(f"{r.kind.upper()} {r.method} {stats.search_answer(r.lower, r.upper, r.generator_bound)}"
+                                 for r in found))
     return results
 
 
+#: The columns of ``search_results.csv`` that say how a search was made: a repeat is
+#: resumed only into a search made the same way.
+_HOW = ("target_precision", "final_trial_s", "final_trials", "generator_ceiling_pps")
+
+
+def _finished(out, experiment, wanted, ceiling, precision, final_duration, final_trials) -> dict[int, list]:
+    """The repeats of ``experiment`` that ``out`` holds whole (a result for every wanted
+    kind and method), searched the way asked, read back as :class:`SearchResult` by repeat;
+    empty when any repeat there was searched otherwise (they are then all measured again)."""
+    path = Path(out) / "search_results.csv"
+    if not path.is_file():
+        return {}
+    res = pd.read_csv(path)
+    res = res[res["experiment"] == experiment]
+    if res.empty:
+        return {}
+    res = res.assign(repeat=res["repeat"].fillna(0).astype(int) if "repeat" in res else 0,
+                     method=res["method"].fillna("routerlab") if "method" in res else "routerlab")
+    asked = (precision, final_duration, final_trials, round(ceiling))
+    for col, value in zip(_HOW, asked):
+        if col not in res or not (pd.to_numeric(res[col], errors="coerce") - value).abs().le(1e-9 * max(1, value)).all():
+            return {}
+    trials_path = Path(out) / "search_trials.csv"
+    probes = pd.read_csv(trials_path) if trials_path.is_file() else pd.DataFrame()
+    if len(probes):
+        probes = probes[probes["experiment"] == experiment]
+        probes = probes.assign(repeat=probes["repeat"].fillna(0).astype(int) if "repeat" in probes else 0)
+    out_: dict[int, list] = {}
+    for i, g in res.groupby("repeat"):
+        if {(r.kind, r.method) for r in g.itertuples()} != wanted:
+            continue
+        back = []
+        for r in g.itertuples():
+            p = probes[(probes["repeat"] == i) & (probes["kind"] == r.kind) & (probes["method"] == r.method)] \
+                if len(probes) else probes
+            back.append(SearchResult(
+                r.method, r.kind, None if pd.isna(r.lower_pps) else float(r.lower_pps),
+                None if pd.isna(r.upper_pps) else float(r.upper_pps), float(r.precision), float(r.trial_seconds),
+                [Probe(q.method, q.phase, float(q.load), float(q.duration), int(q.tx), int(q.rx),
+                       bool(stats.flag([q.passed])[0]), bool(stats.flag([q.generator_limited])[0]))
+                 for q in p.itertuples()],
+                bool(stats.flag([r.limited_by_generator])[0]), int(i)))
+        out_[int(i)] = back
+    return out_
+
+
+def _recorded(out, experiment) -> bool:
+    """Whether ``out/experiments.csv`` holds ``experiment``'s environment record."""
+    path = Path(out) / "experiments.csv"
+    return path.is_file() and (pd.read_csv(path, usecols=["experiment"])["experiment"] == experiment).any()
+
+
+def _forget(out, experiment, keep: set[int]) -> None:
+    """Take ``experiment``'s searches out of ``out``'s search files but the repeats in
+    ``keep``: what a search of that name measures replaces them."""
+    for name in ("search_results.csv", "search_trials.csv", SUPERSEDED_SEARCH_TRIALS):
+        path = Path(out) / name
+        if not path.is_file():
+            continue
+        df = pd.read_csv(path)
+        rep = df["repeat"].fillna(0).astype(int) if "repeat" in df else pd.Series(0, index=df.index)
+        gone = (df["experiment"] == experiment) & ~rep.isin(keep)
+        if gone.any():
+            tmp = path.with_suffix(".tmp")
+            df[~gone].to_csv(tmp, index=False)
+            tmp.replace(path)
+
+
 def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts=(), validation=None, queue=None,
-           precision=None, final_duration=None):
+           precision=None, final_duration=None, repeat: int = 0):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    probes = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "kind": r.kind,
-                            **p.__dict__} for r in results for p in r.probes])
+    probes = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "repeat": repeat,
+                            "kind": r.kind, **p.__dict__} for r in results for p in r.probes])
     # the measure was called once per probe, in the probes' order
     kept = [a for a in attempts if a["kept"]]
     if kept and len(kept) == len(probes):
-        # probe: the trial's row within its experiment, which its superseded attempts name;
-        # started_at tells two trials with the same counts apart
-        columns = ("probe", "attempt", "disturbed", "steal", *traffic.PROBED_FIELDS, *traffic.ATTRIBUTED_FIELDS,
-                   "started_at")
+        # probe: the trial's row within its experiment's repeat, which its superseded
+        # attempts name; started_at tells two trials with the same counts apart; the rest
+        # is everything the trial recorded (its CPUs, stops, lags, loss attribution), so
+        # that what moves with an answer can be looked for in its trials
+        skip = {"kept", "offered_pps", "duration_s", *probes.columns}
+        columns = [c for c in kept[0] if c not in skip]
         probes = probes.assign(**{c: [a.get(c) for a in kept] for c in columns})
-    superseded = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, **a}
+    superseded = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "repeat": repeat, **a}
                                for a in attempts if not a["kept"]]).drop(columns="kept", errors="ignore")
-    summary = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "method": r.method,
+    summary = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "repeat": repeat,
+                             "method": r.method,
                              "kind": r.kind, "lower_pps": r.lower, "upper_pps": r.upper, "precision": r.precision,
                              "trial_seconds": r.trial_seconds, "trials": len(r.probes),
                              "final_trials": final_trials, "target_precision": precision,
@@ -345,7 +450,10 @@ def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts
             continue
         if path.is_file():
             old = pd.read_csv(path)
-            df = pd.concat([old[old["experiment"] != experiment], df], ignore_index=True)
+            rep = old["repeat"].fillna(0).astype(int) if "repeat" in old else pd.Series(0, index=old.index)
+            df = pd.concat([old[(old["experiment"] != experiment) | (rep != repeat)], df], ignore_index=True)
+            if "repeat" in df:
+                df["repeat"] = df["repeat"].fillna(0).astype(int)
         tmp = path.with_suffix(".tmp")
         df.to_csv(tmp, index=False)
         tmp.replace(path)
@@ -361,6 +469,32 @@ def format_ratios(results: list[SearchResult]) -> list[str]:
         if ours and mlr and ours[0].lower and mlr[0].lower:
             lines.append(f"{k.upper()}: routerlab / mlrsearch answer = {ours[0].lower / mlr[0].lower:.3f}, "
                          f"trial-seconds = {ours[0].trial_seconds / mlr[0].trial_seconds:.2f}")
+    return lines
+
+
+def repeated(results: list[SearchResult]) -> dict:
+    """The repeats of each kind and method made one answer: ``(kind, method)`` ->
+    :class:`routerlab.analysis.repeats.Repeated`, in the order first searched."""
+    from routerlab.analysis.repeats import Repeated
+
+    keys = list(dict.fromkeys((r.kind, r.method) for r in results))
+    out = {}
+    for k in keys:
+        rs = sorted((r for r in results if (r.kind, r.method) == k), key=lambda r: r.repeat)
+        out[k] = Repeated(tuple(r.lower for r in rs),
+                          tuple(r.generator_bound or (r.lower is not None and r.upper is None) for r in rs),
+                          tuple(r.upper for r in rs))
+    return out
+
+
+def format_repeated(results: list[SearchResult]) -> list[str]:
+    """One line per kind and method searched more than once: the median, the range and
+    the highest over the lowest (:mod:`routerlab.analysis.repeats`)."""
+    lines = []
+    for (kind, method), a in repeated(results).items():
+        if a.n > 1:
+            spread = f"; highest / lowest {a.spread:.3f}" if a.spread == a.spread else ""
+            lines.append(f"{method:9} {kind.upper()}: {a.words()}{spread}")
     return lines
 
 
@@ -388,6 +522,7 @@ def format_result(results: list[SearchResult], cpus: int | None = None) -> list[
             if bound and cpus <= 2:
                 note += (f"; the generator and the router share this machine's {cpus} CPUs, so the generator's "
                          "limit under a router can be below its ceiling measured alone")
-        lines.append(f"{r.method:9} {r.kind.upper()}: {ans}; {len(r.probes)} trials, "
+        rep = f" (repeat {r.repeat + 1})" if any(x.repeat for x in results) else ""
+        lines.append(f"{r.method:9} {r.kind.upper()}{rep}: {ans}; {len(r.probes)} trials, "
                      f"{r.trial_seconds:.1f} trial-seconds{note}")
     return lines

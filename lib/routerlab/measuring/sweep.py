@@ -26,8 +26,8 @@ from routerlab.measuring.validation import SUPERSEDED_TRIALS, TrialValidation
 #: Columns of trials.csv written by the testbed.
 TRIAL_FIELDS = ["experiment", "engine", "scenario", "offered_pps", "trial", "duration_s", "tx", "rx",
                 "sent_pps", "refused", "generator_limited", "cpu_load", "steal", "steal_flagged",
-                *traffic.PROBED_FIELDS, "attempt", "disturbed", "engine_forwarded", *traffic.ATTRIBUTED_FIELDS,
-                "started_at"]
+                *traffic.PROBED_FIELDS, *traffic.SPREAD_FIELDS, "attempt", "disturbed", "engine_forwarded",
+                *traffic.ATTRIBUTED_FIELDS, "started_at"]
 
 
 @dataclass

@@ -130,7 +130,9 @@ def _estimate_measure(step: Step, ceiling: bool) -> Estimate:
     duration = o.get("duration", _default(measurement.Request, "duration"))
     # without the campaign's ceiling, a step measures its own (a sweep at fixed loads too)
     if "search" in o:
-        return _searches(step, 2 if o["search"] == "both" else 1, duration, 1, 0 if ceiling else 1)
+        # each repeat on a testbed of its own
+        r = o.get("repeats", defaults.SEARCH_REPEATS)
+        return _searches(step, r * (2 if o["search"] == "both" else 1), duration, r, 0 if ceiling else 1)
     trials = len(o.get("loads") or o["loads_frac"]) * o.get("runs", _default(measurement.Request, "runs"))
     return _on_testbed(step, trials, trials * duration, 1, 0 if ceiling else 1)
 
@@ -139,9 +141,10 @@ def _estimate_bench_engines(step: Step, ceiling: bool) -> Estimate:
     from routerlab.benchmarks import engines
 
     names = step.options.get("engines", _default(engines.run, "engine_names"))
-    # one PDR search per engine, after a ceiling of its own
-    return _searches(step, len(names), step.options.get("duration", _default(engines.run, "duration")),
-                     len(names), 1)
+    r = step.options.get("repeats", _default(engines.run, "repeats"))
+    # repeated PDR searches per engine, after a ceiling of its own
+    return _searches(step, r * len(names), step.options.get("duration", _default(engines.run, "duration")),
+                     r * len(names), 1)
 
 
 def _estimate_bench_search(step: Step, ceiling: bool) -> Estimate:
@@ -356,6 +359,37 @@ def run(c: Campaign, out, *, announce: Callable[[str], None] | None = None,
     return out
 
 
+def searches_only(c: Campaign, repeats: int) -> Campaign:
+    """The search steps of the campaign ``c`` (``measure`` steps that search, and ``bench
+    engines``), each set to ``repeats`` repeats, as a campaign of their own (``bench repeat
+    --campaign``): its text, which a run copies beside the data, is those steps as YAML with
+    a first line naming ``c``; paths in its steps still resolve against ``c``'s folder.
+
+    Raises
+    ------
+    ParameterError
+        When ``c`` has no search step.
+    """
+    import dataclasses
+
+    keep = [s for s in c.steps if (s.name == "measure" and "search" in s.options) or s.name == "bench engines"]
+    if not keep:
+        raise ParameterError("campaign", f"{c.path} has no search step (a measure step with search, or bench "
+                                         "engines)")
+    raw = yaml.safe_load(c.text)["steps"]
+    steps, kept = [], []
+    for i, s in enumerate(keep, 1):
+        entry = dict(raw[s.number - 1])
+        (key, options), = entry.items()
+        entry = {key: {**options, "repeats": repeats}}
+        kept.append(entry)
+        steps.append(dataclasses.replace(s, number=i, options={**s.options, "repeats": repeats}))
+    text = (f"# the search steps of {c.path}, each searched {repeats} times (routerlab bench repeat --campaign)\n"
+            + yaml.safe_dump({"description": c.description, **({"ceiling": "measure"} if c.ceiling else {}),
+                              "steps": kept}, sort_keys=False, allow_unicode=True)).encode()
+    return dataclasses.replace(c, steps=tuple(steps), text=text, sha256=hashlib.sha256(text).hexdigest())
+
+
 def clock(seconds: float) -> str:
     """Seconds as h:mm:ss."""
     s = int(round(seconds))
@@ -380,15 +414,16 @@ def _run_measure(step: Step, out: Path, ceiling, announce, settings, progress) -
     request = measurement.Request(o["engine"], step.scenario(), out, ceiling_pps=ceiling, config=step.path("config"),
                                   router=step.router(), settings=settings, **loads,
                                   **_given(step, "runs", "duration", "search", "pdr", "experiment", "rules", "routes",
-                                           "frame_size", "steal_threshold", "max_repeats", "control"))
+                                           "frame_size", "steal_threshold", "max_repeats", "control", "repeats"))
     res = measurement.measure(request, announce=announce, progress=progress)
-    return "\n".join(search.format_result(res)) if "search" in o else None
+    return "\n".join(search.format_result(res) + search.format_repeated(res)) if "search" in o else None
 
 
 def _run_bench_engines(step: Step, out: Path, ceiling, announce, settings, progress) -> str:
     from routerlab.benchmarks import engines
 
-    return engines.report(*engines.run(out=out, settings=settings, **_given(step, "duration", engine_names="engines")))
+    return engines.report(*engines.run(out=out, settings=settings, announce=announce,
+                                       **_given(step, "duration", "repeats", engine_names="engines")))
 
 
 def _run_bench_search(step: Step, out: Path, ceiling, announce, settings, progress) -> str:

@@ -2,7 +2,8 @@
 library's own functions (:mod:`routerlab.analysis.stats`, the readers of :mod:`routerlab.analysis.datasets`,
 :mod:`routerlab.analysis.comparison`, :mod:`routerlab.analysis.reroute`, :mod:`routerlab.analysis.microbench`, the benchmarks' summaries) where
 they compute it; what only a report states (a median trial, counts of trials and attempts)
-is computed here, once. A search's answer is what the search wrote (``search_results.csv``).
+is computed here, once. A search's answer is what the search wrote (``search_results.csv``),
+its repeats made one answer by :mod:`routerlab.analysis.repeats`, which ranks them too.
 
 :func:`of` reads a folder and returns one nested dictionary of plain values (text,
 numbers, lists, dictionaries): what :mod:`routerlab.publish.report` renders into the folder's
@@ -240,36 +241,128 @@ def _by_counter(summaries) -> dict:
 def searches(folder) -> dict:
     """Every search of ``search_results.csv`` (:func:`routerlab.analysis.datasets.read_searches`),
     keyed by experiment, then kind (``pdr``, ``ndr``), then method (``routerlab``,
-    ``mlrsearch``): the answer (``lower_pps``), the lowest failing load (``upper_pps``,
-    None when none failed), the relative precision, the answer as every table shows it
-    (``answer``), whether it is a lower bound and why (``at_least``, ``bound``), its trials
-    and trial-seconds, and the ceiling it searched under (pps)."""
+    ``mlrsearch``), its repeats made one answer (:mod:`routerlab.analysis.repeats`): the
+    answer (``lower_pps``, the median of the repeats), the lowest failing load
+    (``upper_pps``, the median of the repeats', None when a repeat had none), the relative
+    precision (the median), the answer as every table shows it (``answer``), whether it is
+    a lower bound and why (``at_least``, ``bound``); the repeats (``repeats``, each one's
+    answer in ``each_pps``), the lowest and highest (``low_pps``, ``high_pps``), the 95%
+    interval of their mean (``lcl95_pps``, ``ucl95_pps``) and the highest over the lowest
+    (``spread``); the trials and trial-seconds of every repeat together, and the ceiling it
+    searched under (pps)."""
+    from routerlab.analysis import repeats
+
     res = datasets.read_searches([folder])
     path = Path(folder) / "search_trials.csv"
-    probes = pd.read_csv(path) if path.is_file() else None
+    probes = datasets.with_repeats(pd.read_csv(path)) if path.is_file() else None
     out: dict = {}
-    for r in res.to_dict("records"):
+    one = repeats.from_searches(res)
+    for r in one.to_dict("records"):
+        g = res[(res["experiment"] == r["experiment"]) & (res["kind"] == r["kind"]) & (res["method"] == r["method"])]
         extra = {}
         if probes is not None:
             p = probes[(probes["experiment"] == r["experiment"]) & (probes["kind"] == r["kind"])
-                       & (probes["method"] == (r.get("method") or "routerlab"))]
+                       & (probes["method"] == r["method"])]
             p = p.assign(loss=p["lost"] / p["tx"] if "lost" in p else 1 - p["rx"] / p["tx"])
-            full = p[p["duration"] == p["duration"].max()] if len(p) else p
+            at_answer, at_failing = [], []
+            for q in g.itertuples():
+                pr = p[p["repeat"] == q.repeat]
+                full = pr[pr["duration"] == pr["duration"].max()] if len(pr) else pr
+                at_answer += full.loc[full["load"] == q.lower_pps, "loss"].tolist()
+                at_failing += full.loc[full["load"] == q.upper_pps, "loss"].tolist()
             extra = {"generator_limited_trials": int(stats.flag(p["generator_limited"]).sum()),
                      "full_trial_s": p["duration"].max() if len(p) else None,
-                     "losses_at_answer": full.loc[full["load"] == r["lower_pps"], "loss"].tolist(),
-                     "losses_at_failing": full.loc[full["load"] == r["upper_pps"], "loss"].tolist(),
+                     "losses_at_answer": at_answer, "losses_at_failing": at_failing,
                      "loss_by_counter": _by_counter(p.get("drops"))}
-        upper = r["upper_pps"]
-        unbounded = upper is None or (isinstance(upper, float) and math.isnan(upper))
-        gen = bool(r["generator_bound"])
-        out.setdefault(r["experiment"], {}).setdefault(r["kind"], {})[r.get("method") or "routerlab"] = {
-            "engine": r["engine"], "scenario": r["scenario"], "lower_pps": r["lower_pps"], "upper_pps": upper,
-            "precision": r.get("precision"), "answer": r["answer"], "at_least": gen or unbounded,
+        uppers = pd.to_numeric(g["upper_pps"], errors="coerce")
+        unbounded = bool(uppers.isna().any())
+        gen = bool(g["generator_bound"].astype(bool).any())
+        first = g.iloc[0]
+        out.setdefault(r["experiment"], {}).setdefault(r["kind"], {})[r["method"]] = {
+            "engine": r["engine"], "scenario": r["scenario"], "lower_pps": r["median_pps"],
+            "upper_pps": None if unbounded else float(uppers.median()),
+            "precision": pd.to_numeric(g["precision"], errors="coerce").median() if "precision" in g else None,
+            "answer": r["words"], "at_least": bool(r["at_least"]),
             "bound": "limited by the generator" if gen else "passed at the ceiling" if unbounded else "",
-            "trials": r.get("trials"), "trial_seconds": r.get("trial_seconds"),
-            "ceiling_pps": r.get("generator_ceiling_pps"), "when": r.get("when"),
-            "target_precision": r.get("target_precision"), "final_trial_s": r.get("final_trial_s"), **extra}
+            "repeats": r["repeats"], "each_pps": g["lower_pps"].tolist(), "low_pps": r["low_pps"],
+            "high_pps": r["high_pps"], "lcl95_pps": r["lcl95_pps"], "ucl95_pps": r["ucl95_pps"],
+            "spread": r["spread"],
+            "trials": int(pd.to_numeric(g["trials"], errors="coerce").sum()) if "trials" in g else None,
+            "trial_seconds": float(pd.to_numeric(g["trial_seconds"], errors="coerce").sum()),
+            "ceiling_pps": first.get("generator_ceiling_pps"), "when": g["when"].iloc[-1] if "when" in g else None,
+            "target_precision": first.get("target_precision"), "final_trial_s": first.get("final_trial_s"), **extra}
+    return out
+
+
+def _ranked_sets(one) -> dict:
+    """The searches of one dataset that rank against each other, by name: our own
+    searches' (not MLRsearch's) of one kind, those of one ``bench engines`` run (its
+    experiments ``bench-pdr-*``) together whatever their scenarios, the others by scenario;
+    ``bench search``'s (``bench-search-*``) set our search against MLRsearch and rank
+    nothing."""
+    ours = one[(one["method"] == "routerlab") & ~one["experiment"].str.startswith("bench-search-")]
+    sets: dict = {}
+    for r in ours.itertuples():
+        bench = r.experiment.startswith("bench-pdr-")
+        name = f"bench engines {r.kind.upper()}" if bench else f"{r.kind.upper()} in {r.scenario}"
+        sets.setdefault(name, []).append(r)
+    return {k: v for k, v in sets.items() if len({x.experiment for x in v}) > 1}
+
+
+@_plain_facts
+def rankings(folder) -> dict:
+    """The searches of a dataset ranked where their repeats separate
+    (:func:`routerlab.analysis.repeats.rank`), one ranking per set that ranks together
+    (:func:`_ranked_sets`): ``order`` (``a > b ≈ c``), ``rows`` (label, rank, median, range,
+    repeats, spread, ties) and ``ties`` (how many labels share a rank with another)."""
+    from routerlab.analysis import repeats
+
+    one = repeats.from_searches(datasets.read_searches([folder]))
+    out = {}
+    for name, rows in _ranked_sets(one).items():
+        engines = [r.engine for r in rows]
+        scenarios = {r.scenario for r in rows}
+
+        def label(r):
+            lab = r.engine if engines.count(r.engine) == 1 else r.experiment
+            return f"{lab} ({r.scenario})" if len(scenarios) > 1 else lab
+        answers = {label(r): r.answer for r in rows}
+        table = repeats.rank(answers)
+        out[name] = {"order": repeats.order(answers),
+                     "rows": table.drop(columns=["answer"]).to_dict("records"),
+                     "ties": int((table["ties"] != "").sum()),
+                     "repeats": sorted({a.n for a in answers.values()})}
+    return out
+
+
+@_plain_facts
+def agreement(folder, sweep_facts: dict | None = None) -> dict:
+    """Where one dataset holds a sweep and a PDR search of the same engine in the same
+    scenario: the sweep's PDR next to the search's repeats
+    (:func:`routerlab.analysis.repeats.sweep_against_search`), keyed ``sweep / search``:
+    ``agree`` and the words that say both ranges and, when they do not meet, on which side
+    the search fell. ``sweep_facts``: :func:`sweeps`' of the folder, when already made."""
+    from routerlab.analysis import repeats
+
+    sw = sweeps(folder) if sweep_facts is None else sweep_facts
+    one = repeats.from_searches(datasets.read_searches([folder]))
+    one = one[(one["kind"] == "pdr") & (one["method"] == "routerlab")]
+    out = {}
+    for exp, s in sw.items():
+        match = one[(one["engine"] == s["engine"]) & (one["scenario"] == s["scenario"])]
+        if not len(match) or s["pdr"]["status"] is None:
+            continue
+        loads = sorted(row["offered_pps"] for row in s["table"])
+        bound = stats.RateBound(s["pdr"]["pps"], s["pdr"]["status"])
+        if bound.status == "found":
+            higher = [x for x in loads if x > bound.load]
+            next_load = higher[0] if higher else None
+        else:
+            next_load = loads[0] if bound.status == "below_range" else None
+        for r in match.itertuples():
+            agree, words = repeats.sweep_against_search(bound, next_load, r.answer)
+            out[f"{exp} / {r.experiment}"] = {"sweep": exp, "search": r.experiment, "agree": agree, "words": words,
+                                              "verdict": s["verdict"]["label"]}
     return out
 
 
@@ -314,7 +407,7 @@ def validation(folder) -> dict:
     rule = _rule(folder)
     for kind, kept_name, again_name, keys in (
             ("sweep", "trials.csv", SUPERSEDED_TRIALS, ["experiment", "offered_pps", "trial"]),
-            ("search", "search_trials.csv", SUPERSEDED_SEARCH_TRIALS, ["experiment", "probe"])):
+            ("search", "search_trials.csv", SUPERSEDED_SEARCH_TRIALS, ["experiment", "repeat", "probe"])):
         if not (folder / kept_name).is_file():
             continue
         kept = pd.read_csv(folder / kept_name)
@@ -404,6 +497,16 @@ def engine_costs(folder) -> dict:
     return out
 
 
+def _repeated_capacity(a) -> dict:
+    """A row's capacity over the repeats of its sweep: each, the lowest and highest
+    (fractions of the ceiling; ``None`` for a repeat whose lowest load failed), and whether
+    any is a lower bound."""
+    if a is None:
+        return {"repeats": 0}
+    return {"repeats": a.n, "capacity_each": [None if v != v else v for v in a.values], "capacity_low": a.low,
+            "capacity_high": a.highest_seen, "capacity_at_least": a.lower_bound}
+
+
 @_plain_facts
 def comparison(folder) -> dict:
     """The 100GE tables (``cells.csv`` beside the sweeps): per scenario and router the
@@ -416,6 +519,7 @@ def comparison(folder) -> dict:
 
     ours = cmp.ours(folder)
     cap = cmp.capacity(ours)
+    reps = cmp.repeated_capacity(ours)
     ver = cmp.verdicts(ours).set_index(["scenario", "router"])
     presets = cmp.scenarios(folder)
     cells = {}
@@ -425,6 +529,7 @@ def comparison(folder) -> dict:
         cells.setdefault(r.scenario, {})[r.router] = {
             "experiment": f"{r.router}-{presets.get(r.scenario, r.scenario)}",
             "capacity": r.capacity, "status": r.status, "verdict": v["verdict"], "grey": v["grey"],
+            **_repeated_capacity(reps.get((r.scenario, r.router))),
             "uncertain": int(row["uncertain"].sum()),
             "colours": {c: int(n) for c, n in row["colour"].value_counts().sort_index().items()}}
     rank = cmp.orderings(cmp.published(), ours)
@@ -510,9 +615,11 @@ def of(folder) -> dict:
     sections whose files the folder lacks are left out."""
     folder = Path(folder)
     out = {"dataset": folder.resolve().name, "files": files(folder)}
+    sw = sweeps(folder)
     parts = {"campaign": campaign(folder),
              "environment": environment(folder) if (folder / "experiments.csv").is_file() else None,
-             "sweeps": sweeps(folder), "searches": searches(folder), "validation": validation(folder),
+             "sweeps": sw, "searches": searches(folder), "rankings": rankings(folder),
+             "agreement": agreement(folder, sw), "validation": validation(folder),
              "loss": loss(folder), "engine_costs": engine_costs(folder), "generators": generators(folder), "comparison": comparison(folder), "microbench": microbench(folder),
              "fast_reroute": fast_reroute(folder)}
     if "trials.csv" in out["files"] or "search_trials.csv" in out["files"]:

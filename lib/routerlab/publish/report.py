@@ -113,7 +113,8 @@ def render(folder, facts: dict | None = None) -> str:
     folder = Path(folder)
     facts = facts if facts is not None else facts_mod.of(folder)
     # the template asks for every section; a folder without its files has none of it
-    sections = dict.fromkeys(("campaign", "environment", "measured", "sweeps", "searches", "validation", "loss",
+    sections = dict.fromkeys(("campaign", "environment", "measured", "sweeps", "searches", "rankings", "agreement",
+                              "validation", "loss",
                               "engine_costs", "generators", "comparison", "microbench", "fast_reroute"))
     context = dict(sections, **facts, notes_md=notes(folder, facts), figures=figures(folder, facts, draw=False))
     return environment().from_string(_template_text()).render(**context).rstrip() + "\n"

@@ -56,15 +56,36 @@ def cpu_times() -> dict[str, list[int]]:
     return out
 
 
+#: The unit of :func:`cpu_times`: clock ticks per second (USER_HZ, 100 on Linux whatever
+#: the kernel's HZ).
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
 def cpu_usage(before: dict, after: dict, cpu: int) -> tuple[float, float]:
     """Busy fraction of ``cpu`` (ratio in [0, 1]: everything but idle and iowait) and the
     steal fraction over all CPUs between two :func:`cpu_times` samples."""
-    d = [a - b for a, b in zip(after[f"cpu{cpu}"], before[f"cpu{cpu}"])]
-    total = sum(d) or 1
-    busy = (total - d[3] - d[4]) / total
+    busy = cpu_split(before, after, cpu)["busy"]
     da = [a - b for a, b in zip(after["cpu"], before["cpu"])]
     steal = da[7] / (sum(da) or 1)
     return busy, steal
+
+
+def cpu_split(before: dict, after: dict, cpu: int) -> dict[str, float]:
+    """How ``cpu`` spent the time between two :func:`cpu_times` samples.
+
+    Returns
+    -------
+    dict
+        ``busy``: everything but idle and iowait, steal included (ratio in [0, 1], as
+        :func:`cpu_usage` has it); ``steal``: the time the hypervisor ran something else
+        while this CPU had work (ratio in [0, 1], of this CPU alone); ``work_s``: the CPU's
+        own work, user, nice, system, irq and softirq time (seconds; steal left out), to
+        one clock tick (1 / :data:`CLOCK_TICKS` s).
+    """
+    d = [a - b for a, b in zip(after[f"cpu{cpu}"], before[f"cpu{cpu}"])]
+    total = sum(d) or 1
+    return {"busy": (total - d[3] - d[4]) / total, "steal": d[7] / total,
+            "work_s": (d[0] + d[1] + d[2] + d[5] + d[6]) / CLOCK_TICKS}
 
 
 def veth_queue_counters(ns: str, dev: str) -> dict[str, int]:
@@ -89,6 +110,21 @@ def napi_threads(dev: str, timeout_s: float = 1.0) -> list[str]:
                 raise TestbedError(f"no threaded NAPI kthread for {dev}")
             return pids
         time.sleep(0.05)
+
+
+def run_ns(pids) -> int | None:
+    """How long the tasks ``pids`` have run so far, added up (nanoseconds, the first field
+    of ``/proc/<pid>/schedstat``: the scheduler's own clock, exact, where ``/proc/stat``
+    samples at the tick); None when none of them is there."""
+    total, found = 0, False
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/schedstat") as fh:
+                total += int(fh.read().split()[0])
+            found = True
+        except (OSError, ValueError, IndexError):
+            continue
+    return total if found else None
 
 
 def u64(value) -> int:

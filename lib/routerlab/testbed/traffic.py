@@ -15,6 +15,7 @@ generator", says how.
 
 from __future__ import annotations
 
+import logging
 import select
 import subprocess
 import time
@@ -26,7 +27,8 @@ from routerlab import cache, processes
 from routerlab.defaults import BURST, STEAL_FLAG, STOP_FLOOR_MS, STOP_PROBE_PERIOD_MS
 from routerlab.errors import ParameterError, RouterlabError
 from routerlab.testbed.interface import DEST_NET, DROP_PORT, SINK_NET, TG_NET, Testbed
-from routerlab.testbed.shell import cpu_usage, sh
+from routerlab.testbed.lifetime import OnThisMachine
+from routerlab.testbed.shell import cpu_split, cpu_usage, napi_threads, run_ns, sh
 
 #: A trial counts as generator-limited when it offered less than this share of the
 #: requested packets (or its own socket refused any).
@@ -46,6 +48,16 @@ STOP_TOTAL_OVER_MS = 5.0
 #: probe's stops, the generator's lags and how long the router's queue lasts
 #: (:class:`routerlab.measuring.validation.TrialValidation` reads them).
 PROBED_FIELDS = ("cpu_stop_ms", "cpu_stops", "cpu_stopped_ms", "gen_late_ms", "gen_lagged_ms", "queue_ms")
+#: A trial's columns that may explain why an answer moves from one run to the next: what
+#: the router's CPU spent per packet, how much of it the hypervisor took, how fast it ran,
+#: how busy the generator's and the sink's CPUs were (:class:`TrialResult` says how each
+#: is measured).
+SPREAD_FIELDS = ("router_ns_per_packet", "napi_ns_per_packet", "router_steal", "cpu_speed", "gen_cpu_load",
+                 "sink_cpu_load")
+#: How long the speed probe works on the router's CPU before each trial's traffic starts,
+#: milliseconds (:func:`cpu_speed`; its whole cost, the process started and ended, is
+#: about 5 ms more).
+SPEED_PROBE_MS = 15.0
 #: A trial's columns that say where its lost packets went (:mod:`routerlab.measuring.drops`).
 ATTRIBUTED_FIELDS = ("lost", "lost_attributed", "lost_unexplained", "trace_missed", "drops")
 
@@ -150,6 +162,88 @@ def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
             tb.procs.remove(p)
 
 
+def cpu_speed(tb: Testbed, cpu: int, ms: float = SPEED_PROBE_MS, priority: int = 2) -> float | None:
+    """How fast ``cpu`` runs as the guest sees it: a fixed loop timed on it for ``ms``
+    milliseconds (``csrc/rlstop.c --speed-ms``), in loop iterations per microsecond of
+    wall time (each a 64-bit multiply and an add that depend on the one before; on
+    x86-64 about 4 cycles, so 4 times the speed is about the clock in MHz).
+
+    The probe runs where the CPU-stop probe does (:func:`cpu_stops`), at the same
+    real-time priority ``priority`` (SCHED_FIFO; 0: an ordinary task), so that the
+    guest's own tasks on ``cpu`` (a polling engine) do not slow it: it drops when the
+    host slows the virtual CPU (a lower clock, a hyperthread or cache shared with
+    another guest, time taken away that steal may not count). The guest's
+    ``/proc/cpuinfo`` cannot tell: its MHz is the host's nominal clock (2596 MHz here,
+    without cpufreq), read once at boot.
+
+    None where the probe is too old to know the mode (a testbed host with an older
+    routerlab, which the SSH testbed names when it comes up).
+    """
+    p = tb.spawn(tb.probe_ns, tb.program("rlstop"), "--cpu", str(cpu), "--speed-ms", str(ms),
+                 "--priority", str(priority), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=ms / 1e3 + PROBE_START_S)
+    except subprocess.TimeoutExpired:
+        raise RouterlabError(f"the speed probe on CPU {cpu} did not answer within "
+                             f"{ms / 1e3 + PROBE_START_S:g} s") from None
+    finally:
+        processes.reap(p)
+        if p in tb.procs:
+            tb.procs.remove(p)
+    res = _results(out)
+    if "speed" in res:
+        return res["speed"]
+    if p.returncode == 1 and "unrecognized option" in err:
+        logging.getLogger(__name__).warning(f"routerlab: the CPU-stop probe on CPU {cpu} has no speed mode "
+                                            "(an older routerlab where it runs): cpu_speed left empty")
+        return None
+    raise RouterlabError(f"the speed probe on CPU {cpu} gave no result ({p.returncode}): {err.strip()}")
+
+
+def router_napi(tb: Testbed) -> list[str]:
+    """The pids of the threaded NAPI of the router's input veth on a namespace testbed
+    with the XDP generator (:meth:`routerlab.testbed.namespaces.NamespaceTestbed.pin_receive`
+    puts it on the router's CPU): where the kernel's paths (linux, nft, the XDP router) do
+    all their work for a packet, from its arrival to its hand-over to the output veth.
+    Empty elsewhere (rlgen, a direct chain, a testbed beyond one machine)."""
+    dev = getattr(tb, "dut_in", None)
+    if getattr(tb, "generator", None) != "xdp" or getattr(tb, "direct", True) or not dev \
+            or not hasattr(tb, "ns_dut"):
+        return []
+    try:
+        return napi_threads(dev, timeout_s=0)
+    except RouterlabError:
+        return []
+
+
+def ns_per_packet(before: dict, after: dict, cpu: int, packets: int) -> float | None:
+    """The own work of ``cpu`` between two :func:`routerlab.testbed.shell.cpu_times`
+    samples (user, nice, system, irq and softirq time; steal left out:
+    :func:`routerlab.testbed.shell.cpu_split`) per packet of ``packets``, nanoseconds;
+    None when no packet came. Time, not cycles: this virtual machine has no hardware
+    counters (``perf`` sees none). In units of one clock tick (10 ms) of work; on a kernel
+    that accounts CPU time by sampling at its tick (``CONFIG_TICK_CPU_ACCOUNTING``, this
+    one's), work in bursts shorter than a tick is counted where the ticks land, so one
+    trial's reading (and its ``cpu_load``) can be far off the work done."""
+    if packets <= 0:
+        return None
+    return round(cpu_split(before, after, cpu)["work_s"] * 1e9 / packets, 1)
+
+
+def other_cpus(tb: Testbed) -> dict[str, int | None]:
+    """The CPUs whose busy share a trial records beside the router's: ``gen`` the
+    generator's (with the XDP generator also the sink's), ``sink`` the sink's receive
+    CPU where it has one of its own (neither the generator's nor the router's). None
+    where a CPU is the router's, another's already, or not on the machine whose
+    :meth:`~routerlab.testbed.interface.Testbed.cpu_times` are read (the SSH testbed's
+    generator and sink hosts)."""
+    if not isinstance(tb, OnThisMachine):
+        return {"gen": None, "sink": None}
+    gen = tb.gen_cpu if tb.gen_cpu != tb.router_cpu else None
+    sink = getattr(tb, "sink_cpu", None)
+    return {"gen": gen, "sink": sink if sink not in (tb.gen_cpu, tb.router_cpu) else None}
+
+
 def program_version(name: str) -> str:
     """A version string of one of our C programs (``rlgen``, ``rlstop``): its name and the
     hash of its source, building it if needed."""
@@ -217,7 +311,24 @@ class TrialResult:
     (milliseconds of load sent in bursts) and ``queue_ms`` how long the
     router's queue (``Testbed.router_queue`` packets) lasts at the offered load
     (milliseconds; None when unknown): a stop or a lag longer than that loses packets
-    whatever the router does (:class:`routerlab.measuring.validation.TrialValidation`). The loss
+    whatever the router does (:class:`routerlab.measuring.validation.TrialValidation`).
+
+    What may explain why answers move between runs (:data:`SPREAD_FIELDS`; each None
+    when not measured): ``router_ns_per_packet``, the router CPU's own work during the
+    trial (user, system, irq and softirq time; steal left out) per packet the sink
+    received (nanoseconds, time and not cycles: no hardware counters here; from
+    ``/proc/stat``, sampled at the kernel's tick: :func:`ns_per_packet`; None when ``rx``
+    is 0); ``napi_ns_per_packet``, how long the threaded NAPI of the router's input veth
+    ran per packet the sink received (nanoseconds, the scheduler's exact clock:
+    :func:`router_napi`; None where there is none);
+    ``router_steal``, the steal share of the router's CPU alone (ratio in [0, 1];
+    ``steal`` is all CPUs'); ``cpu_speed``, how fast the router's CPU ran just before the
+    traffic started (loop iterations per microsecond: :func:`cpu_speed`; it drops when
+    the host slows the virtual CPU, which steal need not show); ``gen_cpu_load``, the
+    busy share of the generator's CPU (ratio in [0, 1]; with the XDP generator the sink
+    shares it) and ``sink_cpu_load`` that of the sink's receive CPU where it has its own
+    (:func:`other_cpus`: None on the SSH testbed, whose generator and sink are on other
+    hosts). The loss
     attribution (``lost_attributed``,
     ``lost_unexplained``, ``trace_missed``, ``drops``: see
     :class:`routerlab.measuring.drops.Attribution`) is there when the trial was run with a drop
@@ -244,6 +355,12 @@ class TrialResult:
     gen_late_ms: float | None = None
     gen_lagged_ms: float | None = None
     queue_ms: float | None = None
+    router_ns_per_packet: float | None = None
+    napi_ns_per_packet: float | None = None
+    router_steal: float | None = None
+    cpu_speed: float | None = None
+    gen_cpu_load: float | None = None
+    sink_cpu_load: float | None = None
     lost_attributed: int | None = None
     lost_unexplained: int | None = None
     trace_missed: int | None = None
@@ -255,7 +372,8 @@ class TrialResult:
 
 
 def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec,
-              batch: int = BURST, drops=None, probe_period_ms: float | None = STOP_PROBE_PERIOD_MS) -> TrialResult:
+              batch: int = BURST, drops=None, probe_period_ms: float | None = STOP_PROBE_PERIOD_MS,
+              speed_ms: float | None = SPEED_PROBE_MS) -> TrialResult:
     """Send ``rate_pps`` for ``duration_s`` through the testbed and count what arrives.
 
     ``rate_pps = 0`` sends as fast as the generator can (ceiling measurement).
@@ -264,7 +382,9 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     generator) skips it. ``probe_period_ms``: the period of the CPU-stop probe run on the
     router's CPU for the trial (:func:`cpu_stops`); None runs none and leaves
     ``cpu_stop_ms``, ``cpu_stops`` and ``cpu_stopped_ms`` None (to measure the probe's own
-    cost).
+    cost). ``speed_ms``: how long the speed probe works on the router's CPU before the
+    traffic starts (:func:`cpu_speed`, outside the trial's CPU times); None runs none and
+    leaves ``cpu_speed`` None.
     """
     if rate_pps < 0:
         raise ParameterError("rate", f"must be >= 0 pps, got {rate_pps}")
@@ -278,9 +398,12 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
 
         xdpgen.loader(), xdpgen.program()  # built (first use only) before the trial starts
         sent_frames = frames(tb, spec)
-    if probe_period_ms is not None:
+    if probe_period_ms is not None or speed_ms is not None:
         tb.program("rlstop")  # built (first use only) before the CPU times start
     d0 = drops.read() if drops is not None else None
+    speed = cpu_speed(tb, tb.router_cpu, speed_ms) if speed_ms is not None else None
+    napi = router_napi(tb)
+    n0 = run_ns(napi)
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), tb.cpu_times()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with cpu_stops(tb, tb.router_cpu, probe_period_ms) if probe_period_ms is not None else nullcontext({}) as stops:
@@ -289,6 +412,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         else:
             res = _rlgen_results(tb, args, duration_s)
     c1 = tb.cpu_times()
+    n1 = run_ns(napi)
     time.sleep(DRAIN_S)
     k1, s1 = tb.tx_counters(), tb.sink_count()
     kernel_tx = (k1["tx_packets"] - k0["tx_packets"]) + (k1["tx_dropped"] - k0["tx_dropped"])
@@ -298,6 +422,8 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     else:
         tx = int(res["sent"]) if xdp else kernel_tx
     busy, steal = cpu_usage(c0, c1, tb.router_cpu)
+    others = {f"{role}_cpu_load": round(cpu_split(c0, c1, cpu)["busy"], 4) if cpu is not None else None
+              for role, cpu in other_cpus(tb).items()}
     requested = res["requested"]
     limited = res["blocked"] > 0 or (requested > 0 and offered < GENERATOR_TOLERANCE * requested)
     found = {}
@@ -313,7 +439,10 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         steal_flagged=steal > STEAL_FLAG, kernel_tx=int(kernel_tx), started_at=started,
         lost=tx - (s1 - s0), cpu_stop_ms=stops.get("max_stop_ms"), cpu_stops=stops.get("stops"),
         cpu_stopped_ms=stops.get("stopped_ms"), gen_late_ms=res["max_late_ms"], gen_lagged_ms=res["lagged_ms"],
-        queue_ms=round(tb.router_queue / rate_pps * 1e3, 3) if tb.router_queue and rate_pps > 0 else None, **found)
+        queue_ms=round(tb.router_queue / rate_pps * 1e3, 3) if tb.router_queue and rate_pps > 0 else None,
+        router_ns_per_packet=ns_per_packet(c0, c1, tb.router_cpu, s1 - s0),
+        napi_ns_per_packet=round((n1 - n0) / (s1 - s0), 2) if n0 is not None and n1 is not None and s1 > s0 else None,
+        router_steal=round(cpu_split(c0, c1, tb.router_cpu)["steal"], 4), cpu_speed=speed, **others, **found)
 
 
 def rlgen_args(tb: Testbed, spec: TrafficSpec) -> list[str]:

@@ -1,0 +1,304 @@
+"""An answer measured several times: its median and spread, and rankings that hold.
+
+A search's answer (PDR or NDR, pps) moves between runs on a shared machine more than the
+precision the search stops at, so a search is repeated R times, each on a fresh testbed
+with the engine started again (:func:`routerlab.measuring.search.run_search`), and its
+answer is the *median* of the repeats, with their *range* (lowest and highest) and the
+Student-t 95% interval of their mean (:func:`routerlab.analysis.stats.mean_interval`).
+
+Two answers are *separated* when every repeat of one is above every repeat of the other
+(their ranges do not overlap). That is the exact rank-sum (Mann-Whitney) test with U = 0:
+two engines of the same capacity separate by chance with probability 2 / C(2R, R), 10%
+with 3 repeats each (5% in a given direction), 0.8% with 5. An engine is ranked above
+another only when they separate; otherwise they tie, and tables say so. A repeat with one
+answer has no spread: it ranks nothing.
+
+A lower bound stays a lower bound: a repeat whose answer is "at least X" (the generator
+bounded it, or it passed at the ceiling) reaches up without limit, so nothing is ranked
+above it on its account, and the median of repeats of which any is a lower bound is "at
+least" the median.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from routerlab.analysis import stats
+
+#: The benchmark's goal for an answer's spread: its highest repeat over its lowest.
+SPREAD_GOAL = 1.1
+
+
+@dataclass(frozen=True)
+class Repeated:
+    """One answer (pps) measured ``n`` times.
+
+    Attributes
+    ----------
+    values : tuple of float
+        Each repeat's answer in pps, in the order measured; NaN for a repeat whose answer
+        was below the search range.
+    at_least : tuple of bool
+        Whether each repeat's answer is only a lower bound.
+    uppers : tuple of float
+        Each repeat's lowest failing load, pps (NaN: none failed).
+    """
+
+    values: tuple
+    at_least: tuple = ()
+    uppers: tuple = ()
+
+    def __post_init__(self):
+        vals = tuple(float("nan") if v is None else float(v) for v in self.values)
+        object.__setattr__(self, "values", vals)
+        object.__setattr__(self, "at_least", tuple(bool(x) for x in self.at_least) or (False,) * len(vals))
+        object.__setattr__(self, "uppers", tuple(float("nan") if u is None else float(u) for u in self.uppers)
+                           or (float("nan"),) * len(vals))
+
+    @property
+    def n(self) -> int:
+        """Repeats."""
+        return len(self.values)
+
+    @property
+    def _known(self) -> np.ndarray:
+        # a repeat below the search range carried less than any load tried: 0 pps for order
+        return np.nan_to_num(np.asarray(self.values, dtype=float), nan=0.0)
+
+    @property
+    def median(self) -> float:
+        """The answer: the median of the repeats (pps)."""
+        return float(np.median(self._known)) if self.n else float("nan")
+
+    @property
+    def low(self) -> float:
+        """The lowest repeat (pps)."""
+        return float(self._known.min()) if self.n else float("nan")
+
+    @property
+    def high(self) -> float:
+        """The highest repeat (pps); infinite when any repeat is a lower bound (for order)."""
+        if not self.n:
+            return float("nan")
+        return math.inf if self.lower_bound else float(self._known.max())
+
+    @property
+    def highest_seen(self) -> float:
+        """The highest repeat's answer as measured (pps), lower bound or not."""
+        return float(self._known.max()) if self.n else float("nan")
+
+    @property
+    def lower_bound(self) -> bool:
+        """Whether the answer is only known to be at least its median."""
+        return any(self.at_least)
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The Student-t 95% interval of the repeats' mean (pps; NaN with fewer than two)."""
+        mean, half = stats.mean_interval(self._known)
+        return (mean - half, mean + half)
+
+    @property
+    def spread(self) -> float:
+        """The highest repeat over the lowest (a ratio >= 1; NaN with one repeat or a zero)."""
+        lo, hi = self.low, self.highest_seen
+        return hi / lo if self.n > 1 and lo > 0 else float("nan")
+
+    def words(self) -> str:
+        """The answer as tables show it: the median, then the range and the repeats."""
+        if not self.n:
+            return "not measured"
+        if all(math.isnan(v) for v in self.values):
+            return "below the search range" + (f" (all {self.n} repeats)" if self.n > 1 else "")
+        head = f"{'at least ' if self.lower_bound else ''}{self.median:,.0f} pps"
+        if self.n == 1:
+            return head + " (one repeat)"
+        return f"{head} (median; {self.low:,.0f} to {self.highest_seen:,.0f} over {self.n} repeats)"
+
+
+def separated(a: Repeated, b: Repeated) -> int:
+    """+1 when every repeat of ``a`` is above every repeat of ``b``, -1 the other way, 0 when
+    their ranges overlap or either has fewer than two repeats (a tie)."""
+    if a.n < 2 or b.n < 2:
+        return 0
+    if a.low > b.high:
+        return 1
+    if b.low > a.high:
+        return -1
+    return 0
+
+
+def rank(answers: dict) -> pd.DataFrame:
+    """Rank answers that hold: ``answers`` maps a label (an engine) to its
+    :class:`Repeated`. One row per label, highest median first: ``label``, ``rank`` (1 +
+    the labels separated above it, so tied labels share a rank), ``median_pps``,
+    ``low_pps``, ``high_pps`` (the highest repeat as measured), ``repeats``, ``spread``,
+    ``lower_bound``, ``ties`` (the labels it is not separated from, comma-separated) and
+    ``answer`` (:meth:`Repeated.words`)."""
+    labels = sorted(answers, key=lambda k: -answers[k].median if answers[k].n else math.inf)
+    rows = []
+    for k in labels:
+        a = answers[k]
+        above = sum(separated(answers[o], a) == 1 for o in labels if o != k)
+        ties = [o for o in labels if o != k and separated(a, answers[o]) == 0]
+        rows.append({"label": k, "rank": 1 + above, "median_pps": a.median, "low_pps": a.low,
+                     "high_pps": a.highest_seen, "repeats": a.n, "spread": a.spread, "lower_bound": a.lower_bound,
+                     "ties": ", ".join(ties), "answer": a.words()})
+    return pd.DataFrame(rows, columns=["label", "rank", "median_pps", "low_pps", "high_pps", "repeats", "spread",
+                                       "lower_bound", "ties", "answer"])
+
+
+def order(answers: dict) -> str:
+    """The ranking in one line, highest median first: ``a > b`` where every repeat of
+    ``a`` is above every one of ``b``, ``a ≈ b`` (a tie) where they overlap."""
+    labels = sorted(answers, key=lambda k: -answers[k].median)
+    if not labels:
+        return ""
+    out = labels[0]
+    for prev, k in zip(labels, labels[1:]):
+        out += (" > " if separated(answers[prev], answers[k]) == 1 else " ≈ ") + k
+    return out
+
+
+def from_searches(results: pd.DataFrame) -> pd.DataFrame:
+    """Every search's repeats made one answer: ``results`` as
+    :func:`routerlab.analysis.datasets.read_searches` returns them (one row per repeat,
+    with ``repeat``, ``generator_bound``). One row per experiment, kind and method, in the
+    order first measured: ``experiment``, ``engine``, ``scenario``, ``kind``, ``method``,
+    ``answer`` (:class:`Repeated`), ``repeats``, ``median_pps``, ``low_pps``, ``high_pps``,
+    ``lcl95_pps``, ``ucl95_pps``, ``spread``, ``at_least``, ``words``."""
+    cols = ["experiment", "engine", "scenario", "kind", "method", "answer", "repeats", "median_pps", "low_pps",
+            "high_pps", "lcl95_pps", "ucl95_pps", "spread", "at_least", "words"]
+    if results is None or not len(results):
+        return pd.DataFrame(columns=cols)
+    r = results.assign(method=results["method"].fillna("routerlab") if "method" in results else "routerlab",
+                       repeat=results["repeat"].fillna(0) if "repeat" in results else 0)
+    rows = []
+    for key, g in r.groupby(["experiment", "kind", "method"], sort=False):
+        g = g.sort_values("repeat", kind="stable")
+        upper = pd.to_numeric(g["upper_pps"], errors="coerce")
+        bound = stats.flag(g["generator_bound"]).to_numpy() if "generator_bound" in g else np.zeros(len(g), bool)
+        a = Repeated(tuple(pd.to_numeric(g["lower_pps"], errors="coerce")),
+                     tuple(bound | upper.isna().to_numpy() & pd.to_numeric(g["lower_pps"], errors="coerce").notna()
+                           .to_numpy()),
+                     tuple(upper))
+        lo, hi = a.interval
+        first = g.iloc[0]
+        rows.append({"experiment": key[0], "engine": first.get("engine", ""), "scenario": first.get("scenario", ""),
+                     "kind": key[1],
+                     "method": key[2], "answer": a, "repeats": a.n, "median_pps": a.median, "low_pps": a.low,
+                     "high_pps": a.highest_seen, "lcl95_pps": lo, "ucl95_pps": hi, "spread": a.spread,
+                     "at_least": a.lower_bound, "words": a.words()})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def sweep_against_search(sweep_bound: stats.RateBound, next_load: float | None, a: Repeated) -> tuple[bool, str]:
+    """Whether a sweep's PDR and a repeated search's answer agree, and why not.
+
+    The sweep says the PDR lies in [``sweep_bound.load``, ``next_load``) (the next load,
+    which failed; without one, no load failed and it reaches up without limit); each
+    repeat of the search says it lies in [its answer, its lowest failing load). They agree
+    when the sweep's range and the search's (lowest answer to highest failing load)
+    overlap. Returns (agree, words): the words name both ranges, and on which side the
+    search fell when they do not."""
+    if sweep_bound.status == "below_range" or a.n == 0:
+        lo_s, hi_s = 0.0, (next_load or sweep_bound.load or 0.0)
+    else:
+        lo_s = sweep_bound.load
+        hi_s = math.inf if sweep_bound.status == "at_least_max" or next_load is None else next_load
+    uppers = np.asarray(a.uppers, dtype=float)
+    hi_q = math.inf if a.lower_bound or np.isnan(uppers).any() else float(uppers.max())
+    lo_q = a.low
+    agree = lo_q < hi_s and lo_s < hi_q
+    sweep_words = ("below the sweep's lowest load" if sweep_bound.status == "below_range"
+                   else f"from {lo_s:,.0f} pps" + (" up (no load failed)" if hi_s == math.inf
+                                                   else f" to below {hi_s:,.0f} pps"))
+    search_words = f"{lo_q:,.0f} pps" + (" up" if hi_q == math.inf else f" to below {hi_q:,.0f} pps")
+    words = f"the sweep's PDR {sweep_words}; the search's {a.n} repeat{'s' if a.n != 1 else ''} {search_words}"
+    if not agree:
+        words += (": the search fails below the sweep's PDR" if hi_q <= lo_s
+                  else ": the search passes above the sweep's failing load")
+    return agree, words
+
+
+#: What a trial records that may move an answer between repeats (the columns of
+#: ``search_trials.csv``), each with what it says in words.
+CAUSES = {
+    "napi_ns_per_packet": "the router's NAPI time per packet (ns)",
+    "router_ns_per_packet": "the router CPU's work per packet (ns, at the tick)",
+    "cpu_speed": "the router CPU's speed (loop iterations per µs)",
+    "steal": "steal (all CPUs)",
+    "router_steal": "steal on the router's CPU",
+    "cpu_stopped_ms": "the router CPU's stops (ms)",
+    "gen_lagged_ms": "the generator's lags (ms)",
+    "gen_cpu_load": "the generator's (and sink's) CPU busy share",
+    "cpu_load": "the router CPU's busy share (at the tick)",
+}
+#: Causes that are the machine's, not the router's: when one of them moves with an
+#: answer, the spread is the host's doing.
+MACHINE_CAUSES = ("cpu_speed", "steal", "router_steal", "cpu_stopped_ms", "gen_lagged_ms")
+#: A recorded quantity *moves with* an answer when the rank correlation of its per-repeat
+#: values with the repeats' answers is at least this (in absolute value) over at least
+#: :data:`MIN_REPEATS_TO_EXPLAIN` repeats: with 5 repeats, |ρ| = 0.9 happens by chance about
+#: one time in twelve, 1.0 one in sixty.
+MOVES_WITH = 0.9
+MIN_REPEATS_TO_EXPLAIN = 4
+
+
+def explain(results: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
+    """What moved with one search's answer across its repeats: ``results`` its rows of
+    ``search_results.csv`` (one per repeat), ``trials`` its rows of ``search_trials.csv``.
+    Each repeat's value of a recorded quantity (:data:`CAUSES`) is its median over the
+    repeat's full-length trials (those that decided the answer); the quantity is set
+    against the answers by Spearman's rank correlation.
+
+    Returns one row per quantity recorded in every repeat, strongest first: ``field``,
+    ``what`` (words), ``rho``, ``at_lowest`` and ``at_highest`` (its value in the repeat
+    with the lowest and the highest answer), ``change`` (their relative difference),
+    ``moves`` (|ρ| at least :data:`MOVES_WITH` over at least :data:`MIN_REPEATS_TO_EXPLAIN`
+    repeats) and ``machine`` (a cause in :data:`MACHINE_CAUSES`). Empty with fewer than
+    three repeats or no such column."""
+    cols = ["field", "what", "rho", "at_lowest", "at_highest", "change", "moves", "machine"]
+    res = results.assign(repeat=results["repeat"].fillna(0).astype(int) if "repeat" in results else 0)
+    res = res.dropna(subset=["lower_pps"]).sort_values("repeat")
+    if len(res) < 3 or trials is None or not len(trials):
+        return pd.DataFrame(columns=cols)
+    t = trials.assign(repeat=trials["repeat"].fillna(0).astype(int) if "repeat" in trials else 0)
+    full = t[t["duration"] == t.groupby("repeat")["duration"].transform("max")]
+    answers = res.set_index("repeat")["lower_pps"].astype(float)
+    lo_rep, hi_rep = answers.idxmin(), answers.idxmax()
+    rows = []
+    for f, what in CAUSES.items():
+        if f not in full:
+            continue
+        per = pd.to_numeric(full[f], errors="coerce").groupby(full["repeat"]).median().reindex(answers.index)
+        if per.isna().any() or per.nunique() < 2:
+            continue
+        rho = float(pd.Series(answers.to_numpy()).rank().corr(pd.Series(per.to_numpy()).rank()))
+        a, b = float(per[lo_rep]), float(per[hi_rep])
+        rows.append({"field": f, "what": what, "rho": rho, "at_lowest": a, "at_highest": b,
+                     "change": (b - a) / a if a else float("nan"),
+                     "moves": len(answers) >= MIN_REPEATS_TO_EXPLAIN and abs(rho) >= MOVES_WITH,
+                     "machine": f in MACHINE_CAUSES})
+    out = pd.DataFrame(rows, columns=cols)
+    return out.reindex(out["rho"].abs().sort_values(ascending=False).index).reset_index(drop=True)
+
+
+def cause_words(table: pd.DataFrame) -> str:
+    """The recorded cause of a spread in words, from :func:`explain`'s table: the
+    quantities that moved with the answer, the machine's named as such; or that none did."""
+    if table is None or not len(table):
+        return "no recorded quantity to set against the answers (too few repeats, or trials without the columns)"
+    moved = table[table["moves"]]
+    if not len(moved):
+        best = table.iloc[0]
+        return (f"no recorded quantity moved with the answer (the closest: {best['what']}, ρ = {best['rho']:.2f})")
+    parts = []
+    for r in moved.itertuples():
+        parts.append(f"{r.what}, ρ = {r.rho:.2f}: {r.at_lowest:.4g} in the lowest repeat, {r.at_highest:.4g} in the "
+                     f"highest" + (" (the machine's)" if r.machine else ""))
+    return "moved with the answer: " + "; ".join(parts)

@@ -1,0 +1,184 @@
+"""Answers with their spread (routerlab.analysis.repeats): the median and range of repeated
+searches against worked examples, rankings that hold only where the repeats separate
+(on the limiter's model and on a real testbed with a router whose capacity alternates
+between runs), resumed repeats, and the reports' rankings and sweep-against-search lines."""
+
+import math
+
+import pandas as pd
+import pytest
+from conftest import engine_marks
+
+from routerlab.analysis import repeats, stats
+from routerlab.analysis.repeats import Repeated
+from routerlab.analysis.scenarios import Scenario
+from routerlab.engines.calibration import Calibration
+from routerlab.errors import ParameterError
+from routerlab.measuring import measurement, search
+
+needs_nft, on_testbed = engine_marks("nftables (the calibration router)", lambda: Calibration().check())
+
+
+# -- one answer, repeated ----------------------------------------------------------------------
+
+def test_the_answer_is_the_median_with_the_range_interval_and_spread():
+    a = Repeated((100_000, 110_000, 104_000))
+    assert a.n == 3 and a.median == 104_000 and (a.low, a.high) == (100_000, 110_000)
+    assert a.spread == pytest.approx(1.1)
+    # mean 104,666.7, sd 5,033.2, t(0.975, 2) = 4.3027: half-width 12,503.4
+    lo, hi = a.interval
+    assert (lo + hi) / 2 == pytest.approx(104_666.67, abs=0.01)
+    assert (hi - lo) / 2 == pytest.approx(4.302653 * 5033.223 / math.sqrt(3), rel=1e-5)
+    assert a.words() == "104,000 pps (median; 100,000 to 110,000 over 3 repeats)"
+
+
+def test_one_repeat_has_no_spread_and_ranks_nothing():
+    a, b = Repeated((500_000,)), Repeated((100_000,))
+    assert math.isnan(a.spread) and all(math.isnan(x) for x in a.interval)
+    assert a.words() == "500,000 pps (one repeat)"
+    assert repeats.separated(a, b) == 0
+    assert repeats.order({"a": a, "b": b}) == "a ≈ b"
+
+
+def test_a_lower_bound_stays_a_lower_bound_and_nothing_ranks_above_it():
+    bounded = Repeated((900_000, 950_000, 920_000), at_least=(False, True, False))
+    assert bounded.lower_bound and bounded.high == math.inf
+    assert bounded.words().startswith("at least 920,000 pps")
+    # every repeat of the other engine is above every answer of the bounded one, yet the
+    # bounded one may carry more: a tie
+    above = Repeated((1_000_000, 1_010_000, 1_005_000))
+    assert repeats.separated(above, bounded) == 0
+    # it still ranks above an engine below its lowest repeat
+    assert repeats.separated(bounded, Repeated((400_000, 410_000, 405_000))) == 1
+
+
+def test_ranks_are_shared_by_ties_and_counted_from_the_separated_above():
+    a = Repeated((10, 11, 12))
+    b = Repeated((11.5, 13, 14))   # overlaps a and c
+    c = Repeated((13.5, 15, 16))   # above a, overlaps b
+    t = repeats.rank({"a": a, "b": b, "c": c}).set_index("label")
+    assert list(t.index) == ["c", "b", "a"]
+    assert t.loc["c", "rank"] == 1 and t.loc["b", "rank"] == 1 and t.loc["a", "rank"] == 2
+    assert t.loc["b", "ties"] == "c, a" and t.loc["a", "ties"] == "b"
+    assert repeats.order({"a": a, "b": b, "c": c}) == "c ≈ b ≈ a"
+
+
+# -- rankings from real searches on the limiter's model ----------------------------------------
+
+def _searched(capacities, seed_kind="pdr"):
+    """Our search (search.bisect), once per capacity, on the limiter's arithmetic: a router
+    whose capacity is each of ``capacities`` in turn, one per run."""
+    out = []
+    for i, cap in enumerate(capacities):
+        eng = Calibration(capacity_pps=cap)
+
+        def measure(load, duration, eng=eng):
+            return round(load * duration), math.floor(eng.passed(load, duration)), False
+
+        r = search.bisect(measure, kind=seed_kind, lo=3_000, hi=300_000, precision=0.02, final_duration=1.0)
+        r.repeat = i
+        out.append(r)
+    return search.repeated(out)[(seed_kind, "routerlab")]
+
+
+def test_a_router_whose_capacity_alternates_between_runs_ties_with_a_steady_one_between():
+    alternating = _searched([20_000, 40_000, 20_000])
+    steady = _searched([30_000] * 3)
+    assert alternating.median < steady.median  # one search each would rank them: by chance
+    assert repeats.separated(steady, alternating) == 0
+    t = repeats.rank({"alternating": alternating, "steady": steady})
+    assert list(t["rank"]) == [1, 1] and repeats.order({"alternating": alternating, "steady": steady}) == \
+        "steady ≈ alternating"
+
+
+def test_steady_routers_of_different_capacity_are_ranked():
+    fast, slow = _searched([40_000] * 3), _searched([30_000] * 3)
+    assert repeats.separated(fast, slow) == 1
+    assert repeats.order({"slow": slow, "fast": fast}) == "fast > slow"
+    assert list(repeats.rank({"slow": slow, "fast": fast})["rank"]) == [1, 2]
+
+
+# -- the searches' files -----------------------------------------------------------------------
+
+def test_a_sweep_is_refused_repeats_and_a_search_a_bad_count():
+    with pytest.raises(ParameterError, match="repeats"):
+        measurement.check(loads_frac="0.1", repeats=3)
+    with pytest.raises(ParameterError, match="repeats"):
+        measurement.check(search="pdr", repeats=0)
+    assert measurement.check(search="pdr", repeats=2) is not None
+
+
+def _results(rows):
+    cols = ["experiment", "engine", "scenario", "repeat", "method", "kind", "lower_pps", "upper_pps",
+            "limited_by_generator", "generator_ceiling_pps", "generator_bound"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def test_searches_read_back_make_one_answer_per_experiment_and_keep_lower_bounds():
+    res = _results([
+        ("a", "linux", "single-flow", 0, "routerlab", "pdr", 800_000, 810_000, False, 5e6, False),
+        ("a", "linux", "single-flow", 1, "routerlab", "pdr", 900_000, 910_000, False, 5e6, False),
+        ("a", "linux", "single-flow", 2, "routerlab", "pdr", 850_000, 860_000, False, 5e6, False),
+        ("b", "ebpf", "single-flow", 0, "routerlab", "pdr", 4_000_000, float("nan"), True, 5e6, True),
+        ("b", "ebpf", "single-flow", 1, "routerlab", "pdr", 3_900_000, 3_950_000, False, 5e6, False),
+    ])
+    one = repeats.from_searches(res).set_index("experiment")
+    assert one.loc["a", "median_pps"] == 850_000 and one.loc["a", "repeats"] == 3
+    assert one.loc["a", "spread"] == pytest.approx(900 / 800)
+    assert not one.loc["a", "at_least"] and one.loc["b", "at_least"]
+    assert one.loc["b", "words"].startswith("at least 3,950,000 pps")
+
+
+def test_the_sweep_and_the_search_agree_where_their_ranges_meet_and_say_which_side_otherwise():
+    search_ = Repeated((449_872, 455_000, 452_000), uppers=(454_771, 460_000, 456_000))
+    agree, words = repeats.sweep_against_search(stats.RateBound(775_014, "at_least_max"), None, search_)
+    assert not agree and "no load failed" in words and "fails below the sweep's PDR" in words
+    agree, words = repeats.sweep_against_search(stats.RateBound(400_000, "found"), 500_000, search_)
+    assert agree and "disagree" not in words
+    agree, words = repeats.sweep_against_search(stats.RateBound(300_000, "found"), 400_000, search_)
+    assert not agree and "passes above the sweep's failing load" in words
+
+
+# -- on a real testbed -------------------------------------------------------------------------
+
+class Alternating(Calibration):
+    """The calibration router with a capacity that takes the next of ``capacities`` at
+    every start: a router whose capacity moves between runs."""
+
+    def __init__(self, capacities):
+        super().__init__(capacity_pps=capacities[0])
+        self.capacities, self.starts = list(capacities), 0
+
+    def start(self, tb, sc):
+        cap = self.capacities[self.starts % len(self.capacities)]
+        self.starts += 1
+        self.capacity_pps, self.burst = cap, max(64, math.ceil(cap * 0.01))
+        return super().start(tb, sc)
+
+
+@needs_nft
+@on_testbed
+def test_on_the_testbed_repeats_start_the_router_again_and_rank_only_what_separates(tmp_path):
+    """Each repeat is a fresh testbed with the engine started again; the alternating
+    router ties with a steady one between its capacities, two steady ones rank. Short:
+    0.5-s final trials, 10% precision; run it under the testbed lock."""
+    sc = Scenario(name="single-flow")
+    answers = {}
+    for name, caps in (("alternating", [15_000, 45_000]), ("steady", [30_000]), ("slow", [12_000])):
+        eng = Alternating(caps)
+        res = search.run_search(eng, sc, tmp_path, kind="pdr", ceiling_pps=120_000, final_duration=0.5,
+                                precision=0.1, final_trials=1, repeats=2, experiment=name)
+        assert eng.starts == 2 and [r.repeat for r in res] == [0, 1]
+        answers[name] = search.repeated(res)[("pdr", "routerlab")]
+    assert answers["alternating"].spread > 2  # it moved with its capacity
+    assert repeats.separated(answers["steady"], answers["alternating"]) == 0
+    assert repeats.separated(answers["steady"], answers["slow"]) == 1
+    written = pd.read_csv(tmp_path / "search_results.csv")
+    assert sorted(written.loc[written["experiment"] == "steady", "repeat"]) == [0, 1]
+    # resumed: the repeats there are kept, only the missing one is searched
+    eng = Alternating([30_000])
+    res = search.run_search(eng, sc, tmp_path, kind="pdr", ceiling_pps=120_000, final_duration=0.5,
+                            precision=0.1, final_trials=1, repeats=3, experiment="steady", resume=True)
+    assert eng.starts == 1 and [r.repeat for r in res] == [0, 1, 2]
+    assert [r.lower for r in res[:2]] == [r for r in written.loc[written["experiment"] == "steady", "lower_pps"]]
+    assert res[0].probes, "a resumed repeat is read back with its trials"

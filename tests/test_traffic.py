@@ -1,0 +1,118 @@
+"""What a trial records that may explain why answers move between runs: the router CPU's
+time per packet, its own steal, its speed as the guest sees it, the other CPUs' load.
+
+The arithmetic is checked on made-up ``/proc/stat`` samples; the speed probe and a trial
+for real need root (network namespaces, a real-time priority) and are skipped otherwise."""
+
+import os
+import statistics
+import subprocess
+import types
+
+import pytest
+
+from routerlab import engines
+from routerlab.analysis import datasets, scenarios
+from routerlab.measuring import sweep
+from routerlab.testbed import namespaces, shell, traffic
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and a real-time priority")
+
+
+def sample(cpu1, all_cpus=None):
+    """A :func:`routerlab.testbed.shell.cpu_times` sample whose CPU 1 (and all CPUs) read
+    ``[user, nice, system, idle, iowait, irq, softirq, steal]`` ticks."""
+    return {"cpu": all_cpus or [x * 2 for x in cpu1], "cpu0": [0] * 8, "cpu1": cpu1}
+
+
+def test_time_per_packet_is_the_router_cpus_own_work_over_the_packets_steal_left_out():
+    before = sample([100, 0, 200, 1000, 0, 0, 50, 10])
+    # 1 s of the CPU: 0.3 s user, 0.1 s system, 0.05 s softirq, 0.05 s steal, the rest idle
+    after = sample([130, 0, 210, 1040, 5, 0, 55, 15])
+    assert shell.CLOCK_TICKS == 100  # USER_HZ, whatever the kernel's HZ
+    work_s = (30 + 10 + 5) / 100
+    assert traffic.ns_per_packet(before, after, 1, 450_000) == pytest.approx(work_s * 1e9 / 450_000)
+    assert traffic.ns_per_packet(before, after, 1, 450_000) == 1000.0
+    # nothing reached the sink: no cost per packet, not zero
+    assert traffic.ns_per_packet(before, after, 1, 0) is None
+
+
+def test_the_router_cpus_steal_is_its_own_not_every_cpus():
+    before = sample([0] * 8, all_cpus=[0] * 8)
+    after = sample([50, 0, 0, 40, 0, 0, 0, 10], all_cpus=[50, 0, 0, 140, 0, 0, 0, 10])
+    split = shell.cpu_split(before, after, 1)
+    assert split["steal"] == pytest.approx(0.10) and split["busy"] == pytest.approx(0.60)
+    assert split["work_s"] == pytest.approx(0.5)
+    # the trial's `steal` column stays the share over all CPUs
+    assert shell.cpu_usage(before, after, 1) == (pytest.approx(0.60), pytest.approx(0.05))
+
+
+def test_the_other_cpus_are_named_after_who_runs_there(monkeypatch):
+    # the XDP generator: the sink's receive shares the generator's CPU, one column says both
+    xdp = namespaces.NamespaceTestbed.__new__(namespaces.NamespaceTestbed)
+    xdp.gen_cpu, xdp.router_cpu, xdp.sink_cpu = 0, 1, 0
+    assert traffic.other_cpus(xdp) == {"gen": 0, "sink": None}
+    # rlgen: the sink's receive on the router's CPU by default, or on one of its own
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    rlgen = namespaces.NamespaceTestbed(generator="rlgen")
+    assert traffic.other_cpus(rlgen) == {"gen": 0, "sink": None}
+    own = namespaces.NamespaceTestbed(generator="rlgen", sink_cpu=2)
+    assert traffic.other_cpus(own) == {"gen": 0, "sink": 2}
+    # a testbed whose generator and sink are on other hosts (the SSH testbed's): not read
+    remote = types.SimpleNamespace(gen_cpu=0, router_cpu=0, sink_cpu=0)
+    assert traffic.other_cpus(remote) == {"gen": None, "sink": None}
+
+
+def test_the_new_columns_are_written_and_an_older_trials_file_still_reads(tmp_path):
+    for col in traffic.SPREAD_FIELDS:
+        assert col in sweep.TRIAL_FIELDS and col in datasets.TRIAL_COLUMNS, col
+        assert not datasets.TRIAL_COLUMNS[col][0], f"{col} must not be required: older datasets lack it"
+        assert col in traffic.TrialResult.__dataclass_fields__, col
+    (tmp_path / "trials.csv").write_text("experiment,offered_pps,trial,tx,rx,cpu_load,steal\n"
+                                         "linux-single-flow,1000,0,1000,1000,0.2,0.0\n")
+    t = datasets.read(tmp_path).trials
+    assert len(t) == 1 and "cpu_speed" not in t
+
+
+def speeds(tb, n=3, **kw):
+    return statistics.median(traffic.cpu_speed(tb, tb.router_cpu, **kw) for _ in range(n))
+
+
+@needs_root
+def test_the_speed_probe_reads_the_router_cpu_and_drops_when_it_is_shared():
+    """The router's CPU alone gives a positive speed; an ordinary busy loop pinned there
+    halves what the probe reads as an ordinary task, and leaves it as it was at its
+    real-time priority (the guest's own tasks do not slow it, only the host can)."""
+    traffic.stop_probe_binary()
+    with namespaces.NamespaceTestbed() as tb:
+        alone = speeds(tb)
+        assert alone > 0
+        hog = subprocess.Popen(["taskset", "-c", str(tb.router_cpu), "sh", "-c", "while :; do :; done"])
+        try:
+            shared = speeds(tb, priority=0)
+            above = speeds(tb)
+        finally:
+            hog.kill()
+            hog.wait()
+        assert shared < 0.7 * alone, (alone, shared)
+        assert above > 0.85 * alone, (alone, above)
+        assert tb.procs == []
+
+
+@needs_root
+def test_a_trial_records_what_could_explain_its_spread():
+    sc = scenarios.load("single-flow")
+    with namespaces.NamespaceTestbed() as tb:
+        engines.get("linux").start(tb, sc)
+        r = traffic.run_trial(tb, 20_000, 0.5, traffic.TrafficSpec())
+        assert r.rx > 0.98 * r.tx
+        # /proc/stat samples at the tick: a light trial's work may fall between ticks (0)
+        assert r.router_ns_per_packet >= 0 and 0 <= r.router_steal <= 1 and r.cpu_speed > 0, r
+        if tb.generator == "xdp":
+            # the router's NAPI thread, timed by the scheduler's own clock, did the forwarding:
+            # some hundreds of ns a packet at this load, never nothing
+            assert 10 < r.napi_ns_per_packet < 100_000, r
+            # the XDP generator spins on its CPU, where the sink's receive runs too
+            assert r.gen_cpu_load > 0.5 and r.sink_cpu_load is None, r
+        none = traffic.run_trial(tb, 20_000, 0.3, traffic.TrafficSpec(), speed_ms=None)
+        assert none.cpu_speed is None and tb.procs == []
