@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 import pytest
-from conftest import engine_marks
+from conftest import ROOT, engine_marks
 
 from routerlab.analysis import repeats, stats
 from routerlab.analysis.repeats import Repeated
@@ -182,3 +182,72 @@ def test_on_the_testbed_repeats_start_the_router_again_and_rank_only_what_separa
     assert eng.starts == 1 and [r.repeat for r in res] == [0, 1, 2]
     assert [r.lower for r in res[:2]] == [r for r in written.loc[written["experiment"] == "steady", "lower_pps"]]
     assert res[0].probes, "a resumed repeat is read back with its trials"
+
+
+# -- what moved with a spread, and bench repeat's searches ------------------------------------
+
+def _repeated_search(answers, speeds, napi):
+    res = pd.DataFrame({"experiment": "e", "engine": "ebpf", "scenario": "single-flow", "kind": "pdr",
+                        "method": "routerlab", "repeat": range(len(answers)), "lower_pps": answers,
+                        "upper_pps": [a * 1.01 for a in answers], "limited_by_generator": False,
+                        "generator_ceiling_pps": 6e6})
+    rows = []
+    for i, (a, sp, n) in enumerate(zip(answers, speeds, napi)):
+        for load, dur in ((a * 2, 0.5), (a, 1.0), (a, 1.0), (a * 1.01, 1.0)):
+            rows.append({"experiment": "e", "engine": "ebpf", "scenario": "single-flow", "kind": "pdr",
+                         "method": "routerlab", "repeat": i, "load": load, "duration": dur, "tx": 100, "rx": 100,
+                         "generator_limited": False, "cpu_speed": sp, "napi_ns_per_packet": n, "steal": 0.0})
+    return res, pd.DataFrame(rows)
+
+
+def test_explain_names_the_quantity_that_moved_with_the_answer_and_whose_it_is():
+    answers = [2.0e6, 4.1e6, 3.9e6, 4.2e6, 3.0e6]
+    # the router's own time per packet follows the answer inversely; the CPU's speed does not
+    res, trials = _repeated_search(answers, speeds=[900, 905, 898, 902, 901], napi=[500, 240, 250, 235, 330])
+    t = repeats.explain(res, trials)
+    top = t.iloc[0]
+    assert top["field"] == "napi_ns_per_packet" and top["rho"] == pytest.approx(-1.0) and top["moves"]
+    assert not top["machine"] and (top["at_lowest"], top["at_highest"]) == (500, 235)
+    assert not t.set_index("field").loc["cpu_speed", "moves"]
+    assert "steal" not in set(t["field"])  # it did not move at all: nothing to set against
+    assert repeats.cause_words(t).startswith("moved with the answer: the router's NAPI time per packet")
+    # when the machine's speed moves with it, the words say it is the machine's
+    res, trials = _repeated_search(answers, speeds=[600, 905, 880, 910, 700], napi=[300] * 5)
+    assert "(the machine's)" in repeats.cause_words(repeats.explain(res, trials))
+    # three repeats are too few to say what moved
+    res, trials = _repeated_search(answers[:3], speeds=[600, 905, 880], napi=[300, 200, 210])
+    assert not repeats.explain(res, trials)["moves"].any()
+
+
+def test_bench_repeat_reports_each_searchs_spread_against_its_goal_and_its_cause(tmp_path):
+    from routerlab.benchmarks import repeat
+
+    answers = [2.0e6, 4.1e6, 3.9e6, 4.2e6, 3.0e6]
+    res, trials = _repeated_search(answers, speeds=[900] * 5, napi=[500, 240, 250, 235, 330])
+    steady = res.assign(experiment="f", engine="linux", lower_pps=[1.00e6, 1.02e6, 1.01e6, 1.03e6, 1.0e6])
+    pd.concat([res, steady]).to_csv(tmp_path / "search_results.csv", index=False)
+    pd.concat([trials, trials.assign(experiment="f", engine="linux")]).to_csv(tmp_path / "search_trials.csv",
+                                                                             index=False)
+    text = repeat.search_report(repeat.searches(tmp_path))
+    lines = text.splitlines()
+    assert lines[0].startswith("e (PDR, routerlab): 3,900,000 pps (median; 2,000,000 to 4,200,000 over 5 repeats)")
+    assert "highest / lowest 2.100 (goal: at most 1.1) ABOVE THE GOAL" in lines[0]
+    assert "the router's NAPI time per packet" in lines[1]
+    assert "highest / lowest 1.030 (goal: at most 1.1)" in lines[2] and "ABOVE" not in lines[2]
+    assert lines[-1].startswith("spread within the goal: 1 of 2; of the 1 above it, 1 with a recorded quantity")
+
+
+def test_a_campaigns_searches_alone_repeated_and_nothing_else(tmp_path):
+    from routerlab.publish import campaign
+
+    c = campaign.load(ROOT / "datasets" / "testbed-veth" / "campaign.yaml")
+    only = campaign.searches_only(c, 5)
+    assert [s.name for s in only.steps] == ["measure"] * 6 + ["bench engines"]
+    assert all(s.options["repeats"] == 5 and ("search" in s.options or s.name != "measure") for s in only.steps)
+    assert [s.number for s in only.steps] == list(range(1, 8)) and only.sha256 != c.sha256
+    # its text is a campaign file that reads back the same
+    (tmp_path / "campaign.yaml").write_bytes(only.text)
+    again = campaign.load(tmp_path / "campaign.yaml")
+    assert [s.options for s in again.steps] == [s.options for s in only.steps] and again.ceiling
+    with pytest.raises(ParameterError, match="no search step"):
+        campaign.searches_only(campaign.load(ROOT / "datasets" / "microbench" / "campaign.yaml"), 3)

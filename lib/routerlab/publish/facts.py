@@ -270,7 +270,11 @@ def searches(folder) -> dict:
                 full = pr[pr["duration"] == pr["duration"].max()] if len(pr) else pr
                 at_answer += full.loc[full["load"] == q.lower_pps, "loss"].tolist()
                 at_failing += full.loc[full["load"] == q.upper_pps, "loss"].tolist()
-            extra = {"generator_limited_trials": int(stats.flag(p["generator_limited"]).sum()),
+            cause = ""
+            if r["repeats"] > 1 and r["spread"] == r["spread"] and r["spread"] > repeats.SPREAD_GOAL:
+                cause = repeats.cause_words(repeats.explain(g, p))
+            extra = {"spread_cause": cause,
+                     "generator_limited_trials": int(stats.flag(p["generator_limited"]).sum()),
                      "full_trial_s": p["duration"].max() if len(p) else None,
                      "losses_at_answer": at_answer, "losses_at_failing": at_failing,
                      "loss_by_counter": _by_counter(p.get("drops"))}
