@@ -276,7 +276,7 @@ def test_a_sweep_over_ssh_measures_and_leaves_every_host_as_it_was(hosts, tmp_pa
     assert (trials["rx"] <= trials["tx"]).all() and (trials["engine_forwarded"] >= trials["rx"]).all()
     assert trials["cpu_stop_ms"].notna().all()  # the CPU probe ran on the router's host
     # so did the speed probe; the generator's CPU is another host's, whose CPU times are not read
-    assert (trials["cpu_speed"] > 0).all() and (trials["router_ns_per_packet"] >= 0).all()
+    assert (trials["cpu_speed"] > 0).all() and (trials["memory_ns"] > 0).all() and (trials["router_ns_per_packet"] >= 0).all()
     assert trials["gen_cpu_load"].isna().all() and trials["sink_cpu_load"].isna().all()
     rec = pd.read_csv(out / "experiments.csv").iloc[0]
     assert "SSH testbed hosts.yaml, 2 hosts" in rec["where"] and "router on dut" in rec["where"]

@@ -108,6 +108,8 @@ def test_a_trial_records_what_could_explain_its_spread():
         assert r.rx > 0.98 * r.tx
         # /proc/stat samples at the tick: a light trial's work may fall between ticks (0)
         assert r.router_ns_per_packet >= 0 and 0 <= r.router_steal <= 1 and r.cpu_speed > 0, r
+        # a load from a cache, not a page walk: some ns, below a microsecond
+        assert 1 < r.memory_ns < 1000, r
         if tb.generator == "xdp":
             # the router's NAPI thread, timed by the scheduler's own clock, did the forwarding:
             # some hundreds of ns a packet at this load, never nothing
@@ -115,4 +117,4 @@ def test_a_trial_records_what_could_explain_its_spread():
             # the XDP generator spins on its CPU, where the sink's receive runs too
             assert r.gen_cpu_load > 0.5 and r.sink_cpu_load is None, r
         none = traffic.run_trial(tb, 20_000, 0.3, traffic.TrafficSpec(), speed_ms=None)
-        assert none.cpu_speed is None and tb.procs == []
+        assert none.cpu_speed is None and none.memory_ns is None and tb.procs == []

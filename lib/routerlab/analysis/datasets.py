@@ -67,6 +67,9 @@ TRIAL_COLUMNS = {
     "cpu_speed": (False, "how fast the router's CPU ran just before the trial's traffic: a fixed loop "
                          "timed on it at real-time priority, iterations per microsecond (a dependent "
                          "64-bit multiply and add each); it drops when the host slows the virtual CPU"),
+    "memory_ns": (False, "how long one load took, just before the trial's traffic, of a walk along a random "
+                         "cycle through 8 MiB on the router's CPU (each load depending on the last), "
+                         "nanoseconds: it grows when another guest takes the cache or memory the host shares"),
     "gen_cpu_load": (False, "busy fraction of the generator's CPU (the XDP sink's too, which shares it), "
                             "ratio in [0, 1]; empty where not on the router's machine"),
     "sink_cpu_load": (False, "busy fraction of the sink's receive CPU where it has one of its own, "

@@ -231,6 +231,7 @@ CAUSES = {
     "napi_ns_per_packet": "the router's NAPI time per packet (ns)",
     "router_ns_per_packet": "the router CPU's work per packet (ns, at the tick)",
     "cpu_speed": "the router CPU's speed (loop iterations per µs)",
+    "memory_ns": "the time of a load from the shared cache (ns)",
     "steal": "steal (all CPUs)",
     "router_steal": "steal on the router's CPU",
     "cpu_stopped_ms": "the router CPU's stops (ms)",
@@ -240,7 +241,7 @@ CAUSES = {
 }
 #: Causes that are the machine's, not the router's: when one of them moves with an
 #: answer, the spread is the host's doing.
-MACHINE_CAUSES = ("cpu_speed", "steal", "router_steal", "cpu_stopped_ms", "gen_lagged_ms")
+MACHINE_CAUSES = ("cpu_speed", "memory_ns", "steal", "router_steal", "cpu_stopped_ms", "gen_lagged_ms")
 #: A recorded quantity *moves with* an answer when the rank correlation of its per-repeat
 #: values with the repeats' answers is at least this (in absolute value) over at least
 #: :data:`MIN_REPEATS_TO_EXPLAIN` repeats: with 5 repeats, |ρ| = 0.9 happens by chance about

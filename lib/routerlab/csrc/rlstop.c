@@ -14,7 +14,7 @@
  * for (routerlab.measuring.validation).
  *
  * Usage: rlstop --cpu N [--period-ms P] [--total-over-ms F] [--max-seconds S] [--priority R]
- *        rlstop --cpu N --speed-ms T [--priority R]
+ *        rlstop --cpu N --speed-ms T [--memory-mb M] [--priority R]
  * Prints "ready" once it runs on its CPU at its priority, then on SIGTERM or SIGINT (or
  * after S seconds, default 600) prints
  *   RESULT-max_stop_ms=<longest lateness of a wake-up, milliseconds>
@@ -40,6 +40,14 @@
  * guest's /proc/cpuinfo cannot say it: its MHz is the host's nominal clock, read once at
  * boot. --priority P sets the real-time priority (default 2; 0: an ordinary task, which
  * other tasks on the CPU slow down, for tests).
+ *
+ * With --memory-mb M as well it then times the memory as this guest sees it: a walk along
+ * one random cycle through M MiB, one pointer per 64-byte cache line, each load depending
+ * on the last (no prefetcher guesses it), for as long again, and prints
+ *   RESULT-memory_ns=<nanoseconds per load>
+ * The register loop above does not see the cache and memory another guest shares: with M
+ * below the last-level cache, a neighbour that evicts it, or takes the memory's bandwidth,
+ * shows here as longer loads.
  *
  * Built by routerlab at first use with: gcc -O2 -o rlstop rlstop.c
  */
@@ -89,16 +97,58 @@ static int speed(double ms) {
     return 0;
 }
 
+/* The memory mode: a random cyclic walk through mb MiB, one pointer per cache line
+ * (Sattolo's shuffle makes one cycle through every line), once around untimed to bring it
+ * in, then timed for ms in chunks; the nanoseconds per load. */
+#define LINE 64
+#define WALK 4096
+static int memory(double ms, double mb) {
+    size_t lines = (size_t)(mb * 1024 * 1024) / LINE;
+    char *buf = aligned_alloc(LINE, lines * LINE);
+    size_t *order = malloc(lines * sizeof *order);
+    if (!buf || !order || lines < 2) {
+        fprintf(stderr, "rlstop: cannot allocate %g MiB for the memory walk\n", mb);
+        return 1;
+    }
+    unsigned long long r = 88172645463325252ULL;
+    for (size_t i = 0; i < lines; i++) order[i] = i;
+    for (size_t i = lines - 1; i > 0; i--) { /* Sattolo: j < i, so one cycle */
+        r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+        size_t j = r % i, t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t i = 0; i < lines; i++) *(char **)(buf + order[i] * LINE) = buf + order[(i + 1) % lines] * LINE;
+    free(order);
+    char *p = buf;
+    for (size_t i = 0; i < lines; i++) p = *(char **)p;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double start = seconds(&t0), elapsed;
+    unsigned long long loads = 0;
+    do {
+        for (int i = 0; i < WALK; i++) p = *(char **)p;
+        loads += WALK;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        elapsed = seconds(&now) - start;
+    } while (elapsed < ms * 1e-3);
+    __asm__ volatile("" : : "r"(p));
+    printf("RESULT-memory_ns=%.3f\n", elapsed * 1e9 / loads);
+    free(buf);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int cpu = -1;
     int priority = 2;
-    double max_seconds = 600, period_ms = 1, over_ms = -1, speed_ms = 0;
+    double max_seconds = 600, period_ms = 1, over_ms = -1, speed_ms = 0, memory_mb = 0;
     static const struct option longopts[] = {{"cpu", required_argument, 0, 'c'},
                                               {"period-ms", required_argument, 0, 'p'},
                                               {"max-seconds", required_argument, 0, 'm'},
                                               {"total-over-ms", required_argument, 0, 't'},
                                               {"speed-ms", required_argument, 0, 's'},
                                               {"priority", required_argument, 0, 'r'},
+                                              {"memory-mb", required_argument, 0, 'M'},
                                               {0, 0, 0, 0}};
     for (int o; (o = getopt_long(argc, argv, "", longopts, NULL)) != -1;) {
         if (o == 'c') cpu = atoi(optarg);
@@ -107,12 +157,13 @@ int main(int argc, char **argv) {
         else if (o == 't') over_ms = atof(optarg);
         else if (o == 's') speed_ms = atof(optarg);
         else if (o == 'r') priority = atoi(optarg);
+        else if (o == 'M') memory_mb = atof(optarg);
         else return 1;
     }
     if (cpu < 0 || !(period_ms >= 0.1 && period_ms <= 1000) || !(speed_ms >= 0 && speed_ms <= 10000) ||
-        priority < 0 || priority > 99) {
+        priority < 0 || priority > 99 || !(memory_mb >= 0 && memory_mb <= 4096) || (memory_mb > 0 && !(speed_ms > 0))) {
         fprintf(stderr, "rlstop: --cpu N is required, --period-ms must be 0.1..1000, --speed-ms 0..10000, "
-                        "--priority 0..99\n");
+                        "--priority 0..99, --memory-mb 0..4096 (with --speed-ms)\n");
         return 1;
     }
     long period_ns = (long)(period_ms * 1e6);
@@ -129,7 +180,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rlstop: cannot take SCHED_FIFO priority %d: %s\n", priority, strerror(errno));
         return 2;
     }
-    if (speed_ms > 0) return speed(speed_ms);
+    if (speed_ms > 0) {
+        int rc = speed(speed_ms);
+        fflush(stdout);
+        return rc || memory_mb <= 0 ? rc : memory(speed_ms, memory_mb);
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal; /* no SA_RESTART: the signal ends the sleep */

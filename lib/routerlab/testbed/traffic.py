@@ -52,8 +52,8 @@ PROBED_FIELDS = ("cpu_stop_ms", "cpu_stops", "cpu_stopped_ms", "gen_late_ms", "g
 #: the router's CPU spent per packet, how much of it the hypervisor took, how fast it ran,
 #: how busy the generator's and the sink's CPUs were (:class:`TrialResult` says how each
 #: is measured).
-SPREAD_FIELDS = ("router_ns_per_packet", "napi_ns_per_packet", "router_steal", "cpu_speed", "gen_cpu_load",
-                 "sink_cpu_load")
+SPREAD_FIELDS = ("router_ns_per_packet", "napi_ns_per_packet", "router_steal", "cpu_speed", "memory_ns",
+                 "gen_cpu_load", "sink_cpu_load")
 #: How long the speed probe works on the router's CPU before each trial's traffic starts,
 #: milliseconds (:func:`cpu_speed`; its whole cost, the process started and ended, is
 #: about 5 ms more).
@@ -162,6 +162,44 @@ def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
             tb.procs.remove(p)
 
 
+#: MiB the memory probe walks (:func:`machine_speed`): a quarter of this machine's 32-MiB
+#: last-level cache, which another guest on the host shares; its pages fit the TLB's
+#: reach, so a load costs the cache's latency, not a page walk (64 MiB cost 35 times as much).
+MEMORY_PROBE_MB = 8.0
+
+
+def machine_speed(tb: Testbed, cpu: int, ms: float = SPEED_PROBE_MS, priority: int = 2,
+                  memory_mb: float | None = MEMORY_PROBE_MB) -> dict:
+    """How fast ``cpu`` and the memory behind it run as the guest sees them, in one probe:
+    ``cpu_speed`` (:func:`cpu_speed`) and ``memory_ns``, nanoseconds per load of a walk
+    along one random cycle through ``memory_mb`` MiB, one load per cache line, each
+    depending on the last (``csrc/rlstop.c --memory-mb``), for ``ms`` milliseconds more.
+    The register loop of ``cpu_speed`` does not see the cache and memory the host shares
+    with other guests; this walk does: a neighbour that evicts the last-level cache or
+    takes the memory's bandwidth makes its loads longer. Each None where not measured
+    (``memory_mb`` None, or a probe of an older routerlab)."""
+    extra = ["--memory-mb", f"{memory_mb:g}"] if memory_mb else []
+    p = tb.spawn(tb.probe_ns, tb.program("rlstop"), "--cpu", str(cpu), "--speed-ms", str(ms),
+                 "--priority", str(priority), *extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait = (2 if memory_mb else 1) * ms / 1e3 + PROBE_START_S
+    try:
+        out, err = p.communicate(timeout=wait)
+    except subprocess.TimeoutExpired:
+        raise RouterlabError(f"the speed probe on CPU {cpu} did not answer within {wait:g} s") from None
+    finally:
+        processes.reap(p)
+        if p in tb.procs:
+            tb.procs.remove(p)
+    res = _results(out)
+    if "speed" in res:
+        return {"cpu_speed": res["speed"], "memory_ns": res.get("memory_ns")}
+    if p.returncode == 1 and "unrecognized option" in err:
+        logging.getLogger(__name__).warning(f"routerlab: the CPU-stop probe on CPU {cpu} has no speed mode "
+                                            "(an older routerlab where it runs): cpu_speed left empty")
+        return {"cpu_speed": None, "memory_ns": None}
+    raise RouterlabError(f"the speed probe on CPU {cpu} gave no result ({p.returncode}): {err.strip()}")
+
+
 def cpu_speed(tb: Testbed, cpu: int, ms: float = SPEED_PROBE_MS, priority: int = 2) -> float | None:
     """How fast ``cpu`` runs as the guest sees it: a fixed loop timed on it for ``ms``
     milliseconds (``csrc/rlstop.c --speed-ms``), in loop iterations per microsecond of
@@ -179,25 +217,7 @@ def cpu_speed(tb: Testbed, cpu: int, ms: float = SPEED_PROBE_MS, priority: int =
     None where the probe is too old to know the mode (a testbed host with an older
     routerlab, which the SSH testbed names when it comes up).
     """
-    p = tb.spawn(tb.probe_ns, tb.program("rlstop"), "--cpu", str(cpu), "--speed-ms", str(ms),
-                 "--priority", str(priority), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = p.communicate(timeout=ms / 1e3 + PROBE_START_S)
-    except subprocess.TimeoutExpired:
-        raise RouterlabError(f"the speed probe on CPU {cpu} did not answer within "
-                             f"{ms / 1e3 + PROBE_START_S:g} s") from None
-    finally:
-        processes.reap(p)
-        if p in tb.procs:
-            tb.procs.remove(p)
-    res = _results(out)
-    if "speed" in res:
-        return res["speed"]
-    if p.returncode == 1 and "unrecognized option" in err:
-        logging.getLogger(__name__).warning(f"routerlab: the CPU-stop probe on CPU {cpu} has no speed mode "
-                                            "(an older routerlab where it runs): cpu_speed left empty")
-        return None
-    raise RouterlabError(f"the speed probe on CPU {cpu} gave no result ({p.returncode}): {err.strip()}")
+    return machine_speed(tb, cpu, ms, priority, memory_mb=None)["cpu_speed"]
 
 
 def router_napi(tb: Testbed) -> list[str]:
@@ -324,7 +344,10 @@ class TrialResult:
     ``router_steal``, the steal share of the router's CPU alone (ratio in [0, 1];
     ``steal`` is all CPUs'); ``cpu_speed``, how fast the router's CPU ran just before the
     traffic started (loop iterations per microsecond: :func:`cpu_speed`; it drops when
-    the host slows the virtual CPU, which steal need not show); ``gen_cpu_load``, the
+    the host slows the virtual CPU, which steal need not show); ``memory_ns``, how long
+    a load of a walk through :data:`MEMORY_PROBE_MB` MiB took just after (nanoseconds:
+    :func:`machine_speed`; it grows when another guest takes the cache or memory the host
+    shares, which the loop of ``cpu_speed`` does not see); ``gen_cpu_load``, the
     busy share of the generator's CPU (ratio in [0, 1]; with the XDP generator the sink
     shares it) and ``sink_cpu_load`` that of the sink's receive CPU where it has its own
     (:func:`other_cpus`: None on the SSH testbed, whose generator and sink are on other
@@ -359,6 +382,7 @@ class TrialResult:
     napi_ns_per_packet: float | None = None
     router_steal: float | None = None
     cpu_speed: float | None = None
+    memory_ns: float | None = None
     gen_cpu_load: float | None = None
     sink_cpu_load: float | None = None
     lost_attributed: int | None = None
@@ -401,7 +425,8 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     if probe_period_ms is not None or speed_ms is not None:
         tb.program("rlstop")  # built (first use only) before the CPU times start
     d0 = drops.read() if drops is not None else None
-    speed = cpu_speed(tb, tb.router_cpu, speed_ms) if speed_ms is not None else None
+    speed = (machine_speed(tb, tb.router_cpu, speed_ms) if speed_ms is not None
+             else {"cpu_speed": None, "memory_ns": None})
     napi = router_napi(tb)
     n0 = run_ns(napi)
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), tb.cpu_times()
@@ -442,7 +467,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         queue_ms=round(tb.router_queue / rate_pps * 1e3, 3) if tb.router_queue and rate_pps > 0 else None,
         router_ns_per_packet=ns_per_packet(c0, c1, tb.router_cpu, s1 - s0),
         napi_ns_per_packet=round((n1 - n0) / (s1 - s0), 2) if n0 is not None and n1 is not None and s1 > s0 else None,
-        router_steal=round(cpu_split(c0, c1, tb.router_cpu)["steal"], 4), cpu_speed=speed, **others, **found)
+        router_steal=round(cpu_split(c0, c1, tb.router_cpu)["steal"], 4), **speed, **others, **found)
 
 
 def rlgen_args(tb: Testbed, spec: TrafficSpec) -> list[str]:
