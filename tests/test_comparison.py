@@ -303,3 +303,23 @@ def test_the_gre_sentence_is_this_machines(monkeypatch, state, says):
     assert says in text
     gre = [n for n, cls in engines.classes().items() if "gre" in cls.features]
     assert gre and all(n in text for n in gre) and "nft" in text
+
+
+def test_our_orderings_rank_only_rows_whose_repeats_separate():
+    # each row's sweep at three loads, three trials each: the K-th trials are a repeat
+    def row(router, losses):
+        return [{"scenario": "s", "router": router, "offered": o, "loss_pct": 100 * sum(ls) / len(ls),
+                 "trial_loss": tuple(ls), "reason": ""} for o, ls in zip((0.1, 0.2, 0.3), losses)]
+
+    steady_high = row("a", [(0, 0, 0), (0, 0, 0), (0.1, 0.1, 0.1)])       # 0.2 in every repeat
+    steady_low = row("b", [(0, 0, 0), (0.1, 0.1, 0.1), (0.1, 0.1, 0.1)])  # 0.1 in every repeat
+    moving = row("c", [(0, 0, 0), (0, 0.1, 0.1), (0.1, 0.1, 0.1)])        # 0.2 once, 0.1 twice
+    df = pd.DataFrame(steady_high + steady_low)
+    assert comparison.orderings(df, df).iloc[1, 2] == "a (0.2) > b (0.1)"
+    reps = comparison.repeated_capacity(df)
+    assert reps[("s", "a")].values == (0.2, 0.2, 0.2) and reps[("s", "b")].values == (0.1, 0.1, 0.1)
+    df = pd.DataFrame(steady_high + moving)
+    # the mean loss puts c's capacity at 0.1, but one repeat of it reached 0.2: a tie
+    assert comparison.orderings(df, df).iloc[1, 2] == "a (0.2) ≈ c (0.1)"
+    # the published table (one measurement) keeps its strict order
+    assert comparison.orderings(df.drop(columns="trial_loss"), df).iloc[0, 2] == "a (0.2) > c (0.1)"

@@ -60,7 +60,8 @@ def test_ranks_are_shared_by_ties_and_counted_from_the_separated_above():
     assert list(t.index) == ["c", "b", "a"]
     assert t.loc["c", "rank"] == 1 and t.loc["b", "rank"] == 1 and t.loc["a", "rank"] == 2
     assert t.loc["b", "ties"] == "c, a" and t.loc["a", "ties"] == "b"
-    assert repeats.order({"a": a, "b": b, "c": c}) == "c ≈ b ≈ a"
+    # c and a tie with b between them, yet c is above a: said across the tie
+    assert repeats.order({"a": a, "b": b, "c": c}) == "c ≈ b ≈ a (c > a)"
 
 
 # -- rankings from real searches on the limiter's model ----------------------------------------
@@ -186,17 +187,19 @@ def test_on_the_testbed_repeats_start_the_router_again_and_rank_only_what_separa
 
 # -- what moved with a spread, and bench repeat's searches ------------------------------------
 
-def _repeated_search(answers, speeds, napi):
+def _repeated_search(answers, speeds, napi, memory=None):
     res = pd.DataFrame({"experiment": "e", "engine": "ebpf", "scenario": "single-flow", "kind": "pdr",
                         "method": "routerlab", "repeat": range(len(answers)), "lower_pps": answers,
                         "upper_pps": [a * 1.01 for a in answers], "limited_by_generator": False,
                         "generator_ceiling_pps": 6e6})
     rows = []
-    for i, (a, sp, n) in enumerate(zip(answers, speeds, napi)):
+    memory = memory or [20.0] * len(answers)
+    for i, (a, sp, n, m) in enumerate(zip(answers, speeds, napi, memory)):
         for load, dur in ((a * 2, 0.5), (a, 1.0), (a, 1.0), (a * 1.01, 1.0)):
             rows.append({"experiment": "e", "engine": "ebpf", "scenario": "single-flow", "kind": "pdr",
                          "method": "routerlab", "repeat": i, "load": load, "duration": dur, "tx": 100, "rx": 100,
-                         "generator_limited": False, "cpu_speed": sp, "napi_ns_per_packet": n, "steal": 0.0})
+                         "generator_limited": False, "cpu_speed": sp, "napi_ns_per_packet": n, "memory_ns": m,
+                         "steal": 0.0})
     return res, pd.DataFrame(rows)
 
 
@@ -207,12 +210,21 @@ def test_explain_names_the_quantity_that_moved_with_the_answer_and_whose_it_is()
     t = repeats.explain(res, trials)
     top = t.iloc[0]
     assert top["field"] == "napi_ns_per_packet" and top["rho"] == pytest.approx(-1.0) and top["moves"]
+    assert top["effect"] == pytest.approx(500 / 235 - 1)
     assert not top["machine"] and (top["at_lowest"], top["at_highest"]) == (500, 235)
     assert not t.set_index("field").loc["cpu_speed", "moves"]
     assert "steal" not in set(t["field"])  # it did not move at all: nothing to set against
-    assert repeats.cause_words(t).startswith("moved with the answer: the router's NAPI time per packet")
+    # the time per packet restates the answer at a full CPU: how it moved, not why
+    assert top["consequence"] and repeats.cause_words(t).startswith("no recorded cause moved with the answer")
+    assert "(how the answer moved, not why)" in repeats.cause_words(t)
+    # the shared cache slower in the low repeats: the machine's
+    res, trials = _repeated_search(answers, speeds=[900] * 5, napi=[500, 240, 250, 235, 330],
+                                   memory=[60, 21, 25, 20, 40])
+    words = repeats.cause_words(repeats.explain(res, trials))
+    assert words.startswith("moved with the answer: the time of a load from the shared cache (ns), ρ = -1.00: 60 in "
+                            "the lowest repeat, 20 in the highest (the machine's)")
     # when the machine's speed moves with it, the words say it is the machine's
-    res, trials = _repeated_search(answers, speeds=[600, 905, 880, 910, 700], napi=[300] * 5)
+    res, trials = _repeated_search(answers, speeds=[450, 905, 880, 910, 650], napi=[300] * 5)
     assert "(the machine's)" in repeats.cause_words(repeats.explain(res, trials))
     # three repeats are too few to say what moved
     res, trials = _repeated_search(answers[:3], speeds=[600, 905, 880], napi=[300, 200, 210])
@@ -223,7 +235,8 @@ def test_bench_repeat_reports_each_searchs_spread_against_its_goal_and_its_cause
     from routerlab.benchmarks import repeat
 
     answers = [2.0e6, 4.1e6, 3.9e6, 4.2e6, 3.0e6]
-    res, trials = _repeated_search(answers, speeds=[900] * 5, napi=[500, 240, 250, 235, 330])
+    res, trials = _repeated_search(answers, speeds=[900] * 5, napi=[500, 240, 250, 235, 330],
+                                   memory=[60, 21, 25, 20, 40])
     steady = res.assign(experiment="f", engine="linux", lower_pps=[1.00e6, 1.02e6, 1.01e6, 1.03e6, 1.0e6])
     pd.concat([res, steady]).to_csv(tmp_path / "search_results.csv", index=False)
     pd.concat([trials, trials.assign(experiment="f", engine="linux")]).to_csv(tmp_path / "search_trials.csv",
@@ -232,7 +245,7 @@ def test_bench_repeat_reports_each_searchs_spread_against_its_goal_and_its_cause
     lines = text.splitlines()
     assert lines[0].startswith("e (PDR, routerlab): 3,900,000 pps (median; 2,000,000 to 4,200,000 over 5 repeats)")
     assert "highest / lowest 2.100 (goal: at most 1.1) ABOVE THE GOAL" in lines[0]
-    assert "the router's NAPI time per packet" in lines[1]
+    assert "the time of a load from the shared cache" in lines[1] and "(the machine's)" in lines[1]
     assert "highest / lowest 1.030 (goal: at most 1.1)" in lines[2] and "ABOVE" not in lines[2]
     assert lines[-1].startswith("spread within the goal: 1 of 2; of the 1 above it, 1 with a recorded quantity")
 
@@ -251,3 +264,37 @@ def test_a_campaigns_searches_alone_repeated_and_nothing_else(tmp_path):
     assert [s.options for s in again.steps] == [s.options for s in only.steps] and again.ceiling
     with pytest.raises(ParameterError, match="no search step"):
         campaign.searches_only(campaign.load(ROOT / "datasets" / "microbench" / "campaign.yaml"), 3)
+
+
+def test_repeats_below_the_search_range_are_never_shown_as_zero_and_bounds_get_no_interval():
+    some = Repeated((float("nan"), 300_000, 320_000))
+    assert some.median == 300_000 and math.isnan(some.spread) and all(math.isnan(x) for x in some.interval)
+    assert some.words() == "300,000 pps (median; below the search range to 320,000 over 3 repeats)"
+    most = Repeated((float("nan"), float("nan"), 320_000))
+    assert math.isnan(most.median)
+    assert most.words() == "below the search range (median; 2 of 3 repeats below it, the highest 320,000 pps)"
+    assert Repeated((float("nan"),) * 3).words() == "below the search range (all 3 repeats)"
+    # below the range ranks below anything measured
+    assert repeats.separated(Repeated((100_000, 110_000)), Repeated((float("nan"), float("nan")))) == 1
+    bound = Repeated((900_000, 950_000), at_least=(False, True))
+    assert all(math.isnan(x) for x in bound.interval)
+
+
+def test_a_resumed_search_is_one_searched_the_same_way(tmp_path):
+    """_finished keeps only repeats searched with the same kind, methods, PDR fraction,
+    ceiling, precision and final trials; anything else is searched again."""
+    rows = [{"experiment": "e", "engine": "linux", "scenario": "single-flow", "repeat": i, "method": "routerlab",
+             "kind": "pdr", "lower_pps": 1000.0 + i, "upper_pps": 1010.0 + i, "precision": 0.01,
+             "trial_seconds": 10.0, "trials": 12, "final_trials": 3, "target_precision": 0.02,
+             "final_trial_s": 1.0, "limited_by_generator": False, "generator_ceiling_pps": 5_000_000, "pdr": 0.005}
+            for i in range(2)]
+    pd.DataFrame(rows).to_csv(tmp_path / "search_results.csv", index=False)
+    same = dict(wanted={("pdr", "routerlab")}, ceiling=5_000_000.0, precision=0.02, final_duration=1.0,
+                final_trials=3, pdr=0.005)
+    done = search._finished(tmp_path, "e", **same)
+    assert sorted(done) == [0, 1] and done[1][0].lower == 1001.0 and done[1][0].repeat == 1
+    for change in ({"pdr": 0.01}, {"ceiling": 5_000_100.0}, {"final_duration": 2.0},
+                   {"wanted": {("pdr", "routerlab"), ("ndr", "routerlab")}}):
+        assert search._finished(tmp_path, "e", **{**same, **change}) == {}, change
+    assert search._forget(tmp_path, "e", keep={0}) is True
+    assert list(pd.read_csv(tmp_path / "search_results.csv")["repeat"]) == [0]

@@ -33,7 +33,8 @@ SEARCH_LOW_FRACTION = 0.001
 #: Times a search is repeated, each on a fresh testbed with its engine started again, unless
 #: a command or a campaign file says otherwise: its answer is the repeats' median with their
 #: range (routerlab.analysis.repeats). Three fit this machine (a search takes 20 to 60 s) and
-#: are the fewest whose ranges, when they do not overlap, rank two engines at the 5% level.
+#: are the fewest whose ranges, when they do not overlap, rank two engines at the one-sided
+#: 5% level (two routers of one capacity separate in a given direction one time in 20).
 SEARCH_REPEATS = 3
 
 #: The traffic generators a testbed can drive (``--generator``), the default first: live XDP

@@ -122,7 +122,7 @@ def ours(folder) -> pd.DataFrame:
     was sent keeps its negative loss, as in :mod:`routerlab.analysis.stats`), ci95_pct (half-width
     of the Student-t interval, :func:`routerlab.analysis.stats.mean_interval`; NaN for one run),
     runs, trial_loss (each trial's loss ratio, in the order of the trials: the K-th trials
-    of a row's loads make one repeat of its sweep, :func:`repeated_capacity`), more_received
+    of a row's loads give one capacity, :func:`repeated_capacity`), more_received
     (trials with rx > tx: a counting error to report, not a zero),
     colour, colour_low and colour_high (the colours at the interval's two ends),
     uncertain (they differ: the interval crosses a colour boundary), reason (why a cell
@@ -222,12 +222,14 @@ def capacity(df: pd.DataFrame, limit_pct: float = 0.5) -> pd.DataFrame:
 
 
 def repeated_capacity(df: pd.DataFrame, limit_pct: float = 0.5) -> dict:
-    """Per (scenario, router) of :func:`ours`, the row's capacity once per repeat of its
-    sweep (the K-th trial of each of its loads), as a
-    :class:`routerlab.analysis.repeats.Repeated`: PDR@``limit_pct`` of each repeat
-    (:func:`routerlab.analysis.stats.pdr_load`), a lower bound where the repeat passed every
-    load. Only repeats with a trial at every load of the row count; rows without
-    ``trial_loss`` (a published table) are left out."""
+    """Per (scenario, router) of :func:`ours`, the row's capacity once per trial index
+    (its loads' first trials, their second trials...), as a
+    :class:`routerlab.analysis.repeats.Repeated`: PDR@``limit_pct`` of each index's trials
+    (:func:`routerlab.analysis.stats.pdr_load`), a lower bound where they passed every
+    load. The K trials of a load ran one after another on one testbed, so these are slices
+    of one sweep, not repeats on fresh testbeds: how far its trials spread. Only indices
+    with a trial at every load of the row count; rows without ``trial_loss`` (a published
+    table) are left out."""
     from routerlab.analysis.repeats import Repeated
 
     out = {}
@@ -250,10 +252,10 @@ def orderings(published_df: pd.DataFrame, ours_df: pd.DataFrame, limit_pct: floa
     string per scenario, best first; routers with no load passing are left out). A router
     that passed every load it was offered is written ``(≥x)``: x, the top load, is only a
     lower bound of its capacity. The published tables (one measurement each) put ``=``
-    between equal capacities and ``>`` between the others; ours, whose rows were measured
-    K times, put ``>`` only where every repeat of the higher row's sweep is above every
-    one of the lower's (:func:`repeated_capacity`, :func:`routerlab.analysis.repeats.separated`)
-    and ``≈``, a tie, otherwise."""
+    between equal capacities and ``>`` between the others; ours, whose loads were measured
+    K times each, put ``>`` only where the higher row's capacity from every trial index is
+    above every one of the lower's (:func:`repeated_capacity`,
+    :func:`routerlab.analysis.repeats.separated`) and ``≈``, a tie, otherwise."""
     from routerlab.analysis import repeats
 
     rows = []

@@ -8,10 +8,13 @@ Student-t 95% interval of their mean (:func:`routerlab.analysis.stats.mean_inter
 
 Two answers are *separated* when every repeat of one is above every repeat of the other
 (their ranges do not overlap). That is the exact rank-sum (Mann-Whitney) test with U = 0:
-two engines of the same capacity separate by chance with probability 2 / C(2R, R), 10%
-with 3 repeats each (5% in a given direction), 0.8% with 5. An engine is ranked above
-another only when they separate; otherwise they tie, and tables say so. A repeat with one
-answer has no spread: it ranks nothing.
+if the repeats of two engines of the same capacity were exchangeable, they would separate
+by chance with probability 2 / C(2R, R): 10% with 3 repeats each (5% in a given
+direction), 0.8% with 5. Repeats measured one engine after another are not quite that: a
+machine that drifts during the run can separate them too, which is why ``bench engines``
+takes its engines' repeats in turn. An engine is ranked above another only when they
+separate; otherwise they tie, and tables say so. An answer with one repeat has no spread:
+it ranks nothing.
 
 A lower bound stays a lower bound: a repeat whose answer is "at least X" (the generator
 bounded it, or it passed at the ceiling) reaches up without limit, so nothing is ranked
@@ -70,9 +73,18 @@ class Repeated:
         return np.nan_to_num(np.asarray(self.values, dtype=float), nan=0.0)
 
     @property
+    def below(self) -> int:
+        """Repeats whose answer was below the search range."""
+        return int(np.isnan(np.asarray(self.values, dtype=float)).sum())
+
+    @property
     def median(self) -> float:
-        """The answer: the median of the repeats (pps)."""
-        return float(np.median(self._known)) if self.n else float("nan")
+        """The answer: the median of the repeats (pps); NaN when it falls on repeats below
+        the search range."""
+        if not self.n:
+            return float("nan")
+        m = float(np.median(self._known))
+        return float("nan") if m == 0 and self.below else m
 
     @property
     def low(self) -> float:
@@ -98,15 +110,20 @@ class Repeated:
 
     @property
     def interval(self) -> tuple[float, float]:
-        """The Student-t 95% interval of the repeats' mean (pps; NaN with fewer than two)."""
+        """The Student-t 95% interval of the repeats' mean (pps); NaN with fewer than two,
+        with a repeat below the search range, or with one that is a lower bound (whose
+        true value no upper limit holds)."""
+        if self.below or self.lower_bound:
+            return (float("nan"), float("nan"))
         mean, half = stats.mean_interval(self._known)
         return (mean - half, mean + half)
 
     @property
     def spread(self) -> float:
-        """The highest repeat over the lowest (a ratio >= 1; NaN with one repeat or a zero)."""
+        """The highest repeat over the lowest (a ratio >= 1; NaN with one repeat or one
+        below the search range; with a lower bound among them, itself only a bound)."""
         lo, hi = self.low, self.highest_seen
-        return hi / lo if self.n > 1 and lo > 0 else float("nan")
+        return hi / lo if self.n > 1 and lo > 0 and not self.below else float("nan")
 
     def words(self) -> str:
         """The answer as tables show it: the median, then the range and the repeats."""
@@ -114,10 +131,14 @@ class Repeated:
             return "not measured"
         if all(math.isnan(v) for v in self.values):
             return "below the search range" + (f" (all {self.n} repeats)" if self.n > 1 else "")
+        if math.isnan(self.median):
+            return (f"below the search range (median; {self.below} of {self.n} repeats below it, the highest "
+                    f"{self.highest_seen:,.0f} pps)")
         head = f"{'at least ' if self.lower_bound else ''}{self.median:,.0f} pps"
         if self.n == 1:
             return head + " (one repeat)"
-        return f"{head} (median; {self.low:,.0f} to {self.highest_seen:,.0f} over {self.n} repeats)"
+        low = "below the search range" if self.below else f"{self.low:,.0f}"
+        return f"{head} (median; {low} to {self.highest_seen:,.0f} over {self.n} repeats)"
 
 
 def separated(a: Repeated, b: Repeated) -> int:
@@ -154,14 +175,20 @@ def rank(answers: dict) -> pd.DataFrame:
 
 def order(answers: dict) -> str:
     """The ranking in one line, highest median first: ``a > b`` where every repeat of
-    ``a`` is above every one of ``b``, ``a ≈ b`` (a tie) where they overlap."""
-    labels = sorted(answers, key=lambda k: -answers[k].median)
+    ``a`` is above every one of ``b``, ``a ≈ b`` (a tie) where they overlap; then, in
+    brackets, the pairs that separate across a tie (``c ≈ b ≈ a (c > a)``)."""
+    labels = sorted(answers, key=lambda k: -(answers[k]._known.mean() if answers[k].n else -1))
+    labels = sorted(labels, key=lambda k: -np.nan_to_num(answers[k].median, nan=0.0))
     if not labels:
         return ""
     out = labels[0]
     for prev, k in zip(labels, labels[1:]):
         out += (" > " if separated(answers[prev], answers[k]) == 1 else " ≈ ") + k
-    return out
+    across = [f"{a} > {b}" for i, a in enumerate(labels) for b in labels[i + 2:]
+              if separated(answers[a], answers[b]) == 1
+              and any(separated(answers[x], answers[y]) != 1
+                      for x, y in zip(labels[i:labels.index(b)], labels[i + 1:labels.index(b) + 1]))]
+    return out + (f" ({', '.join(across)})" if across else "")
 
 
 def from_searches(results: pd.DataFrame) -> pd.DataFrame:
@@ -212,7 +239,7 @@ def sweep_against_search(sweep_bound: stats.RateBound, next_load: float | None, 
         hi_s = math.inf if sweep_bound.status == "at_least_max" or next_load is None else next_load
     uppers = np.asarray(a.uppers, dtype=float)
     hi_q = math.inf if a.lower_bound or np.isnan(uppers).any() else float(uppers.max())
-    lo_q = a.low
+    lo_q = a.low  # a repeat below the search range counts as 0 pps: below any sweep load
     agree = lo_q < hi_s and lo_s < hi_q
     sweep_words = ("below the sweep's lowest load" if sweep_bound.status == "below_range"
                    else f"from {lo_s:,.0f} pps" + (" up (no load failed)" if hi_s == math.inf
@@ -242,12 +269,36 @@ CAUSES = {
 #: Causes that are the machine's, not the router's: when one of them moves with an
 #: answer, the spread is the host's doing.
 MACHINE_CAUSES = ("cpu_speed", "memory_ns", "steal", "router_steal", "cpu_stopped_ms", "gen_lagged_ms")
+#: Quantities that restate the answer rather than cause it: a time per packet at a load
+#: where the router's CPU is (nearly) full is its busy share over the answer, and a CPU's
+#: busy share follows the load a repeat's full-length trials ran at. They show *how* an
+#: answer moved (the router took longer per packet), never why.
+CONSEQUENCES = ("napi_ns_per_packet", "router_ns_per_packet", "gen_cpu_load", "cpu_load")
 #: A recorded quantity *moves with* an answer when the rank correlation of its per-repeat
 #: values with the repeats' answers is at least this (in absolute value) over at least
-#: :data:`MIN_REPEATS_TO_EXPLAIN` repeats: with 5 repeats, |ρ| = 0.9 happens by chance about
-#: one time in twelve, 1.0 one in sixty.
+#: :data:`MIN_REPEATS_TO_EXPLAIN` repeats (with 5 repeats, |ρ| = 0.9 happens by chance
+#: about one time in twelve, 1.0 one in sixty), and it moved enough to account for at
+#: least :data:`MIN_SHARE_EXPLAINED` of the answer's move (its :func:`effect`).
 MOVES_WITH = 0.9
 MIN_REPEATS_TO_EXPLAIN = 4
+MIN_SHARE_EXPLAINED = 0.5
+#: The recorded quantities that are shares of a CPU's time (ratios in [0, 1]) and those
+#: that are milliseconds of a trial: their effect is how much of the trial's time moved.
+_SHARES = ("steal", "router_steal", "gen_cpu_load", "cpu_load")
+_MILLISECONDS = ("cpu_stopped_ms", "gen_lagged_ms")
+
+
+def effect(field: str, values, trial_s: float = 1.0) -> float:
+    """How much a recorded quantity moved over the repeats, as a share comparable with an
+    answer's highest over lowest less one: for a cost or a speed (ns, iterations per µs),
+    its highest over its lowest less one; for a share of CPU time, its highest less its
+    lowest; for milliseconds of a trial of ``trial_s`` seconds, the same as a share of it."""
+    v = np.asarray(values, dtype=float)
+    if field in _SHARES:
+        return float(v.max() - v.min())
+    if field in _MILLISECONDS:
+        return float((v.max() - v.min()) / (1e3 * trial_s))
+    return float(v.max() / v.min() - 1) if v.min() > 0 else float("inf")
 
 
 def explain(results: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
@@ -260,10 +311,12 @@ def explain(results: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
     Returns one row per quantity recorded in every repeat, strongest first: ``field``,
     ``what`` (words), ``rho``, ``at_lowest`` and ``at_highest`` (its value in the repeat
     with the lowest and the highest answer), ``change`` (their relative difference),
-    ``moves`` (|ρ| at least :data:`MOVES_WITH` over at least :data:`MIN_REPEATS_TO_EXPLAIN`
-    repeats) and ``machine`` (a cause in :data:`MACHINE_CAUSES`). Empty with fewer than
-    three repeats or no such column."""
-    cols = ["field", "what", "rho", "at_lowest", "at_highest", "change", "moves", "machine"]
+    ``effect`` (:func:`effect`), ``moves`` (|ρ| at least :data:`MOVES_WITH` over at least
+    :data:`MIN_REPEATS_TO_EXPLAIN` repeats, and an effect of at least
+    :data:`MIN_SHARE_EXPLAINED` of the answers' highest over lowest less one), ``machine``
+    (a cause in :data:`MACHINE_CAUSES`) and ``consequence`` (one of :data:`CONSEQUENCES`,
+    which restate the answer). Empty with fewer than three repeats or no such column."""
+    cols = ["field", "what", "rho", "at_lowest", "at_highest", "change", "effect", "moves", "machine", "consequence"]
     res = results.assign(repeat=results["repeat"].fillna(0).astype(int) if "repeat" in results else 0)
     res = res.dropna(subset=["lower_pps"]).sort_values("repeat")
     if len(res) < 3 or trials is None or not len(trials):
@@ -272,6 +325,8 @@ def explain(results: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
     full = t[t["duration"] == t.groupby("repeat")["duration"].transform("max")]
     answers = res.set_index("repeat")["lower_pps"].astype(float)
     lo_rep, hi_rep = answers.idxmin(), answers.idxmax()
+    moved = answers.max() / answers.min() - 1 if answers.min() > 0 else float("inf")
+    trial_s = float(full["duration"].max())
     rows = []
     for f, what in CAUSES.items():
         if f not in full:
@@ -281,25 +336,38 @@ def explain(results: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
             continue
         rho = float(pd.Series(answers.to_numpy()).rank().corr(pd.Series(per.to_numpy()).rank()))
         a, b = float(per[lo_rep]), float(per[hi_rep])
+        size = effect(f, per.to_numpy(), trial_s)
         rows.append({"field": f, "what": what, "rho": rho, "at_lowest": a, "at_highest": b,
-                     "change": (b - a) / a if a else float("nan"),
-                     "moves": len(answers) >= MIN_REPEATS_TO_EXPLAIN and abs(rho) >= MOVES_WITH,
-                     "machine": f in MACHINE_CAUSES})
+                     "change": (b - a) / a if a else float("nan"), "effect": size,
+                     "moves": bool(len(answers) >= MIN_REPEATS_TO_EXPLAIN and abs(rho) >= MOVES_WITH - 1e-9
+                                   and size >= MIN_SHARE_EXPLAINED * moved),
+                     "machine": f in MACHINE_CAUSES, "consequence": f in CONSEQUENCES})
     out = pd.DataFrame(rows, columns=cols)
     return out.reindex(out["rho"].abs().sort_values(ascending=False).index).reset_index(drop=True)
 
 
 def cause_words(table: pd.DataFrame) -> str:
-    """The recorded cause of a spread in words, from :func:`explain`'s table: the
-    quantities that moved with the answer, the machine's named as such; or that none did."""
+    """The recorded cause of a spread in words, from :func:`explain`'s table: the causes
+    (not :data:`CONSEQUENCES`) that moved with the answer, the machine's named as such, or
+    that none did; then how the router's time per packet moved, which restates the answer."""
     if table is None or not len(table):
         return "no recorded quantity to set against the answers (too few repeats, or trials without the columns)"
-    moved = table[table["moves"]]
-    if not len(moved):
-        best = table.iloc[0]
-        return (f"no recorded quantity moved with the answer (the closest: {best['what']}, ρ = {best['rho']:.2f})")
-    parts = []
-    for r in moved.itertuples():
-        parts.append(f"{r.what}, ρ = {r.rho:.2f}: {r.at_lowest:.4g} in the lowest repeat, {r.at_highest:.4g} in the "
-                     f"highest" + (" (the machine's)" if r.machine else ""))
-    return "moved with the answer: " + "; ".join(parts)
+    causes = table[~table["consequence"].astype(bool)]
+    moved = causes[causes["moves"]]
+    if len(moved):
+        words = "moved with the answer: " + "; ".join(
+            f"{r.what}, ρ = {r.rho:.2f}: {r.at_lowest:.4g} in the lowest repeat, {r.at_highest:.4g} in the highest"
+            + (" (the machine's)" if r.machine else "") for r in moved.itertuples())
+    elif len(causes):
+        best = causes.iloc[0]
+        words = (f"no recorded cause moved with the answer enough to account for it (the closest: {best['what']}, "
+                 f"ρ = {best['rho']:.2f}, {best['at_lowest']:.4g} in the lowest repeat, {best['at_highest']:.4g} in "
+                 "the highest)")
+    else:
+        words = "no recorded cause to set against the answers"
+    how = table[table["field"].isin(["napi_ns_per_packet", "router_ns_per_packet"])]
+    if len(how):
+        r = how.iloc[0]
+        words += (f"; {r['what']} went from {r['at_highest']:.4g} in the highest repeat to {r['at_lowest']:.4g} in "
+                  "the lowest (how the answer moved, not why)")
+    return words

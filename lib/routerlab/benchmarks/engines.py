@@ -10,8 +10,10 @@ from routerlab.analysis import stats
 def run(engine_names=("linux", "nft", "ebpf"), scenario_for=None, *, out, duration: float = 2.0,
         pdr: float = stats.PDR_FRACTION, repeats: int = defaults.SEARCH_REPEATS, settings=None, announce=None):
     """PDR@X of several engines measured in one run, each searched ``repeats`` times (each
-    on a fresh testbed), as ratios of medians to the first (linux), ranked only where the
-    repeats separate (:mod:`routerlab.analysis.repeats`).
+    on a fresh testbed; the engines in turn: every engine's first repeat, then every
+    engine's second...), as ratios of medians to the first (linux), ranked only where the
+    repeats separate (:mod:`routerlab.analysis.repeats`). Earlier searches of these
+    experiments in ``out`` are replaced (the ceiling is measured anew).
 
     ``scenario_for`` maps an engine to its scenario name (default: nft gets
     ``single-flow-fw50``, the others ``single-flow``). Search results are written to ``out``.
@@ -40,12 +42,25 @@ def run(engine_names=("linux", "nft", "ebpf"), scenario_for=None, *, out, durati
     scenario_for = scenario_for or {"nft": "single-flow-fw50"}
     # one ceiling for every engine, so the ratios compare like with like
     ceil = measurement.generator_ceiling(settings=settings)
-    rows, answers = [], {}
+    rows, answers, found = [], {}, {}
+    say = announce or (lambda msg: None)
+
+    def told(msg):  # a repeat taken up where this run left its engine is no news
+        if ": resuming, " not in msg:
+            say(msg)
+    # the engines' repeats in turn (each engine's i-th repeat, then the next i), so that a
+    # machine drifting during the run moves every engine alike instead of separating them;
+    # each request resumes the repeats this run already measured of its engine
+    for i in range(1, repeats + 1):
+        for name in engine_names:
+            sname = scenario_for.get(name, "single-flow")
+            found[name] = measurement.measure(
+                measurement.Request(name, sname, out, search="pdr", pdr=pdr, ceiling_pps=ceil, duration=duration,
+                                    experiment=f"bench-pdr-{name}-{sname}", repeats=i, settings=settings),
+                announce=told)
     for name in engine_names:
         sname = scenario_for.get(name, "single-flow")
-        res = measurement.measure(measurement.Request(name, sname, out, search="pdr", pdr=pdr, ceiling_pps=ceil,
-                                                      duration=duration, experiment=f"bench-pdr-{name}-{sname}",
-                                                      repeats=repeats, settings=settings), announce=announce)
+        res = found[name]
         a = answers[name] = search.repeated(res)[("pdr", "routerlab")]
         uppers = [r.upper for r in res if r.upper is not None]
         rows.append({"engine": name, "scenario": sname, "pdr_pps": a.median, "low_pps": a.low,

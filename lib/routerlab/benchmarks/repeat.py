@@ -293,5 +293,6 @@ def search_report(rows: list[dict]) -> str:
     n = len(rows)
     lines.append(f"spread within the goal: {met} of {n}; of the {n - met} above it, {named} with a recorded quantity "
                  "that moved with the answer (Spearman's ρ over the repeats, |ρ| >= "
-                 f"{repeats.MOVES_WITH:g} over at least {repeats.MIN_REPEATS_TO_EXPLAIN} repeats)")
+                 f"{repeats.MOVES_WITH:g} over at least {repeats.MIN_REPEATS_TO_EXPLAIN} repeats, changed by at least "
+                 f"{repeats.MIN_SHARE_EXPLAINED:g} of the answer's change)")
     return "\n".join(lines)

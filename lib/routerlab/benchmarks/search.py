@@ -8,7 +8,8 @@ def run(engine: str, scenario, out, *, kind: str = "both", duration: float = 2.0
         name: str | None = None, settings=None):
     """Both searches of ``engine`` in ``scenario`` (a preset or a YAML file; ``name`` names
     it in the experiment id, default the scenario as given) into ``out``, as experiment
-    ``bench-search-ENGINE-SCENARIO``; ``duration``: seconds per final trial; ``settings``: the
+    ``bench-search-ENGINE-SCENARIO``, each searched once (the two methods are set against
+    each other on one testbed, in one run); ``duration``: seconds per final trial; ``settings``: the
     testbed's (:class:`routerlab.testbed.settings.Settings`; None: the environment's). Returns the
     results (:class:`routerlab.measuring.search.SearchResult`)."""
     from routerlab.measuring import measurement
@@ -16,7 +17,8 @@ def run(engine: str, scenario, out, *, kind: str = "both", duration: float = 2.0
 
     return measurement.measure(measurement.Request(
         engine, scenario, out, search=kind, duration=duration, methods=("routerlab", "mlrsearch"),
-        experiment=f"bench-search-{engine}-{name or scenario}", settings=settings or Settings()), announce=announce)
+        experiment=f"bench-search-{engine}-{name or scenario}", repeats=1, settings=settings or Settings()),
+        announce=announce)
 
 
 def report(results) -> str:

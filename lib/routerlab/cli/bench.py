@@ -310,7 +310,8 @@ bench_startup = _timed_on_pastrami(
 @click.option("--ceiling", type=float, help="Generator ceiling in pps, if known (skips measuring it).")
 @click.option("--runs", type=click.IntRange(min=1), default=5, help="Trials per load (K) in each sweep.")
 @click.option("--duration", type=float, default=1.0, help="Seconds per trial (T).")
-@click.option("--out", type=PATH, default=Path("runs/bench-repeat"), help="Dataset folder of the two sweeps (resumed if there).")
+@click.option("--out", type=PATH, help="Dataset folder of the two sweeps, or of --campaign's searches (resumed if "
+                                       "there) [default: runs/bench-repeat, runs/bench-repeat-searches].")
 @click.option("--report-only", type=PATH, help="Measure nothing: report every pair of sweeps NAME-first, NAME-second "
                                                "in this folder (--engine, --scenario pick some); with --searches, "
                                                "every search of the folder searched more than once.")
@@ -327,7 +328,20 @@ def bench_repeat(engine, scenario, loads_frac, ceiling, runs, duration, out, rep
     """The same sweep twice in a row: per load, whether the second mean lies in the first's 95% interval, and the share of loads where it does; with --campaign, a campaign's searches repeated: each one's spread and its recorded cause (needs root, unless --report-only)."""
     from routerlab.benchmarks import repeat
 
+    ctx = click.get_current_context()
+
+    def given(name):
+        return ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+
+    if campaign_file is not None and report_only is not None:
+        fail("--campaign: measures; --report-only FOLDER --searches reports what a folder holds: give one")
+    if campaign_file is None and given("repeats"):
+        fail("--repeats: goes with --campaign (a sweep's trials per load are --runs)")
     if campaign_file is not None or searches:
+        for name in ("engine", "scenario", "loads_frac", "ceiling", "runs", "duration"):
+            if given(name):
+                fail(f"--{name.replace('_', '-')}: a sweep's option; --campaign's searches take theirs from the "
+                     "campaign file")
         from routerlab.publish import campaign
 
         try:
@@ -337,8 +351,7 @@ def bench_repeat(engine, scenario, loads_frac, ceiling, runs, duration, out, rep
                 fail("--searches: give --report-only FOLDER, or --campaign FILE to measure")
             else:
                 c = campaign.searches_only(campaign.load(campaign_file), repeats)
-                if out == Path("runs/bench-repeat"):
-                    out = Path("runs/bench-repeat-searches")
+                out = out or Path("runs/bench-repeat-searches")
                 with resumable("searches", code=1):
                     campaign.run(c, out, announce=err.print, report=click.echo, settings=testbed_settings())
                 rows = repeat.searches(out)
@@ -355,7 +368,7 @@ def bench_repeat(engine, scenario, loads_frac, ceiling, runs, duration, out, rep
         fail("--engine: give the engine to sweep (or --report-only FOLDER)")
     else:
         with resumable("trials", code=1), progress(unit="trials") as trials:
-            res = repeat.run(engine, scenario or "single-flow", out, loads_frac=loads_frac, ceiling_pps=ceiling,
+            res = repeat.run(engine, scenario or "single-flow", out or Path("runs/bench-repeat"), loads_frac=loads_frac, ceiling_pps=ceiling,
                              runs=runs, duration=duration, announce=err.print, settings=testbed_settings(),
                              progress=trials)
     click.echo(repeat.report(res))

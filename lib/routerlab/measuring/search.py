@@ -308,10 +308,13 @@ def run_search(eng: Engine, sc: Scenario, out, *, kind: str = "both", pdr: float
     experiment = experiment or f"{engine}-{sc.name}"
     validation = validation or TrialValidation()
     wanted = {(k, m) for k in kinds for m in methods}
-    done = _finished(out, experiment, wanted, ceiling_pps, precision, final_duration, final_trials) if resume else {}
+    done = _finished(out, experiment, wanted, ceiling_pps, precision, final_duration, final_trials, pdr) \
+        if resume else {}
+    done = {i: r for i, r in done.items() if i < repeats}
     if done:
-        announce(f"{experiment}: resuming, {len(done)} of {repeats} repeats already in {out}")
-    _forget(out, experiment, keep=set(done) & set(range(repeats)))
+        announce(f"{experiment}: resuming, {len(done)} of its {repeats} repeats already in {out}")
+    if _forget(out, experiment, keep=set(done)):
+        announce(f"{experiment}: searches of it in {out} made otherwise (or not asked for now) replaced")
     results = []
     for i in range(repeats):
         if i in done:
@@ -337,10 +340,10 @@ def run_search(eng: Engine, sc: Scenario, out, *, kind: str = "both", pdr: float
                     found.append(r)
             router.stop(tb)
         _write(out, experiment, engine, sc, found, ceiling_pps, final_trials, attempts, validation, queue,
-               precision=precision, final_duration=final_duration, repeat=i)
+               precision=precision, final_duration=final_duration, repeat=i, pdr=pdr)
         results += found
         if repeats > 1:
-            announce(f"{experiment}: repeat {i + 1} of {repeats}: "
+            announce(f"{experiment}: repeat {i + 1}: "
                      + "; ".join(f"{r.kind.upper()} {r.method} {stats.search_answer(r.lower, r.upper, r.generator_bound)}"
                                  for r in found))
     return results
@@ -348,10 +351,10 @@ def run_search(eng: Engine, sc: Scenario, out, *, kind: str = "both", pdr: float
 
 #: The columns of ``search_results.csv`` that say how a search was made: a repeat is
 #: resumed only into a search made the same way.
-_HOW = ("target_precision", "final_trial_s", "final_trials", "generator_ceiling_pps")
+_HOW = ("target_precision", "final_trial_s", "final_trials", "generator_ceiling_pps", "pdr")
 
 
-def _finished(out, experiment, wanted, ceiling, precision, final_duration, final_trials) -> dict[int, list]:
+def _finished(out, experiment, wanted, ceiling, precision, final_duration, final_trials, pdr) -> dict[int, list]:
     """The repeats of ``experiment`` that ``out`` holds whole (a result for every wanted
     kind and method), searched the way asked, read back as :class:`SearchResult` by repeat;
     empty when any repeat there was searched otherwise (they are then all measured again)."""
@@ -364,7 +367,7 @@ def _finished(out, experiment, wanted, ceiling, precision, final_duration, final
         return {}
     res = res.assign(repeat=res["repeat"].fillna(0).astype(int) if "repeat" in res else 0,
                      method=res["method"].fillna("routerlab") if "method" in res else "routerlab")
-    asked = (precision, final_duration, final_trials, round(ceiling))
+    asked = (precision, final_duration, final_trials, round(ceiling), pdr)
     for col, value in zip(_HOW, asked):
         if col not in res or not (pd.to_numeric(res[col], errors="coerce") - value).abs().le(1e-9 * max(1, value)).all():
             return {}
@@ -398,9 +401,16 @@ def _recorded(out, experiment) -> bool:
     return path.is_file() and (pd.read_csv(path, usecols=["experiment"])["experiment"] == experiment).any()
 
 
-def _forget(out, experiment, keep: set[int]) -> None:
+def _forget(out, experiment, keep: set[int]) -> bool:
     """Take ``experiment``'s searches out of ``out``'s search files but the repeats in
-    ``keep``: what a search of that name measures replaces them."""
+    ``keep``: what a search of that name measures replaces them. Whether any result was
+    taken out."""
+    path = Path(out) / "search_results.csv"
+    gone_any = False
+    if path.is_file():
+        res = pd.read_csv(path)
+        rep = res["repeat"].fillna(0).astype(int) if "repeat" in res else pd.Series(0, index=res.index)
+        gone_any = bool(((res["experiment"] == experiment) & ~rep.isin(keep)).any())
     for name in ("search_results.csv", "search_trials.csv", SUPERSEDED_SEARCH_TRIALS):
         path = Path(out) / name
         if not path.is_file():
@@ -412,10 +422,11 @@ def _forget(out, experiment, keep: set[int]) -> None:
             tmp = path.with_suffix(".tmp")
             df[~gone].to_csv(tmp, index=False)
             tmp.replace(path)
+    return gone_any
 
 
 def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts=(), validation=None, queue=None,
-           precision=None, final_duration=None, repeat: int = 0):
+           precision=None, final_duration=None, repeat: int = 0, pdr: float | None = None):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     probes = pd.DataFrame([{"experiment": experiment, "engine": engine, "scenario": sc.name, "repeat": repeat,
@@ -436,7 +447,7 @@ def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts
                              "method": r.method,
                              "kind": r.kind, "lower_pps": r.lower, "upper_pps": r.upper, "precision": r.precision,
                              "trial_seconds": r.trial_seconds, "trials": len(r.probes),
-                             "final_trials": final_trials, "target_precision": precision,
+                             "final_trials": final_trials, "target_precision": precision, "pdr": pdr,
                              "final_trial_s": final_duration,
                              "limited_by_generator": r.limited_by_generator, "generator_ceiling_pps": round(ceiling),
                              "router_queue_packets": queue, **(validation.facts() if validation else {}),

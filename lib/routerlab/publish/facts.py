@@ -328,7 +328,8 @@ def rankings(folder) -> dict:
         scenarios = {r.scenario for r in rows}
 
         def label(r):
-            lab = r.engine if engines.count(r.engine) == 1 else r.experiment
+            # a router of one's own (exec) is named by its experiment, not "exec"
+            lab = r.engine if engines.count(r.engine) == 1 and r.engine != "exec" else r.experiment
             return f"{lab} ({r.scenario})" if len(scenarios) > 1 else lab
         answers = {label(r): r.answer for r in rows}
         table = repeats.rank(answers)
