@@ -286,6 +286,12 @@ MIN_SHARE_EXPLAINED = 0.5
 #: that are milliseconds of a trial: their effect is how much of the trial's time moved.
 _SHARES = ("steal", "router_steal", "gen_cpu_load", "cpu_load")
 _MILLISECONDS = ("cpu_stopped_ms", "gen_lagged_ms")
+#: Disturbances come now and then: a repeat's value of them is their mean over its trials
+#: (the median of a few disturbed trials among many is nothing), the others' their median.
+_DISTURBANCES = ("steal", "router_steal", "cpu_stopped_ms", "gen_lagged_ms")
+#: The count of a repeat's attempts trial validation set aside as disturbed
+#: (``superseded_search_trials.csv``): the machine's too; a count, judged by ρ alone.
+SET_ASIDE = "set_aside"
 
 
 def effect(field: str, values, trial_s: float = 1.0) -> float:
@@ -301,12 +307,15 @@ def effect(field: str, values, trial_s: float = 1.0) -> float:
     return float(v.max() / v.min() - 1) if v.min() > 0 else float("inf")
 
 
-def explain(results: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
+def explain(results: pd.DataFrame, trials: pd.DataFrame, superseded: pd.DataFrame | None = None) -> pd.DataFrame:
     """What moved with one search's answer across its repeats: ``results`` its rows of
-    ``search_results.csv`` (one per repeat), ``trials`` its rows of ``search_trials.csv``.
-    Each repeat's value of a recorded quantity (:data:`CAUSES`) is its median over the
-    repeat's full-length trials (those that decided the answer); the quantity is set
-    against the answers by Spearman's rank correlation.
+    ``search_results.csv`` (one per repeat), ``trials`` its rows of ``search_trials.csv``,
+    ``superseded`` its rows of ``superseded_search_trials.csv`` (optional). Each repeat's
+    value of a recorded quantity (:data:`CAUSES`) is its median over the repeat's
+    full-length trials (those that decided the answer; the mean for the disturbances,
+    which come now and then), and, with ``superseded``, how many of the repeat's attempts
+    were set aside as disturbed (:data:`SET_ASIDE`); each is set against the answers by
+    Spearman's rank correlation.
 
     Returns one row per quantity recorded in every repeat, strongest first: ``field``,
     ``what`` (words), ``rho``, ``at_lowest`` and ``at_highest`` (its value in the repeat
@@ -328,22 +337,42 @@ def explain(results: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
     moved = answers.max() / answers.min() - 1 if answers.min() > 0 else float("inf")
     trial_s = float(full["duration"].max())
     rows = []
-    for f, what in CAUSES.items():
-        if f not in full:
-            continue
-        per = pd.to_numeric(full[f], errors="coerce").groupby(full["repeat"]).median().reindex(answers.index)
+    per_field = {}
+    for f in CAUSES:
+        if f in full:
+            col = pd.to_numeric(full[f], errors="coerce").groupby(full["repeat"])
+            per_field[f] = (col.mean() if f in _DISTURBANCES else col.median()).reindex(answers.index)
+    if superseded is not None:
+        rep = superseded["repeat"].fillna(0).astype(int) if "repeat" in superseded else pd.Series(0, superseded.index)
+        per_field[SET_ASIDE] = rep.value_counts().reindex(answers.index, fill_value=0).astype(float)
+    for f, per in per_field.items():
+        what = CAUSES.get(f, "attempts set aside as disturbed")
         if per.isna().any() or per.nunique() < 2:
             continue
         rho = float(pd.Series(answers.to_numpy()).rank().corr(pd.Series(per.to_numpy()).rank()))
         a, b = float(per[lo_rep]), float(per[hi_rep])
-        size = effect(f, per.to_numpy(), trial_s)
+        size = float("nan") if f == SET_ASIDE else effect(f, per.to_numpy(), trial_s)
         rows.append({"field": f, "what": what, "rho": rho, "at_lowest": a, "at_highest": b,
                      "change": (b - a) / a if a else float("nan"), "effect": size,
                      "moves": bool(len(answers) >= MIN_REPEATS_TO_EXPLAIN and abs(rho) >= MOVES_WITH - 1e-9
-                                   and size >= MIN_SHARE_EXPLAINED * moved),
-                     "machine": f in MACHINE_CAUSES, "consequence": f in CONSEQUENCES})
+                                   and (f == SET_ASIDE or size >= MIN_SHARE_EXPLAINED * moved)),
+                     "machine": f in MACHINE_CAUSES or f == SET_ASIDE, "consequence": f in CONSEQUENCES})
     out = pd.DataFrame(rows, columns=cols)
     return out.reindex(out["rho"].abs().sort_values(ascending=False).index).reset_index(drop=True)
+
+
+def set_aside_of(trials: pd.DataFrame, superseded: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The rows of ``superseded_search_trials.csv`` that belong to one search, whose rows of
+    ``search_trials.csv`` are ``trials``: those of its experiment measured for one of its
+    trials (the same ``repeat`` and ``probe``); None without both files' columns."""
+    need = {"experiment", "probe"}
+    if superseded is None or trials is None or not need <= set(superseded) or not need <= set(trials):
+        return None
+    def keys(df):
+        rep = df["repeat"].fillna(0).astype(int) if "repeat" in df else pd.Series(0, index=df.index)
+        return list(zip(df["experiment"], rep, df["probe"].astype(int)))
+    mine = set(keys(trials))
+    return superseded[[k in mine for k in keys(superseded)]]
 
 
 def cause_words(table: pd.DataFrame) -> str:

@@ -255,6 +255,8 @@ def searches(folder) -> dict:
     res = datasets.read_searches([folder])
     path = Path(folder) / "search_trials.csv"
     probes = datasets.with_repeats(pd.read_csv(path)) if path.is_file() else None
+    again = Path(folder) / SUPERSEDED_SEARCH_TRIALS
+    again = datasets.with_repeats(pd.read_csv(again)) if again.is_file() else None
     out: dict = {}
     one = repeats.from_searches(res)
     for r in one.to_dict("records"):
@@ -272,7 +274,7 @@ def searches(folder) -> dict:
                 at_failing += full.loc[full["load"] == q.upper_pps, "loss"].tolist()
             cause = ""
             if r["repeats"] > 1 and r["spread"] == r["spread"] and r["spread"] > repeats.SPREAD_GOAL:
-                cause = repeats.cause_words(repeats.explain(g, p))
+                cause = repeats.cause_words(repeats.explain(g, p, repeats.set_aside_of(p, again)))
             extra = {"spread_cause": cause,
                      "generator_limited_trials": int(stats.flag(p["generator_limited"]).sum()),
                      "full_trial_s": p["duration"].max() if len(p) else None,
