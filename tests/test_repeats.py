@@ -298,3 +298,32 @@ def test_a_resumed_search_is_one_searched_the_same_way(tmp_path):
         assert search._finished(tmp_path, "e", **{**same, **change}) == {}, change
     assert search._forget(tmp_path, "e", keep={0}) is True
     assert list(pd.read_csv(tmp_path / "search_results.csv")["repeat"]) == [0]
+
+
+def test_bench_engines_ties_an_alternating_router_and_ranks_steady_ones(monkeypatch, tmp_path):
+    """bench engines' table and ranking over its repeats, taken in turn, with the searches
+    stood in for by routers of known capacity: one alternating between runs, two steady."""
+    from routerlab.benchmarks import engines
+
+    capacities = {"linux": [400_000, 400_000, 400_000], "nft": [200_000, 600_000, 200_000],
+                  "ebpf": [900_000, 910_000, 905_000]}
+    calls = []
+
+    def measure(request, announce=None, progress=None):
+        calls.append((request.resolved[0].name, request.repeats))
+        caps = capacities[request.resolved[0].name][:request.repeats]
+        return [search.SearchResult("routerlab", "pdr", c, c * 1.01, 0.01, 10.0, [], False, i)
+                for i, c in enumerate(caps)]
+
+    monkeypatch.setattr(measurement, "generator_ceiling", lambda **kw: 5_000_000.0)
+    monkeypatch.setattr(measurement, "measure", measure)
+    ceil, df = engines.run(("linux", "nft", "ebpf"), {"nft": "single-flow-fw50"}, out=tmp_path, repeats=3)
+    # in turn: every engine's first repeat, then every engine's second...
+    assert calls == [(e, i) for i in (1, 2, 3) for e in ("linux", "nft", "ebpf")]
+    t = df.set_index("engine")
+    assert t.loc["nft", "pdr_pps"] == 200_000 and t.loc["nft", "spread"] == pytest.approx(3.0)
+    assert (t.loc["ebpf", "rank"], t.loc["linux", "rank"], t.loc["nft", "rank"]) == (1, 2, 2)
+    text = engines.report(ceil, df)
+    assert "ranking (> where every repeat of one is above every repeat of the other, ≈ a tie): " \
+           "ebpf > linux ≈ nft (ebpf > nft)" in text
+    assert "ties (their repeats overlap, so no order between them holds): linux with nft; nft with linux" in text
