@@ -157,8 +157,8 @@ def test_the_measure_keys_are_the_parameters_of_measure():
 def test_the_estimate_is_the_trials_plus_the_time_around_them(tmp_path):
     # one search (our bisection, 0.1% of the ceiling to it, short trials of 0.5 s down to 2%:
     # both ends, then log2(ln(1000) / -ln(0.98)) = 8.4 -> 9 halvings; then at most 3 trials
-    # at each end): 11 short trials, 2 final loads x 3 trials
-    assert campaign.search_budget(1.0) == (11 + 6, 11 * 0.5 + 6 * 1.0)
+    # at each end, and one step of widening at each): 11 short trials, 4 final loads x 3 trials
+    assert campaign.search_budget(1.0) == (11 + 12, 11 * 0.5 + 12 * 1.0)
     data = {"description": "x", "ceiling": "measure", "steps": [
         {"measure": {"engine": "linux", "scenario": "single-flow", "loads_frac": [0.1, 0.2, 0.4, 0.8], "runs": 5,
                      "duration": 2}},
@@ -173,7 +173,7 @@ def test_the_estimate_is_the_trials_plus_the_time_around_them(tmp_path):
     assert (ceiling.step, ceiling.seconds) == (None, campaign.CEILING_S)  # once, at the start
     assert (sweep.trials, sweep.trial_seconds, sweep.overhead_seconds) == (20, 40, 20 * gap + up)
     # two searches, pdr and ndr, repeated three times by default, each repeat on a testbed of its own
-    assert (search.trials, search.trial_seconds, search.overhead_seconds) == (3 * 34, 3 * 23, 3 * 34 * gap + 3 * up)
+    assert (search.trials, search.trial_seconds, search.overhead_seconds) == (3 * 46, 3 * 35, 3 * 46 * gap + 3 * up)
     assert (compare.trials, compare.trial_seconds, compare.overhead_seconds) == (6, 12, 6 * gap + up)
     assert (micro.trials, micro.unit) == (1 * 3 * 2 * 2, "timed runs")  # 3 chain lengths, plain and cached
     # without the campaign's ceiling each testbed step measures its own
@@ -182,8 +182,10 @@ def test_the_estimate_is_the_trials_plus_the_time_around_them(tmp_path):
     assert search_alone.overhead_seconds == search.overhead_seconds + campaign.CEILING_S
 
 
-@pytest.mark.parametrize("name", ["testbed-click", "testbed-bmv2", "testbed-ovs", "testbed-veth", "testbed-vpp",
-                                  "click-course", "comparison"])
+# testbed-veth is left out: it was measured when a search ran once, and its campaign file,
+# unchanged, now repeats them
+@pytest.mark.parametrize("name", ["testbed-click", "testbed-bmv2", "testbed-ovs", "testbed-vpp", "click-course",
+                                  "comparison"])
 def test_the_estimates_of_the_testbed_campaigns_are_near_the_run_that_made_them(name):
     # the run's span, from its first trial's start to its last record (facts.json's
     # "measured"), leaves out the first ceiling and the last trial's end: a little short

@@ -1,5 +1,8 @@
 """``bench repeat``: is a sweep repeatable on this machine? The same sweep twice in a row,
 then, load by load, whether the second sweep's mean loss lies in the first's 95% interval.
+With ``--campaign``, a campaign's searches instead, each repeated on fresh testbeds
+(:func:`searches`, :func:`search_report`): each one's spread next to its goal, and what its
+trials recorded that moved with it.
 
 The two sweeps are the experiments ``<engine>-<scenario>-first`` and ``-second`` of one
 dataset folder, at the same loads in pps (fractions of one generator ceiling). How a

@@ -94,14 +94,21 @@ def _default(fn: Callable, name: str):
     return inspect.signature(fn).parameters[name].default
 
 
+#: Loads a search tries at full duration, typically: both ends of the short trials'
+#: bracket and one step of widening at each, as the searches of the testbed datasets
+#: measured on 2026-12-06 took them (about 24 trials a search where the two ends alone
+#: would take 17).
+FINAL_LOADS = 4
+
+
 def search_budget(final_duration: float) -> tuple[int, float]:
-    """Trials and trial-seconds, at most, of one of our searches (:func:`routerlab.measuring.search.bisect`,
+    """Trials and trial-seconds, typically, of one of our searches (:func:`routerlab.measuring.search.bisect`,
     with :func:`routerlab.measuring.search.run_search`'s range and precision: from
-    :data:`routerlab.defaults.SEARCH_LOW_FRACTION` of the ceiling to the ceiling) whose
-    short-trial answer holds: short trials bisect the range down to the precision, then
-    ``final_trials`` trials of ``final_duration`` s at each end of the bracket (a load whose
-    first trials agree takes fewer). Widening a short answer that did not hold costs more;
-    a router that passes at the ceiling, less. MLRsearch is counted the same."""
+    :data:`routerlab.defaults.SEARCH_LOW_FRACTION` of the ceiling to the ceiling): short
+    trials bisect the range down to the precision, then ``final_trials`` trials of
+    ``final_duration`` s at each of :data:`FINAL_LOADS` loads (a load whose first trials
+    agree takes fewer). A router that passes at the ceiling takes less. MLRsearch is
+    counted the same."""
     from routerlab.measuring import search
 
     precision = _default(search.run_search, "precision")
@@ -110,7 +117,7 @@ def search_budget(final_duration: float) -> tuple[int, float]:
     # geometric bisection halves log(high / low) until (high - low) / high <= precision
     halvings = math.ceil(math.log2(math.log(1 / defaults.SEARCH_LOW_FRACTION) / -math.log(1 - precision)))
     short_trials = 2 + halvings
-    final_trials_n = 2 * final_trials
+    final_trials_n = FINAL_LOADS * final_trials
     return short_trials + final_trials_n, short_trials * short + final_trials_n * final_duration
 
 
