@@ -149,10 +149,12 @@ def test_the_running_code_version_is_read_once(tmp_path, monkeypatch):
 def test_every_committed_superseded_attempt_reads_and_points_at_its_trial():
     root = datasets.datasets_dir()
     for f in root.glob("*/superseded_search_trials.csv"):
-        sup = datasets.read_kind(f.parent, f.name)
-        probes = datasets.read_kind(f.parent, "search_trials.csv")
+        # probe: the trial's row within its experiment's repeat (files written before searches
+        # were repeated hold one repeat, 0)
+        sup = datasets.with_repeats(datasets.read_kind(f.parent, f.name))
+        probes = datasets.with_repeats(datasets.read_kind(f.parent, "search_trials.csv"))
         for r in sup.itertuples():
-            mine = probes[probes["experiment"] == r.experiment].reset_index(drop=True)
+            mine = probes[(probes["experiment"] == r.experiment) & (probes["repeat"] == r.repeat)].reset_index(drop=True)
             assert mine.loc[r.probe, "load"] == r.offered_pps and mine.loc[r.probe, "attempt"] > r.attempt, (f, r)
     for f in root.glob("*/superseded_trials.csv"):
         sup = datasets.read_kind(f.parent, f.name)
