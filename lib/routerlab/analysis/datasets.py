@@ -477,7 +477,9 @@ def read_kind(folder, name: str, *, missing_ok: bool = False) -> pd.DataFrame:
 def with_repeats(df: pd.DataFrame) -> pd.DataFrame:
     """A search file with its ``repeat`` column (0-based; files written before searches
     were repeated hold one search each: repeat 0) and its ``method`` (ours when empty)."""
-    rep = df["repeat"].fillna(0).astype(int) if "repeat" in df else 0
+    from routerlab.analysis.repeats import repeat_of
+
+    rep = repeat_of(df)
     method = df["method"].fillna("routerlab") if "method" in df else "routerlab"
     return df.assign(repeat=rep, method=method)
 

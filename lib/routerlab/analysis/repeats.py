@@ -36,6 +36,13 @@ from routerlab.analysis import stats
 SPREAD_GOAL = 1.1
 
 
+def repeat_of(df: pd.DataFrame) -> pd.Series:
+    """Each row's repeat (0-based) in a search file (``search_results.csv``,
+    ``search_trials.csv``, ``superseded_search_trials.csv``): files written before searches
+    were repeated hold one search each, repeat 0."""
+    return df["repeat"].fillna(0).astype(int) if "repeat" in df else pd.Series(0, index=df.index, dtype=int)
+
+
 @dataclass(frozen=True)
 class Repeated:
     """One answer (pps) measured ``n`` times.
@@ -326,11 +333,11 @@ def explain(results: pd.DataFrame, trials: pd.DataFrame, superseded: pd.DataFram
     (a cause in :data:`MACHINE_CAUSES`) and ``consequence`` (one of :data:`CONSEQUENCES`,
     which restate the answer). Empty with fewer than three repeats or no such column."""
     cols = ["field", "what", "rho", "at_lowest", "at_highest", "change", "effect", "moves", "machine", "consequence"]
-    res = results.assign(repeat=results["repeat"].fillna(0).astype(int) if "repeat" in results else 0)
+    res = results.assign(repeat=repeat_of(results))
     res = res.dropna(subset=["lower_pps"]).sort_values("repeat")
     if len(res) < 3 or trials is None or not len(trials):
         return pd.DataFrame(columns=cols)
-    t = trials.assign(repeat=trials["repeat"].fillna(0).astype(int) if "repeat" in trials else 0)
+    t = trials.assign(repeat=repeat_of(trials))
     full = t[t["duration"] == t.groupby("repeat")["duration"].transform("max")]
     answers = res.set_index("repeat")["lower_pps"].astype(float)
     lo_rep, hi_rep = answers.idxmin(), answers.idxmax()
@@ -343,7 +350,7 @@ def explain(results: pd.DataFrame, trials: pd.DataFrame, superseded: pd.DataFram
             col = pd.to_numeric(full[f], errors="coerce").groupby(full["repeat"])
             per_field[f] = (col.mean() if f in _DISTURBANCES else col.median()).reindex(answers.index)
     if superseded is not None:
-        rep = superseded["repeat"].fillna(0).astype(int) if "repeat" in superseded else pd.Series(0, superseded.index)
+        rep = repeat_of(superseded)
         per_field[SET_ASIDE] = rep.value_counts().reindex(answers.index, fill_value=0).astype(float)
     for f, per in per_field.items():
         what = CAUSES.get(f, "attempts set aside as disturbed")
@@ -369,7 +376,7 @@ def set_aside_of(trials: pd.DataFrame, superseded: pd.DataFrame | None) -> pd.Da
     if superseded is None or trials is None or not need <= set(superseded) or not need <= set(trials):
         return None
     def keys(df):
-        rep = df["repeat"].fillna(0).astype(int) if "repeat" in df else pd.Series(0, index=df.index)
+        rep = repeat_of(df)
         return list(zip(df["experiment"], rep, df["probe"].astype(int)))
     mine = set(keys(trials))
     return superseded[[k in mine for k in keys(superseded)]]

@@ -24,6 +24,7 @@ from routerlab.engines.base import Engine
 
 from routerlab.measuring import drops, record
 from routerlab.analysis import stats
+from routerlab.analysis.repeats import repeat_of
 from routerlab.testbed import traffic
 from routerlab.testbed import namespaces
 from routerlab.errors import ParameterError, ToolMissing
@@ -365,7 +366,7 @@ def _finished(out, experiment, wanted, ceiling, precision, final_duration, final
     res = res[res["experiment"] == experiment]
     if res.empty:
         return {}
-    res = res.assign(repeat=res["repeat"].fillna(0).astype(int) if "repeat" in res else 0,
+    res = res.assign(repeat=repeat_of(res),
                      method=res["method"].fillna("routerlab") if "method" in res else "routerlab")
     asked = (precision, final_duration, final_trials, round(ceiling), pdr)
     for col, value in zip(_HOW, asked):
@@ -375,7 +376,7 @@ def _finished(out, experiment, wanted, ceiling, precision, final_duration, final
     probes = pd.read_csv(trials_path) if trials_path.is_file() else pd.DataFrame()
     if len(probes):
         probes = probes[probes["experiment"] == experiment]
-        probes = probes.assign(repeat=probes["repeat"].fillna(0).astype(int) if "repeat" in probes else 0)
+        probes = probes.assign(repeat=repeat_of(probes))
     out_: dict[int, list] = {}
     for i, g in res.groupby("repeat"):
         if {(r.kind, r.method) for r in g.itertuples()} != wanted:
@@ -409,14 +410,14 @@ def _forget(out, experiment, keep: set[int]) -> bool:
     gone_any = False
     if path.is_file():
         res = pd.read_csv(path)
-        rep = res["repeat"].fillna(0).astype(int) if "repeat" in res else pd.Series(0, index=res.index)
+        rep = repeat_of(res)
         gone_any = bool(((res["experiment"] == experiment) & ~rep.isin(keep)).any())
     for name in ("search_results.csv", "search_trials.csv", SUPERSEDED_SEARCH_TRIALS):
         path = Path(out) / name
         if not path.is_file():
             continue
         df = pd.read_csv(path)
-        rep = df["repeat"].fillna(0).astype(int) if "repeat" in df else pd.Series(0, index=df.index)
+        rep = repeat_of(df)
         gone = (df["experiment"] == experiment) & ~rep.isin(keep)
         if gone.any():
             tmp = path.with_suffix(".tmp")
@@ -461,7 +462,7 @@ def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts
             continue
         if path.is_file():
             old = pd.read_csv(path)
-            rep = old["repeat"].fillna(0).astype(int) if "repeat" in old else pd.Series(0, index=old.index)
+            rep = repeat_of(old)
             df = pd.concat([old[(old["experiment"] != experiment) | (rep != repeat)], df], ignore_index=True)
             if "repeat" in df:
                 df["repeat"] = df["repeat"].fillna(0).astype(int)
