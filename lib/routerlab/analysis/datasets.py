@@ -506,6 +506,33 @@ def read_searches(folders) -> pd.DataFrame:
             else pd.DataFrame(columns=list(KINDS["search_results.csv"]) + ["generator_bound", "answer"]))
 
 
+def each_search(folder) -> list[tuple[dict, pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None]]:
+    """Every search of the dataset ``folder``, its repeats made one answer, with what that
+    answer was made from: one tuple per experiment, kind and method, in the order
+    measured, of the answer (a row of :func:`routerlab.analysis.repeats.from_searches`, as
+    a dict), its repeats' rows of ``search_results.csv`` (:func:`read_searches`), its
+    trials (``search_trials.csv``; None without that file) and the attempts trial
+    validation set aside for those trials (``superseded_search_trials.csv``; None without
+    it: :func:`routerlab.analysis.repeats.set_aside_of`)."""
+    from routerlab.analysis import repeats
+
+    res = read_searches([folder])
+    path = Path(folder) / "search_trials.csv"
+    probes = with_repeats(read_kind(folder, "search_trials.csv")) if path.is_file() else None
+    # the superseded file is not a kind readers check: it only ever sits beside search_trials
+    again = Path(folder) / "superseded_search_trials.csv"
+    again = with_repeats(_read_table(again)) if again.is_file() else None
+    out = []
+    for r in repeats.from_searches(res).to_dict("records"):
+        mine = (res["experiment"] == r["experiment"]) & (res["kind"] == r["kind"]) & (res["method"] == r["method"])
+        t = None
+        if probes is not None:
+            t = probes[(probes["experiment"] == r["experiment"]) & (probes["kind"] == r["kind"])
+                       & (probes["method"] == r["method"])]
+        out.append((r, res[mine], t, repeats.set_aside_of(t, again)))
+    return out
+
+
 def read_drops(folders) -> pd.DataFrame:
     """Every counter that moved in the trials of every folder that has any
     (``drops.csv``, written by the testbed's loss attribution), one row per trial, place

@@ -253,26 +253,11 @@ def searches(folder) -> list[dict]:
     DataFormatError
         When the folder holds no repeated search.
     """
-    import pandas as pd
-
     from routerlab.analysis import datasets, repeats
 
-    res = datasets.read_searches([folder])
-    path = Path(folder) / "search_trials.csv"
-    probes = datasets.with_repeats(datasets.read_kind(folder, "search_trials.csv")) if path.is_file() else None
-    again = Path(folder) / "superseded_search_trials.csv"
-    again = datasets.with_repeats(pd.read_csv(again)) if again.is_file() else None
-    out = []
-    for r in repeats.from_searches(res).itertuples():
-        if r.repeats < 2:
-            continue
-        mine = (res["experiment"] == r.experiment) & (res["kind"] == r.kind) & (res["method"] == r.method)
-        t = None
-        if probes is not None:
-            t = probes[(probes["experiment"] == r.experiment) & (probes["kind"] == r.kind)
-                       & (probes["method"] == r.method)]
-        out.append({"experiment": r.experiment, "engine": r.engine, "kind": r.kind, "method": r.method,
-                    "answer": r.answer, "causes": repeats.explain(res[mine], t, repeats.set_aside_of(t, again))})
+    out = [{"experiment": r["experiment"], "engine": r["engine"], "kind": r["kind"], "method": r["method"],
+            "answer": r["answer"], "causes": repeats.explain(g, t, set_aside)}
+           for r, g, t, set_aside in datasets.each_search(folder) if r["repeats"] >= 2]
     if not out:
         raise DataFormatError(folder, None, "no search here was searched more than once (search_results.csv's "
                                             "repeat column): measure with --repeats, or bench repeat --campaign")

@@ -23,7 +23,7 @@ from routerlab import defaults
 from routerlab.engines.base import Engine
 
 from routerlab.measuring import drops, record
-from routerlab.analysis import stats
+from routerlab.analysis import datasets, stats
 from routerlab.analysis.repeats import repeat_of
 from routerlab.testbed import traffic
 from routerlab.testbed import namespaces
@@ -46,6 +46,13 @@ class Probe:
     rx: int
     passed: bool
     generator_limited: bool
+
+    @classmethod
+    def from_row(cls, q) -> "Probe":
+        """The trial as a row of ``search_trials.csv`` holds it (a namedtuple of
+        ``DataFrame.itertuples``), its flags read however pandas typed them."""
+        return cls(q.method, q.phase, float(q.load), float(q.duration), int(q.tx), int(q.rx),
+                   bool(stats.flag([q.passed])[0]), bool(stats.flag([q.generator_limited])[0]))
 
 
 @dataclass
@@ -366,8 +373,7 @@ def _finished(out, experiment, wanted, ceiling, precision, final_duration, final
     res = res[res["experiment"] == experiment]
     if res.empty:
         return {}
-    res = res.assign(repeat=repeat_of(res),
-                     method=res["method"].fillna("routerlab") if "method" in res else "routerlab")
+    res = datasets.with_repeats(res)
     asked = (precision, final_duration, final_trials, round(ceiling), pdr)
     for col, value in zip(_HOW, asked):
         if col not in res or not (pd.to_numeric(res[col], errors="coerce") - value).abs().le(1e-9 * max(1, value)).all():
@@ -376,7 +382,7 @@ def _finished(out, experiment, wanted, ceiling, precision, final_duration, final
     probes = pd.read_csv(trials_path) if trials_path.is_file() else pd.DataFrame()
     if len(probes):
         probes = probes[probes["experiment"] == experiment]
-        probes = probes.assign(repeat=repeat_of(probes))
+        probes = datasets.with_repeats(probes)
     out_: dict[int, list] = {}
     for i, g in res.groupby("repeat"):
         if {(r.kind, r.method) for r in g.itertuples()} != wanted:
@@ -388,9 +394,7 @@ def _finished(out, experiment, wanted, ceiling, precision, final_duration, final
             back.append(SearchResult(
                 r.method, r.kind, None if pd.isna(r.lower_pps) else float(r.lower_pps),
                 None if pd.isna(r.upper_pps) else float(r.upper_pps), float(r.precision), float(r.trial_seconds),
-                [Probe(q.method, q.phase, float(q.load), float(q.duration), int(q.tx), int(q.rx),
-                       bool(stats.flag([q.passed])[0]), bool(stats.flag([q.generator_limited])[0]))
-                 for q in p.itertuples()],
+                [Probe.from_row(q) for q in p.itertuples()],
                 bool(stats.flag([r.limited_by_generator])[0]), int(i)))
         out_[int(i)] = back
     return out_

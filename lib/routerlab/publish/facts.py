@@ -252,19 +252,10 @@ def searches(folder) -> dict:
     searched under (pps)."""
     from routerlab.analysis import repeats
 
-    res = datasets.read_searches([folder])
-    path = Path(folder) / "search_trials.csv"
-    probes = datasets.with_repeats(pd.read_csv(path)) if path.is_file() else None
-    again = Path(folder) / SUPERSEDED_SEARCH_TRIALS
-    again = datasets.with_repeats(pd.read_csv(again)) if again.is_file() else None
     out: dict = {}
-    one = repeats.from_searches(res)
-    for r in one.to_dict("records"):
-        g = res[(res["experiment"] == r["experiment"]) & (res["kind"] == r["kind"]) & (res["method"] == r["method"])]
+    for r, g, p, set_aside in datasets.each_search(folder):
         extra = {}
-        if probes is not None:
-            p = probes[(probes["experiment"] == r["experiment"]) & (probes["kind"] == r["kind"])
-                       & (probes["method"] == r["method"])]
+        if p is not None:
             p = p.assign(loss=p["lost"] / p["tx"] if "lost" in p else 1 - p["rx"] / p["tx"])
             at_answer, at_failing = [], []
             for q in g.itertuples():
@@ -274,7 +265,7 @@ def searches(folder) -> dict:
                 at_failing += full.loc[full["load"] == q.upper_pps, "loss"].tolist()
             cause = ""
             if r["repeats"] > 1 and r["spread"] == r["spread"] and r["spread"] > repeats.SPREAD_GOAL:
-                cause = repeats.cause_words(repeats.explain(g, p, repeats.set_aside_of(p, again)))
+                cause = repeats.cause_words(repeats.explain(g, p, set_aside))
             extra = {"spread_cause": cause,
                      "generator_limited_trials": int(stats.flag(p["generator_limited"]).sum()),
                      "full_trial_s": p["duration"].max() if len(p) else None,
