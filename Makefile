@@ -2,7 +2,11 @@
 #   make figures   the main job: every notebook in replay mode (no root, no engines)
 #   make test      every test, with Click, FastClick, bmv2 (and its logging build), p4c and VPP built from their pins
 #                  (or taken from the bundles in $ROUTERLAB_ENGINE_BUNDLES)
-.PHONY: figures test setup engines
+# and for a maintainer:
+#   make release   the sdist and wheel of the tagged release, built, checked and replayed
+#                  from a fresh environment into dist/ (scripts/release.py; before the
+#                  release's commit, `.venv/bin/python scripts/release.py prepare`)
+.PHONY: figures test setup engines release
 
 VENV := .venv
 STAMP := $(VENV)/.routerlab-setup
@@ -19,6 +23,9 @@ engines: $(STAMP)
 	$(VENV)/bin/routerlab engines install
 
 setup: $(STAMP)
+
+release: $(STAMP)
+	$(VENV)/bin/python scripts/release.py
 
 $(STAMP): scripts/setup.sh scripts/debian-packages.txt pyproject.toml
 	./scripts/setup.sh

@@ -12,6 +12,11 @@ import pytest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = Path(os.environ.get("ROUTERLAB_PASTRAMI_SAMPLE", ROOT.parent / "shared" / "datasets" / "pastrami-sample"))
+#: PASTRAMI's misure.zip at the commit routerlab pins, as the shared offline copy keeps it.
+SHARED_ARCHIVE = ROOT.parent / "shared" / "external" / "pastrami-misure-c4a152cd3f9f65496d1b26cb8cadb7f87e824a8a.zip"
+#: The MoonRoute authors' repository at the commit routerlab pins, as GitHub archives it
+#: (the shared copy for machines that cannot reach GitHub).
+MOONROUTE_COPY = ROOT.parent / "shared" / "external" / "MoonRoute-data-51333dc648ca42f3740f6d09895e1ad4a9f67d69.tar.gz"
 
 
 #: Set by `make test` and CI after `routerlab engines install`: an engine that is missing
@@ -71,6 +76,20 @@ def _close_figures():
     plt.close("all")
 
 
+@pytest.fixture(scope="session")
+def moonroute_copy() -> Path:
+    """The MoonRoute authors' files: ``$ROUTERLAB_MOONROUTE_DIR``, else the shared copy
+    (../shared/external), else downloaded at the pinned commit; skipped when none is at hand."""
+    from routerlab.analysis import moonroute
+    from routerlab.errors import DataUnavailable
+
+    given = os.environ.get(moonroute.ENV_DIR) or (MOONROUTE_COPY if MOONROUTE_COPY.is_file() else None)
+    try:
+        return moonroute.locate(given)
+    except DataUnavailable as e:
+        pytest.skip(f"MoonRoute data not at hand: {e}")
+
+
 @pytest.fixture
 def pastrami_sample() -> Path:
     """The 20-file PASTRAMI sample with expected verdicts (../shared/datasets/pastrami-sample)."""
@@ -79,6 +98,69 @@ def pastrami_sample() -> Path:
     return SAMPLE
 
 
+@pytest.fixture(scope="session")
+def pastrami_published(tmp_path_factory) -> Path:
+    """The whole published PASTRAMI set, its loose raw files and misure.zip: the folder
+    $ROUTERLAB_PASTRAMI_DIR names, else laid out from the shared misure.zip, which holds
+    every loose file again (each member put where the registry pins a file of its SHA-256,
+    whatever the member's own name); skipped when neither is at hand."""
+    import hashlib
+    import shutil
+    import zipfile
+
+    from routerlab.analysis import pastrami
+
+    folder = os.environ.get(pastrami.ENV_DIR)
+    if folder and (Path(folder) / pastrami.ARCHIVE).is_file():
+        return Path(folder)
+    if not SHARED_ARCHIVE.is_file():
+        pytest.skip(f"the published PASTRAMI set: set {pastrami.ENV_DIR} to a copy with its loose files and "
+                    f"misure.zip, or put the archive at {SHARED_ARCHIVE}")
+    where = {sha.removeprefix("sha256:"): path for path, sha in pastrami.registry().items()
+             if path != pastrami.ARCHIVE}
+    out = tmp_path_factory.mktemp("pastrami-published")
+    with zipfile.ZipFile(SHARED_ARCHIVE) as z:
+        for m in z.namelist():
+            body = z.read(m) if not m.endswith("/") else b""
+            path = where.get(hashlib.sha256(body).hexdigest())
+            if path:
+                (out / path).parent.mkdir(parents=True, exist_ok=True)
+                (out / path).write_bytes(body)
+    missing = [p for p in where.values() if not (out / p).is_file()]
+    assert not missing, f"{SHARED_ARCHIVE} lacks pinned loose files: {missing[:3]}"
+    shutil.copyfile(SHARED_ARCHIVE, out / pastrami.ARCHIVE)
+    return out
+
+
+@pytest.fixture
+def pastrami_archive() -> Path:
+    """PASTRAMI's misure.zip at the pinned commit: $ROUTERLAB_PASTRAMI_DIR's, else the
+    shared offline copy (../shared/external)."""
+    from routerlab.analysis import pastrami
+
+    folder = os.environ.get(pastrami.ENV_DIR)
+    if folder and (Path(folder) / pastrami.ARCHIVE).is_file():
+        return Path(folder) / pastrami.ARCHIVE
+    if not SHARED_ARCHIVE.is_file():
+        pytest.skip(f"PASTRAMI's misure.zip: neither in ${pastrami.ENV_DIR} nor at {SHARED_ARCHIVE}")
+    return SHARED_ARCHIVE
+
+
 def write_raw(path: Path, lines: list[str]) -> Path:
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel of this working tree, built as pip builds it for a user (`pip install
+    git+...`): once per session, for the tests of the install and of the packaging."""
+    import subprocess
+    import sys
+
+    out = tmp_path_factory.mktemp("wheel")
+    p = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(out), str(ROOT)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    (whl,) = out.glob("routerlab-*.whl")
+    return whl

@@ -44,6 +44,23 @@ def test_a_citation_says_what_was_not_found():
     assert s.link is None
 
 
+def test_a_citation_says_what_is_known_after_what_was_not_found():
+    s = citations.Source(key="x", label="X report", missing=("title", "authors", "venue", "year", "link"),
+                         note="looked everywhere", known="a report on Y, described only in Z.")
+    assert s.markdown() == ("X report. Not found: title, authors, venue, year, address. "
+                            "What is known: a report on Y, described only in Z.")
+    assert s.text().endswith("What is known: a report on Y, described only in Z.")
+
+
+def test_every_source_with_fields_missing_says_what_is_known_in_the_gallery():
+    """The packaged list's sources that miss fields the issue named (FastPath, the
+    fast-reroute poster, the 100GE write-up) say what is known of them where they are cited."""
+    for key in ("fastpath", "frr-poster", "rackcorp-100ge"):
+        source = citations.catalogue().sources[key]
+        assert source.missing and source.known, key
+        assert "What is known: " in source.markdown(), key
+
+
 def test_sources_that_figures_are_ours_say_so():
     assert "routerlab's own measurements" in citations.figure_set("testbed-sweeps").markdown()
     assert "nothing is measured" in citations.figure_set("pastrami-methodology").markdown()
@@ -66,6 +83,7 @@ def _doc():
     (lambda d: d["sources"]["click"].pop("year"), r"source 'click': no year: give it, or name it in missing"),
     (lambda d: d["sources"]["click"].update(missing=["year"]), r"source 'click': year is given and also named"),
     (lambda d: d["sources"]["fastpath"].pop("note"), r"source 'fastpath': names missing fields but has no note"),
+    (lambda d: d["sources"]["click"].update(known="a paper"), r"source 'click': has known but names nothing missing"),
     (lambda d: d["sources"]["click"].update(doi="https://doi.org/10.1145/354871.354874"), r"bare DOI"),
     (lambda d: d["sources"]["click"].pop("label"), r"source 'click': missing key\(s\) label"),
     (lambda d: d["sources"]["click"].update(label=" "), r"source 'click': needs a label"),

@@ -56,6 +56,8 @@ def test_inputs_are_the_notebook_and_the_tables_of_its_datasets():
                                                                             "testbed-click", "testbed-vpp"}
     assert not [p for p in got if p.endswith((".md", ".png", "facts.json"))]
     assert list(gallery.inputs("pastrami-experiments"))[1] == "lib/routerlab/data/pastrami-registry.txt"
+    moonroute = gallery.inputs("moonroute-authors")
+    assert "lib/routerlab/data/moonroute-registry.txt" in moonroute and "datasets/microbench/batch.csv" in moonroute
     with pytest.raises(RouterlabError, match="'nosuch' is not in routerlab.publish.gallery.INPUTS"):
         gallery.inputs("nosuch")
 

@@ -1,24 +1,53 @@
-"""Which routerlab is running: its version and, run from a clone, the clone's commit
-(:func:`code_version`: what ``routerlab --version`` prints and every environment record
-names first), the clone itself (:func:`repo_root`), and the project's folders in a clone or
-bundled in the package (:func:`project_dir`). It imports nothing heavy, so that
-``routerlab --version`` answers as fast as ``--help``."""
+"""Which routerlab is running: its version and, run from a clone, the clone's release and
+commit (:func:`code_version`: what ``routerlab --version`` prints and every environment
+record names first), the release it is or prepares (:func:`release`), the clone itself
+(:func:`repo_root`), and the project's folders in a clone or bundled in the package
+(:func:`project_dir`). It imports nothing heavy, so that ``routerlab --version`` answers as
+fast as ``--help``.
+
+A release is a git tag ``vX.Y.Z``; setuptools-scm makes the package's version from it when
+the package is built (``[tool.setuptools_scm]`` in pyproject.toml), and CITATION.cff names
+it (tests/test_packaging.py checks that they agree)."""
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
 
-from routerlab import __version__
-from routerlab.errors import DataUnavailable
+from routerlab.errors import DataUnavailable, RouterlabError
+
+#: The version of a routerlab imported from files pip never installed (``PYTHONPATH=lib``):
+#: no metadata says which it is.
+NOT_INSTALLED = "0+unknown"
+
+#: The tags that name releases: ``v`` and the version (pyproject.toml's setuptools-scm
+#: reads the same ones).
+RELEASE_TAGS = "v[0-9]*"
+
+
+@functools.cache
+def installed_version() -> str:
+    """The installed package's version, from its metadata (``importlib.metadata``), which
+    setuptools-scm made from the git tag when the package was built: ``0.1.0`` built at the
+    tag v0.1.0, ``0.1.0.post1.dev3+g1a2b3c4`` three commits after it. An editable install
+    keeps the version of the day it was installed; :func:`code_version` reads a clone's
+    own. :data:`NOT_INSTALLED` when routerlab was never installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("routerlab")
+    except metadata.PackageNotFoundError:
+        return NOT_INSTALLED
 
 
 def code_version(checkout: Path | None = None) -> str:
     """The routerlab that is running, for every environment record: its version, and in a
-    git checkout the commit (``0.1.0 (git 22b989d)``), marked ``+ uncommitted changes``
-    when a file of the code that measures (``lib``, ``routers``, ``p4``) differs from it or
-    is new, so that a dataset names the code that made it. Read once per process: the code
-    a run imported, not a commit made while it ran.
+    git checkout the last release tag its commit descends from and the commit (``0.1.0
+    (git 22b989d)``), marked ``+ uncommitted changes`` when a file of the code that
+    measures (``lib``, ``routers``, ``p4``) differs from it or is new, so that a dataset
+    names the code that made it. A checkout with no release tag yet gives the installed
+    version (:func:`installed_version`) in its place. Read once per process: the code a
+    run imported, not a commit made while it ran.
 
     ``checkout``: the clone to read (default: the one this package is installed from,
     :func:`repo_root`; a package installed from PyPI or a wheel has none and gives its
@@ -39,9 +68,9 @@ def _read_code_version(root: Path | None) -> str:
     import subprocess
 
     if root is None or not (root / ".git").exists():
-        return __version__
+        return installed_version()
     if shutil.which("git") is None:
-        return f"{__version__} (a git checkout; no git to read its commit)"
+        return f"{installed_version()} (a git checkout; no git to read its commit)"
 
     def git(*args) -> str | None:
         # safe.directory: root may read a checkout of another user's (git refuses it otherwise);
@@ -55,11 +84,57 @@ def _read_code_version(root: Path | None) -> str:
 
     head = git("rev-parse", "--short=7", "HEAD")
     if not head:
-        return f"{__version__} (a git checkout; its commit could not be read)"
+        return f"{installed_version()} (a git checkout; its commit could not be read)"
+    # the clone's own release: an editable install's metadata is as old as the install
+    tag = git("describe", "--tags", "--abbrev=0", "--match", RELEASE_TAGS, "HEAD")
+    version = tag.removeprefix("v") if tag else installed_version()
     changes = git("status", "--porcelain", "--untracked-files=all", "--", "lib", "routers", "p4")
     if changes is None:
-        return f"{__version__} (git {head}; uncommitted changes unknown)"
-    return f"{__version__} (git {head}{' + uncommitted changes' if changes else ''})"
+        return f"{version} (git {head}; uncommitted changes unknown)"
+    return f"{version} (git {head}{' + uncommitted changes' if changes else ''})"
+
+
+def release() -> str:
+    """The release this routerlab is, or is being prepared as (``0.1.0``): what the
+    notebooks' Colab cell installs (the tag ``v`` + it). In a clone, CITATION.cff's
+    ``version``, which is written before the release's tag can be made on the commit that
+    holds it; installed, the release part of the installed version (the tag it was built
+    at or after).
+
+    Raises
+    ------
+    RouterlabError
+        CITATION.cff without a version, or a routerlab never installed outside a clone.
+    """
+    import re
+
+    root = repo_root()
+    if root is not None and (root / "CITATION.cff").is_file():
+        return citation_version(root)
+    installed = installed_version()
+    if installed == NOT_INSTALLED:
+        raise RouterlabError("routerlab is neither installed nor in a clone: no release to name")
+    return re.match(r"\d+(\.\d+)*", installed)[0]
+
+
+def citation_version(root: Path) -> str:
+    """The ``version`` of the clone at ``root``'s CITATION.cff: the release it is, or
+    prepares (what :func:`release` gives in a clone; scripts/release.py reads it so too).
+
+    Raises
+    ------
+    RouterlabError
+        When it is not a release's number (X.Y.Z).
+    """
+    import re
+
+    import yaml
+
+    cff = Path(root) / "CITATION.cff"
+    version = (yaml.safe_load(cff.read_text()) or {}).get("version")
+    if not re.fullmatch(r"\d+(\.\d+)*", str(version or "")):
+        raise RouterlabError(f"{cff}: version must be the release's number (X.Y.Z), got {version!r}")
+    return str(version)
 
 
 def repo_root() -> Path | None:

@@ -7,7 +7,8 @@ numbers it holds. The notebooks' first cell (:func:`routerlab.publish.notebooks.
 ``datasets/reference/README.md`` and the gallery are written from it.
 
 A field that could not be found is left out and named in the entry's ``missing``, with a
-``note`` saying what was looked for: a citation says what is not known rather than guess.
+``note`` saying what was looked for and ``known`` saying what is known of the source all
+the same: a citation says what is not known rather than guess, and what is.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def _missing(v):
 #: together (a field given or named missing, a note for what is missing) is :func:`load`'s.
 SOURCE = yamlfile.Shape({"label": str, "title": (str, None), "authors": (yamlfile.ListOf(str), None),
                          "venue": (str, None), "year": (int, None), "url": (str, None), "doi": (str, None),
-                         "note": (str, None), "missing": (_missing, None)}, required=("label",))
+                         "note": (str, None), "known": (str, None), "missing": (_missing, None)},
+                        required=("label",))
 FIGURE_SET = yamlfile.Shape({"data": str, "cites": (yamlfile.ListOf(str), None)}, required=("data",))
 SHAPE = yamlfile.Shape({"sources": (yamlfile.MapOf(SOURCE, each="source {key!r}"), None),
                         "figure_sets": (yamlfile.MapOf(FIGURE_SET, each="figure set {key!r}"), None),
@@ -69,6 +71,9 @@ class Source:
         Where the data was found, what is missing and why.
     missing : tuple of str
         Fields that could not be found (of :data:`MAY_BE_MISSING`).
+    known : str
+        What is known of the source where fields are missing (what it is, where it is
+        described), said after them in its citation; empty when nothing is missing.
     """
 
     key: str
@@ -81,6 +86,7 @@ class Source:
     doi: str | None = None
     note: str = ""
     missing: tuple[str, ...] = ()
+    known: str = ""
 
     @property
     def link(self) -> str | None:
@@ -111,6 +117,8 @@ class Source:
         if self.missing:
             names = ["address" if m == "link" else m for m in self.missing]
             parts.append("Not found: " + ", ".join(names))
+        if self.known:
+            parts.append("What is known: " + self.known.rstrip("."))
         return parts
 
     def text(self) -> str:
@@ -189,6 +197,10 @@ def _source(path: Path, key: str, entry) -> Source:
             raise bad(f"{field} is given and also named in missing", "missing")
     if missing and not str(entry.get("note") or "").strip():
         raise bad("names missing fields but has no note saying what was looked for", "missing")
+    if entry.get("known") and not missing:
+        raise bad("has known but names nothing missing: give its fields instead", "known")
+    if "|" in str(entry.get("known") or ""):
+        raise bad("known must not contain '|'", "known")
     authors = entry.get("authors") or []
     if not all(a.strip() for a in authors):
         raise bad("authors must be a list of names", "authors")
@@ -207,7 +219,8 @@ def _source(path: Path, key: str, entry) -> Source:
             raise bad(f"{field} must not contain '|'", field)
     return Source(key=key, label=entry["label"].strip(), title=entry.get("title"), authors=tuple(authors),
                   venue=entry.get("venue"), year=year, url=url, doi=doi,
-                  note=" ".join(str(entry.get("note") or "").split()), missing=tuple(missing))
+                  note=" ".join(str(entry.get("note") or "").split()), missing=tuple(missing),
+                  known=" ".join(str(entry.get("known") or "").split()))
 
 
 def load(path: str | Path | None = None) -> Catalogue:

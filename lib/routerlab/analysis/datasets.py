@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import csv
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -702,7 +703,8 @@ def read_inputs(paths, fmt: str = "auto") -> tuple[list[tuple], pd.DataFrame | N
     -------
     (list of (label, trials, error, key), pandas.DataFrame or None)
         One entry per input file or dataset, in the order given (a folder of raw files
-        gives its files sorted; a file named twice comes twice): ``label`` is the path as a
+        gives its files sorted, with those only PASTRAMI's archive holds when it is there:
+        :func:`pastrami.raw_sources`; a file named twice comes twice): ``label`` is the path as a
         string; ``trials`` is the trial table of a routerlab dataset, or None for a raw
         file, whose trials are in the second value under the experiment id ``key`` (one
         per entry, so that no two files are ever pooled); ``error`` is the
@@ -715,9 +717,15 @@ def read_inputs(paths, fmt: str = "auto") -> tuple[list[tuple], pd.DataFrame | N
     for path in map(Path, paths):
         if path.is_dir() and fmt != "routerlab" and not any(
                 (path / f).is_file() for f in ("trials.csv", "trials.parquet")):
-            files = sorted(path.rglob("*.txt"))
-            if not files:
-                entries.append((str(path), None, DataFormatError(path, None, "no PASTRAMI .txt files or trials.* here")))
+            # its loose files, and those only PASTRAMI's archive holds when it is there
+            files, problems = pastrami.raw_sources(path)
+            # a copy of the set without its archive: its files are judged, what it leaves out said once
+            for note in pastrami.left_out(path):
+                logging.getLogger(__name__).warning("%s", note)
+            if not files and not problems:
+                entries.append((str(path), None, DataFormatError(path, None, "no PASTRAMI .txt files or trials.* here"),
+                                None))
+            entries += [(label, None, e, None) for label, e in problems.items()]
             entries += [(str(f), None, None, str(len(raw) + i)) for i, f in enumerate(files)]
             raw += files
         elif path.is_file() and (fmt == "pastrami" or fmt == "auto" and path.suffix not in (".csv", ".parquet")

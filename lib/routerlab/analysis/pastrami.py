@@ -9,30 +9,43 @@ or, from experiments with CPU sampling, 5-field runs
 encoded in its file name (testbed, kernel, environment, NIC ring, IRQ pinning, class,
 repetition); :func:`parse_name` turns it into columns.
 
-The published set (107 files, repository netgroup/pastrami) is fetched on demand with
-pooch, pinned by commit and SHA-256 (``data/pastrami-registry.txt``), and cached; the
-environment variable ``ROUTERLAB_PASTRAMI_DIR`` names a local copy instead. The raw files
-are never part of this repository.
+The published set (repository netgroup/pastrami) is its loose raw files and the authors'
+archive ``misure.zip``, which holds them again and a few files that only it holds
+(:func:`archived`). Both are fetched on demand with pooch, pinned by commit and SHA-256
+(``data/pastrami-registry.txt``), and cached; the environment variable
+``ROUTERLAB_PASTRAMI_DIR`` names a local copy instead. A folder is read as one set
+(:func:`raw_sources`): its loose files, and the archive's own files when the archive is
+there and is the pinned one; a copy without the archive is read as its loose files, and
+what that leaves out is said in one line (:func:`left_out`). The raw files are never part
+of this repository.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
 import re
-from importlib import resources
-from pathlib import Path
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pandas as pd
 
-from routerlab.errors import DataFormatError, DataUnavailable
-from routerlab.progress import Progress, silent, Step
+from routerlab.analysis import pinned
+from routerlab.errors import DataFormatError, DataUnavailable, RouterlabError
+from routerlab.progress import Progress, silent
 
 #: Commit of netgroup/pastrami that the registry's hashes belong to.
 PASTRAMI_COMMIT = "c4a152cd3f9f65496d1b26cb8cadb7f87e824a8a"
 PASTRAMI_URL = f"https://raw.githubusercontent.com/netgroup/pastrami/{PASTRAMI_COMMIT}/"
 ENV_DIR = "ROUTERLAB_PASTRAMI_DIR"
+#: The authors' archive of their raw files, at the top of the repository.
+ARCHIVE = "misure.zip"
+
+log = logging.getLogger(__name__)
 
 #: Columns that :func:`parse_name` adds, with their meaning.
 SETUP_COLUMNS = {
@@ -210,13 +223,57 @@ def _setup_column(values: list, counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.array(values), counts)
 
 
+@dataclass(frozen=True)
+class Member:
+    """A published raw file that only the archive holds, read from inside it.
+
+    Attributes
+    ----------
+    archive : pathlib.Path
+        The archive file (``misure.zip``) in the folder being read.
+    name : str
+        The member's name inside the archive.
+    path : str
+        The file's path in the published set, as a loose file would have it (its
+        experiment id is this without ``.txt``).
+    sha256 : str
+        The member's SHA-256 as the registry pins it (hex).
+    """
+
+    archive: Path
+    name: str
+    path: str
+    sha256: str
+
+    def __str__(self) -> str:
+        return f"{self.archive}:{self.name}"
+
+
+def _text(source) -> str:
+    """The text of a raw file, loose or an archive's :class:`Member` (whose content is
+    checked against its pin)."""
+    if not isinstance(source, Member):
+        return Path(source).read_text()
+    try:
+        with zipfile.ZipFile(source.archive) as z:
+            data = z.read(source.name)
+    except KeyError:
+        raise DataFormatError(source, None, f"not in {source.archive.name}") from None
+    except zipfile.BadZipFile as e:
+        raise DataFormatError(source, None, f"{source.archive.name} cannot be read as a zip archive ({e})") from None
+    got = hashlib.sha256(data).hexdigest()
+    if got != source.sha256:
+        raise DataFormatError(source, None, f"SHA-256 {got} is not the pinned {source.sha256}")
+    return data.decode()
+
+
 def read_files(files, experiments=None) -> tuple[pd.DataFrame | None, dict]:
     """Read many raw files into one trial table, keeping the files that cannot be read apart.
 
     Parameters
     ----------
-    files : list of path-like
-        The raw files.
+    files : list of path-like or Member
+        The raw files: loose files, or files inside the published archive (:class:`Member`).
     experiments : list of str, optional
         Experiment id of each file; default: the file name without ``.txt``.
 
@@ -225,27 +282,31 @@ def read_files(files, experiments=None) -> tuple[pd.DataFrame | None, dict]:
     (pandas.DataFrame or None, dict)
         The trials of every readable file, as :func:`read_raw` gives them, in the order of
         ``files`` (None when no file could be read); and, for each unreadable file, its
-        :class:`DataFormatError`, keyed by the path as given.
+        :class:`DataFormatError`, keyed by the file as given.
     """
     files = list(files)
     experiments = list(experiments) if experiments is not None else [None] * len(files)
     good, errors = [], {}
     for f, exp in zip(files, experiments):
-        path = Path(f)
+        path = f if isinstance(f, Member) else Path(f)
+        name = PurePosixPath(f.path).name if isinstance(f, Member) else path.name
         try:
-            text = path.read_text()
+            text = _text(f)
         except OSError as e:
             errors[f] = DataFormatError(path, None, f"cannot read: {e.strerror or e}")
             continue
         except UnicodeDecodeError as e:
             errors[f] = DataFormatError(path, None, f"not a text file (byte {e.start} is not UTF-8)")
             continue
+        except DataFormatError as e:
+            errors[f] = e
+            continue
         try:
             cols = _parse(path, text)
         except DataFormatError as e:
             errors[f] = e
             continue
-        good.append((path, exp or path.name.removesuffix(".txt"), parse_name(path.name), cols))
+        good.append((path, exp or name.removesuffix(".txt"), parse_name(name), cols))
     if not good:
         return None, errors
     counts = np.array([len(cols["tx"]) for *_, cols in good])
@@ -286,23 +347,41 @@ def read_raw(path, experiment: str | None = None) -> pd.DataFrame:
     return trials
 
 
+def _pins() -> list[list[str]]:
+    """The registry's lines, split: ``[path, "sha256:HEX"]``, or ``[path, "sha256:HEX",
+    "ARCHIVE:MEMBER"]`` for a file that only the archive holds."""
+    return pinned.registry_lines("pastrami-registry.txt")
+
+
 def registry() -> dict[str, str]:
-    """Relative path -> ``sha256:...`` hash of each published raw file (107 files)."""
-    text = resources.files("routerlab").joinpath("data/pastrami-registry.txt").read_text()
-    return dict(line.split() for line in text.splitlines() if line.strip())
+    """What is downloaded of the published set: relative path -> ``sha256:...``, for each
+    loose raw file and for the archive (:data:`ARCHIVE`)."""
+    return {pin[0]: pin[1] for pin in _pins() if len(pin) == 2}
+
+
+def archived() -> dict[str, tuple[str, str, str]]:
+    """The published raw files that only the archive holds: relative path (as a loose
+    file would have it) -> (archive, member name, SHA-256 hex of the member)."""
+    out = {}
+    for pin in _pins():
+        if len(pin) == 3:
+            archive, member = pin[2].split(":", 1)
+            out[pin[0]] = (archive, member, pin[1].removeprefix("sha256:"))
+    return out
 
 
 def _cache_dir() -> Path:
-    import pooch
-
-    return Path(pooch.os_cache("routerlab")) / f"pastrami-{PASTRAMI_COMMIT[:12]}"
+    return pinned.cache_dir("pastrami", PASTRAMI_COMMIT)
 
 
 def locate(data_dir: str | os.PathLike | None = None, *, download: bool = True) -> Path:
     """Folder that holds the PASTRAMI raw files, fetching the published set if needed.
 
     Order: ``data_dir`` if given; else ``$ROUTERLAB_PASTRAMI_DIR``; else the pooch cache,
-    downloading (pinned by commit and SHA-256) what is missing when ``download``.
+    downloading (pinned by commit and SHA-256) what is missing when ``download``. When
+    only the archive cannot be downloaded, the folder is still returned (its loose files
+    are all there) and the reason is logged; reading it then reads the loose files, and
+    :func:`left_out` names the archive as missing.
 
     Raises
     ------
@@ -312,61 +391,165 @@ def locate(data_dir: str | os.PathLike | None = None, *, download: bool = True) 
     given = data_dir or os.environ.get(ENV_DIR)
     if given:
         p = Path(given).expanduser()
-        if not p.is_dir() or not any(p.rglob("*.txt")):
+        if not p.is_dir() or not ((p / ARCHIVE).is_file() or any(p.rglob("*.txt"))):
             src = "data_dir" if data_dir else ENV_DIR
             raise DataUnavailable(f"PASTRAMI data: {src}={given} is not a folder with raw .txt files")
         return p
     reg = registry()
     cache = _cache_dir()
-    missing = [f for f in reg if not (cache / f).is_file()]
+    missing = pinned.missing(reg, cache)
     if not missing:
         return cache
     if not download:
         raise DataUnavailable(f"PASTRAMI data: {len(missing)} of {len(reg)} files not cached in {cache} "
                               f"(run `routerlab fetch-pastrami`, or set {ENV_DIR})")
-    fetch(cache=cache)
+    try:
+        fetch(cache=cache)
+    except DataUnavailable as e:
+        if any(not (cache / f).is_file() for f in reg if f != ARCHIVE):
+            raise
+        log.warning("%s", e)
     return cache
 
 
 def fetch(cache: Path | None = None, progress: Progress = silent) -> Path:
-    """Download the published PASTRAMI raw files into the cache (pinned, hash-checked).
-    ``progress`` is told the files to fetch (0 of them done), then each as it arrives.
+    """Download the published PASTRAMI raw files and the archive into the cache (pinned,
+    hash-checked). ``progress`` is told the files to fetch (0 of them done), then each as
+    it arrives. The loose files come first: a loose file that fails stops the download;
+    the archive failing leaves every loose file fetched.
 
     Raises
     ------
     DataUnavailable
-        When the download fails (offline, or the host does not answer), in one line.
+        When a download fails (offline, the host does not answer, or the file is not the
+        one pinned), in one line naming the file.
     """
-    import pooch
+    reg = registry()
+    # the archive last: when only it fails, every loose file is already there to be read
+    pins = {f: reg[f] for f in sorted(reg, key=lambda f: f == ARCHIVE)}
+    return pinned.fetch(pins, PASTRAMI_URL, cache or _cache_dir(), what="PASTRAMI data",
+                        where=f"netgroup/pastrami@{PASTRAMI_COMMIT[:7]}", env_dir=ENV_DIR, progress=progress)
 
-    cache = cache or _cache_dir()
-    pup = pooch.create(path=cache, base_url=PASTRAMI_URL, registry=registry(), retry_if_failed=1)
-    files = list(pup.registry)
-    todo = [f for f in files if not (cache / f).is_file()]
-    if todo:
-        progress(Step("fetching PASTRAMI", 0, len(todo)))
-    for i, f in enumerate(todo):
-        try:
-            pup.fetch(f, downloader=pooch.HTTPDownloader(timeout=30, progressbar=False))
-        except Exception as e:  # noqa: BLE001 - any network failure becomes one line
-            reason = type(e).__name__
-            raise DataUnavailable(
-                f"PASTRAMI data: cannot download {f} from netgroup/pastrami@{PASTRAMI_COMMIT[:7]} "
-                f"({reason}); offline? set {ENV_DIR} to a local copy") from None
-        progress(Step("fetching PASTRAMI", i + 1, len(todo)))
-    return cache
+
+def _archive_problem(archive: Path) -> RouterlabError | None:
+    """Why the archive in a folder cannot be read as the pinned one (its SHA-256
+    differs), or None."""
+    want = registry()[ARCHIVE].removeprefix("sha256:")
+    try:
+        got = hashlib.sha256(archive.read_bytes()).hexdigest()
+    except OSError as e:
+        return DataFormatError(archive, None, f"cannot read: {e.strerror or e}")
+    if got != want:
+        return DataFormatError(archive, None, f"SHA-256 {got} is not the {want} pinned for "
+                               f"netgroup/pastrami@{PASTRAMI_COMMIT[:7]}: a damaged or other copy, "
+                               "so the experiments only it holds are left out")
+    return None
+
+
+def _matches(path: str, pattern: str) -> bool:
+    """Whether a path of the set matches ``pattern`` as ``Path.glob`` would match it below
+    the folder ("**/" also stands for no folder at all)."""
+    return PurePosixPath(path).match(pattern) or (pattern.startswith("**/") and PurePosixPath(path).match(pattern[3:]))
+
+
+def raw_sources(folder, pattern: str = "**/*.txt") -> tuple[list, dict[str, RouterlabError]]:
+    """The raw files of a folder, as :func:`read_dir` reads them.
+
+    These are the loose files below ``folder`` that match ``pattern``, and, when the
+    folder holds the archive (:data:`ARCHIVE`) and it is the pinned one, the files only
+    the archive holds (:func:`archived`; a loose copy of one is read instead). A folder
+    without the archive is read as the loose files it holds; what of the published set
+    that leaves out is :func:`left_out`'s to say, not an error.
+
+    Returns
+    -------
+    (list, dict)
+        The files (:class:`pathlib.Path` or :class:`Member`), sorted by their path in the
+        set; and what keeps a part of the set from being read, by file: the archive, when
+        it is there but cannot be read or its SHA-256 differs.
+    """
+    folder = Path(folder)
+    found = {f.relative_to(folder).parts: f for f in folder.glob(pattern)}
+    problems: dict[str, RouterlabError] = {}
+    pins = archived()
+    archive = folder / ARCHIVE
+    if pins and archive.is_file():
+        problem = _archive_problem(archive)
+        if problem is not None:
+            problems[str(archive)] = problem
+        else:
+            for path, (_, member, sha) in pins.items():
+                if _matches(path, pattern):
+                    found.setdefault(PurePosixPath(path).parts, Member(archive, member, path, sha))
+    return [found[k] for k in sorted(found)], problems
+
+
+def left_out(folder, pattern: str = "**/*.txt") -> list[str]:
+    """What of the published set reading ``folder`` leaves out although the folder is a
+    copy of it, one line each: the folder holds every loose file of the set but not the
+    archive, so the experiments only the archive holds (those ``pattern`` matches that
+    have no loose copy here) are not read. Empty for any other folder (one's own files, a
+    part of the set, the whole set). Partial data, not an error: the rest is read as ever.
+    """
+    folder = Path(folder)
+    archive = folder / ARCHIVE
+    if archive.is_file() or not all((folder / f).is_file() for f in registry() if f != ARCHIVE):
+        return []
+    absent = [p for p in archived() if _matches(p, pattern) and not (folder / p).is_file()]
+    if not absent:
+        return []
+    return [f"PASTRAMI data: {archive} is missing, so the {len(absent)} experiments only it holds are left out "
+            f"(`routerlab fetch-pastrami` downloads it and says why it could not)"]
+
+
+def _experiment_id(folder: Path, source) -> str:
+    """A file's experiment id in a folder: its path in the set without ``.txt``."""
+    if isinstance(source, Member):
+        return source.path.removesuffix(".txt")
+    return str(source.relative_to(folder).with_suffix(""))
+
+
+def read_folder(folder, pattern: str = "**/*.txt") -> tuple[pd.DataFrame | None, list[RouterlabError]]:
+    """Read every raw file of ``folder`` (:func:`raw_sources`), keeping what cannot be read
+    apart; the experiment id is the path in the set without ``.txt`` (e.g.
+    ``bare-metal/run_30/clab_tb3_raw_30_...``).
+
+    Returns
+    -------
+    (pandas.DataFrame or None, list)
+        The trials of every readable file (None when there is none); and one error per file
+        that could not be read (an archive that is not the pinned one, a malformed row),
+        each naming the file (and the line). A copy of the set without its archive is no
+        error: :func:`left_out` says what it leaves out.
+
+    Raises
+    ------
+    DataUnavailable
+        When the folder holds no raw file at all.
+    """
+    folder = Path(folder)
+    sources, problems = raw_sources(folder, pattern)
+    if not sources and not problems:
+        raise DataUnavailable(f"PASTRAMI data: no raw .txt files below {folder}")
+    trials, errors = read_files(sources, [_experiment_id(folder, f) for f in sources])
+    return trials, list(problems.values()) + list(errors.values())
+
+
+def raise_unread(errors: list[RouterlabError]) -> None:
+    """Raise the first error of :func:`read_folder` (one line naming its file), if any."""
+    if errors:
+        raise errors[0]
 
 
 def read_dir(folder, pattern: str = "**/*.txt") -> pd.DataFrame:
-    """Read every raw file below ``folder``; the experiment id is the relative path
-    without ``.txt`` (e.g. ``bare-metal/run_30/clab_tb3_raw_30_...``)."""
-    folder = Path(folder)
-    files = sorted(folder.glob(pattern))
-    if not files:
-        raise DataUnavailable(f"PASTRAMI data: no raw .txt files below {folder}")
-    trials, errors = read_files(files, [str(f.relative_to(folder).with_suffix("")) for f in files])
-    if errors:
-        raise next(iter(errors.values()))
+    """Read every raw file of ``folder`` (:func:`read_folder`), failing on the first that
+    cannot be read, in one line naming it. What of the published set the folder leaves
+    out (:func:`left_out`: a copy of its loose files without the archive) is logged as a
+    warning, one line naming the archive, and the files that are there are returned."""
+    trials, errors = read_folder(folder, pattern)
+    raise_unread(errors)
+    for note in left_out(folder, pattern):
+        log.warning("%s", note)
     return trials
 
 

@@ -663,3 +663,74 @@ def pdr_comparison(curves: pd.DataFrame, records: pd.DataFrame, *, labels: dict 
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def _grouped_bars(ax, df: pd.DataFrame, *, x: str, hue: str, y: str = "mpps", err: str = "sd_mpps"):
+    """Bars of ``y`` grouped by ``x``, one per ``hue`` in order of appearance, each with
+    its ± ``err`` bar (given, not estimated)."""
+    groups = list(dict.fromkeys(df[hue]))
+    xs = sorted(df[x].unique())
+    width = 0.8 / len(groups)
+    palette = sns.color_palette(n_colors=len(groups))
+    for i, (g, colour) in enumerate(zip(groups, palette)):
+        d = df[df[hue] == g].set_index(x).reindex(xs)
+        pos = np.arange(len(xs)) - 0.4 + width * (i + 0.5)
+        ax.bar(pos, d[y], width, yerr=d[err], color=colour, label=g, capsize=2,
+               error_kw={"elinewidth": 0.8})
+    ax.set_xticks(np.arange(len(xs)), [f"{v:g}" for v in xs])
+
+
+def moonroute_cores(df: pd.DataFrame, *, line_rate_mpps: float):
+    """The MoonRoute authors' core-scaling figure: Mpps (± the authors' standard deviation
+    over runs) against cores, one bar per CPU frequency and traffic, with the ports' line
+    rate (Mpps) dashed."""
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    _grouped_bars(ax, df, x="cores", hue="series")
+    ax.axhline(line_rate_mpps, color="gray", ls="--", lw=1, label=f"line rate ({line_rate_mpps:.2f} Mpps)")
+    ax.set(xlabel="cores", ylabel="throughput (Mpps)",
+           title="MoonRoute against cores: the authors' data (emmericp/MoonRoute-data)")
+    ax.legend(fontsize=8, ncols=3, loc="upper left")
+    ax.set_ylim(0, line_rate_mpps * 1.3)
+    fig.tight_layout()
+    return fig
+
+
+def moonroute_batch(authors: pd.DataFrame, ours: pd.DataFrame, *, tx_batches: list[int]):
+    """The MoonRoute authors' batch-size figure beside routerlab's FastClick sweep, in Mpps.
+
+    Left: MoonRoute's Mpps (± the standard deviation over runs) against its receive batch
+    size, one line per transmit batch size of ``tx_batches``. Right: FastClick forwarding
+    from memory (``ours``: ``burst``, ``mpps``, every repeat; band = their range) against
+    its batch size. Both x axes in packets, log 2."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    ax = axes[0]
+    for tx in tx_batches:
+        d = authors[authors["tx_batch"] == tx].sort_values("rx_batch")
+        ax.errorbar(d["rx_batch"], d["mpps"], yerr=d["sd_mpps"], marker="o", ms=3, capsize=2, label=f"TX batch {tx}")
+    ax.set(xlabel="MoonRoute RX batch size (packets)", ylabel="throughput (Mpps)",
+           title="MoonRoute, one core: the authors' data")
+    ax.legend(fontsize=8)
+    sns.lineplot(ours, x="burst", y="mpps", errorbar=("pi", 100), marker="o", ax=axes[1])
+    engine = ours["engine"].iloc[0] if "engine" in ours else "FastClick"
+    axes[1].set(xlabel=f"{engine} batch size (packets)", title=f"{engine} from memory: routerlab's sweep")
+    for a in axes:
+        a.set_xscale("log", base=2)
+        a.grid(True, alpha=0.4)
+    axes[0].set_ylim(bottom=0)
+    fig.tight_layout()
+    return fig
+
+
+def moonroute_freq(df: pd.DataFrame, *, line_rate_mpps: float):
+    """The MoonRoute authors' CPU-frequency figure: Mpps (± the tables' standard
+    deviation) against the core's frequency (GHz), one bar per traffic, with one port's
+    line rate (Mpps) dashed."""
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    _grouped_bars(ax, df, x="ghz", hue="series")
+    ax.axhline(line_rate_mpps, color="gray", ls="--", lw=1, label=f"line rate ({line_rate_mpps:.2f} Mpps)")
+    ax.set(xlabel="CPU frequency (GHz)", ylabel="throughput (Mpps)",
+           title="MoonRoute against CPU frequency, one core: the authors' data")
+    ax.legend(fontsize=8, ncols=3, loc="upper left")
+    ax.set_ylim(0, line_rate_mpps * 1.3)
+    fig.tight_layout()
+    return fig

@@ -36,7 +36,7 @@ def assess(paths, mode, pdr, eta, entry_multiplier, plr_floor, fmt, as_json):
 
 @app.command("fetch-pastrami")
 def fetch_pastrami():
-    """Download the published PASTRAMI raw data (107 files, pinned by commit and hash) into the cache."""
+    """Download the published PASTRAMI raw data (its raw files and misure.zip, pinned by commit and SHA-256) into the cache."""
     from rich import get_console
 
     from routerlab.analysis import pastrami

@@ -84,7 +84,8 @@ class App(Group):
 
 
 def _print_version(ctx, param, value):
-    """``routerlab --version``: the version and, run from a clone, its commit."""
+    """``routerlab --version``: the installed version, or run from a clone its last release
+    tag and its commit (:func:`routerlab.version.code_version`)."""
     if not value or ctx.resilient_parsing:
         return
     from routerlab.version import code_version
@@ -118,7 +119,7 @@ app = App("routerlab", no_args_is_help=True, callback=_show_warnings,
             context_settings={"max_content_width": 100, "show_default": True},
             params=[click.Option(["--version"], is_flag=True, expose_value=False, is_eager=True,
                                  callback=_print_version,
-                                 help="Print the version (from a clone, with its commit) and exit.")],
+                                 help="Print the version (from a clone, its last release and commit) and exit.")],
             help="Measure and teach software routers: PASTRAMI statistics, a namespace "
                  "testbed, reference routers and the figures of published work.")
 

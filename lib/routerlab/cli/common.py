@@ -180,7 +180,10 @@ def print_assessments(paths: list[Path], params, fmt: str = "auto", as_json: boo
     text, the verdict's reason (and what to do) on indented lines below it (:func:`verdict_lines`).
     The experiments come from :func:`routerlab.analysis.assessment.assess_inputs`, one
     line each as it is judged; an input that cannot be read is an error line on stderr
-    and exit status 1 after the others."""
+    and exit status 1 after the others. A copy of the PASTRAMI set without its archive
+    is no error: the archive is named in one warning line on stderr (the experiments only
+    it holds are left out), the files there are judged, and the exit status is what they
+    give (0 when each could be read)."""
     from routerlab.analysis.assessment import assess_inputs, Unreadable
 
     pdr = params.pdr

@@ -28,22 +28,28 @@ from routerlab.progress import Progress, silent, Step
 from routerlab.version import repo_root
 
 #: What each figure set (notebook stem) is drawn from besides its notebook: folders of
-#: ``datasets/``, single files of it (``reference/x.csv``), or ``pastrami`` for the
-#: published PASTRAMI raw files (pinned by ``data/pastrami-registry.txt``).
+#: ``datasets/``, single files of it (``reference/x.csv``), ``pastrami`` for the
+#: published PASTRAMI raw files (pinned by ``data/pastrami-registry.txt``), or
+#: ``moonroute`` for the MoonRoute authors' files (pinned by ``data/moonroute-registry.txt``).
 INPUTS: dict[str, tuple[str, ...]] = {
     "click-measure": ("click-course",),
     "fast-reroute": ("fast-reroute",),
     "fastpath-consolidation": ("microbench", "reference/fastpath-consolidation.csv"),
+    "moonroute-authors": ("microbench", "moonroute"),
     "moonroute-batch": ("microbench", "reference/moonroute-comparison.csv", "testbed-click"),
     "pastrami-experiments": ("pastrami",),
     "pastrami-methodology": (),
     "router-comparison": ("comparison", "reference/linux-danos-vyos-100ge.csv"),
     "testbed-sweeps": ("testbed-veth", "testbed-bmv2", "testbed-click", "testbed-vpp"),
 }
+#: Sources of :data:`INPUTS` that are other projects' files, fetched and pinned by the
+#: registry ``data/<name>-registry.txt`` rather than found in ``datasets/``.
+PINNED = ("pastrami", "moonroute")
 #: The figure the README's table shows for a set, where it is not the set's first by name.
 LEAD = {
     "fastpath-consolidation": "consolidation_reduction.png",
     "moonroute-batch": "moonroute_ratios.png",
+    "pastrami-experiments": "fig6_representative.png",
     "pastrami-methodology": "fig4_realistic.png",
     "router-comparison": "published_tables.png",
     "testbed-sweeps": "engines_plr.png",
@@ -93,8 +99,8 @@ def inputs(name: str) -> dict[str, str]:
     base = root()
     files = [notebooks.notebooks_dir() / f"{name}.ipynb"]
     for source in INPUTS[name]:
-        if source == "pastrami":
-            files.append(Path(__file__).parents[1] / "data" / "pastrami-registry.txt")
+        if source in PINNED:
+            files.append(Path(__file__).parents[1] / "data" / f"{source}-registry.txt")
             continue
         path = project_dir("datasets") / source
         if path.is_file():
@@ -116,7 +122,7 @@ def _restricted_datasets(names: tuple[str, ...], into: Path) -> Path:
     """A folder holding only the datasets and files ``names`` (links to the committed ones)."""
     into.mkdir(parents=True)
     for n in names:
-        if n == "pastrami":
+        if n in PINNED:
             continue
         target = project_dir("datasets") / n
         (into / n).parent.mkdir(parents=True, exist_ok=True)
@@ -266,9 +272,10 @@ def page(sets: list[FigureSet]) -> str:
 
     out = ["# Gallery", "",
            "Every figure set's figures, as `routerlab figures` draws them from the committed data",
-           "(replay mode). `routerlab gallery` draws them again; `routerlab gallery --check` says",
-           "whether each was drawn from the data now committed. Each figure set is a notebook:",
-           "open it in Colab from its badge, or run it yourself ([notebooks](notebooks.md)).", ""]
+           "([replay mode](glossary.md#replay-mode)). `routerlab gallery` draws them again;",
+           "`routerlab gallery --check` says whether each was drawn from the data now committed.",
+           "Each figure set is a notebook: open it in [Colab](glossary.md#colab) from its badge,",
+           "or run it yourself ([notebooks](notebooks.md)).", ""]
     for s in sets:
         out += [f"## {s.title}", "", f"{notebooks.colab_badge(s.name)} `notebooks/{s.name}.ipynb`", "",
                 citations.figure_set(s.name).markdown(), ""]
@@ -291,6 +298,8 @@ def _shown(path: str) -> str:
         return str(Path(*parts[:3])) if parts[1] == "reference" else f"datasets/{parts[1]}/"
     if path.endswith("pastrami-registry.txt"):
         return "the PASTRAMI raw files (pinned: lib/routerlab/data/pastrami-registry.txt)"
+    if path.endswith("moonroute-registry.txt"):
+        return "the MoonRoute authors' files (pinned: lib/routerlab/data/moonroute-registry.txt)"
     return path
 
 

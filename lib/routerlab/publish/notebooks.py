@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from importlib import metadata
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from routerlab.version import project_dir
 from routerlab.errors import ParameterError, RouterlabError
-from routerlab.version import repo_root
+from routerlab.version import release, repo_root
 
 
 @dataclass
@@ -55,28 +56,116 @@ def repository_url() -> str:
     raise RouterlabError("pyproject.toml has no [project.urls] Repository")
 
 
-def bootstrap_source() -> str:
+def bootstrap_source(version: str | None = None) -> str:
     """Source of every notebook's first cell: in Colab (or any kernel without routerlab)
-    it installs the package from the project's repository."""
+    it installs the package from the project's repository at the tag of the release the
+    figures were made with (``v`` + ``version``, default :func:`routerlab.version.release`),
+    not the moving default branch."""
     return (
-        "# In Colab, or any kernel without routerlab: install it from the project's repository.\n"
+        "# In Colab, or any kernel without routerlab: install the routerlab release of this notebook.\n"
         "try:\n"
         "    import routerlab\n"
         "except ImportError:\n"
-        f'    %pip install -q "routerlab @ git+{repository_url()}"\n'
+        f'    %pip install -q "routerlab @ git+{repository_url()}@v{version or release()}"\n'
         "    import routerlab"
     )
 
 
-def colab_url(name: str) -> str:
-    """Where Colab opens notebook ``name`` (a stem) from the project's repository."""
+def _write_lines(cell: dict, text: str):
+    lines = text.split("\n")
+    cell["source"] = [line + "\n" for line in lines[:-1]] + [lines[-1]]
+
+
+def refresh_bootstrap(path: Path, version: str | None = None) -> bool:
+    """Rewrite what notebook ``path`` says of its release (``version``, default
+    :func:`routerlab.version.release`): its first cell as :func:`bootstrap_source` gives it,
+    and the Colab badge heading its first markdown cell as :func:`colab_badge` does, so
+    that Colab opens the notebook of the release the cell installs. True if it changed.
+    The notebook is written back as it was read otherwise (same JSON layout), so that the
+    change is the only difference. ``scripts/release.py prepare`` runs it on every notebook.
+
+    Raises
+    ------
+    RouterlabError
+        When the first cell is not a code cell (it would be some other cell's text lost),
+        or there is no markdown cell for the badge.
+    """
+    path = Path(path)
+    nb = json.loads(path.read_text())
+    cell = nb["cells"][0] if nb.get("cells") else None
+    if cell is None or cell["cell_type"] != "code":
+        raise RouterlabError(f"{path}: the first cell must be the code cell that installs routerlab")
+    md = next((c for c in nb["cells"] if c["cell_type"] == "markdown"), None)
+    if md is None:
+        raise RouterlabError(f"{path}: no markdown cell to head with the Colab badge")
+    changed = False
+    for c, new in ((cell, bootstrap_source(version)), (md, with_badge("".join(md["source"]), path.stem, version))):
+        if "".join(c["source"]) != new:
+            _write_lines(c, new)
+            changed = True
+    if changed:
+        path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    return changed
+
+
+def colab_url(name: str, version: str | None = None) -> str:
+    """Where Colab opens notebook ``name`` (a stem): the project's repository at the tag of
+    the release the notebook's first cell installs (``v`` + ``version``, default
+    :func:`routerlab.version.release`), so that the notebook and the code it installs are
+    the same release."""
     repo = repository_url().removeprefix("https://github.com/").removesuffix(".git")
-    return f"https://colab.research.google.com/github/{repo}/blob/main/notebooks/{name}.ipynb"
+    return f"https://colab.research.google.com/github/{repo}/blob/v{version or release()}/notebooks/{name}.ipynb"
 
 
-def colab_badge(name: str) -> str:
+#: A Colab link to a notebook of a GitHub repository, at any branch or tag: group 1 the
+#: ref, group 2 the notebook's stem.
+COLAB_LINK = re.compile(r"https://colab\.research\.google\.com/github/[^/\s)]+/[^/\s)]+/blob/([^/\s)]+)"
+                        r"/notebooks/([^/\s)]+)\.ipynb")
+
+#: The "Open in Colab" badge, at whatever address.
+COLAB_BADGE = re.compile(r"\[!\[Open in Colab\]\([^)\s]*\)\]\(" + COLAB_LINK.pattern + r"\)")
+
+
+def colab_badge(name: str, version: str | None = None) -> str:
     """The "Open in Colab" link that heads a notebook's first markdown cell."""
-    return (f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(name)})")
+    return f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(name, version)})"
+
+
+def with_badge(markdown: str, name: str, version: str | None = None) -> str:
+    """A notebook's first markdown cell ``markdown`` headed by its current Colab badge
+    (:func:`colab_badge`): an old one (another release's, another address) replaced, else
+    one put first."""
+    badge = colab_badge(name, version)
+    found = COLAB_BADGE.search(markdown)
+    if found is None:
+        return f"{badge}\n\n{markdown}"
+    return markdown[:found.start()] + badge + markdown[found.end():]
+
+
+def with_colab_links(text: str, version: str | None = None) -> str:
+    """``text`` (Markdown) with every Colab link to a notebook made :func:`colab_url`'s:
+    how a hand-written page (docs/notebooks.md) follows a release."""
+    return COLAB_LINK.sub(lambda m: colab_url(m[2], version), text)
+
+
+def release_problems(path: Path, version: str | None = None) -> list[str]:
+    """Why notebook ``path`` is not of release ``version`` (default
+    :func:`routerlab.version.release`), one sentence each: its first cell installs another
+    release, or its badge opens another one in Colab. Empty when it is."""
+    path = Path(path)
+    version = version or release()
+    cells = json.loads(path.read_text()).get("cells") or []
+    problems = []
+    first = "".join(cells[0]["source"]) if cells else ""
+    if first != bootstrap_source(version):
+        said = re.search(r"@v([^\s\"]+)\"", first)
+        problems.append(f"{path.name}: its first cell installs {'v' + said[1] if said else 'no release'}, "
+                        f"not v{version}")
+    md = first_markdown(path) if any(c["cell_type"] == "markdown" for c in cells) else ""
+    if not md.startswith(colab_badge(path.stem, version)):
+        opened = COLAB_BADGE.search(md)
+        problems.append(f"{path.name}: its Colab badge opens {opened[1] if opened else 'nothing'}, not v{version}")
+    return problems
 
 
 #: Around the citations in a notebook's first markdown cell (invisible once rendered): what
@@ -128,8 +217,7 @@ def refresh_sources(path: Path) -> bool:
     new = with_sources(old, path.stem)
     if new == old:
         return False
-    lines = new.split("\n")
-    cell["source"] = [line + "\n" for line in lines[:-1]] + [lines[-1]]
+    _write_lines(cell, new)
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     return True
 
