@@ -284,15 +284,20 @@ def _registry_of(monkeypatch, loose: list[Path], root: Path):
     monkeypatch.setattr(pastrami, "_pins", lambda: pins)
 
 
+def _laid_out(files, root: Path, to: Path) -> Path:
+    """``files`` (below ``root``) copied to the same places below ``to``."""
+    for f in files:
+        (to / f.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, to / f.relative_to(root))
+    return to
+
+
 def test_the_archive_failing_to_download_is_one_line_and_the_loose_files_are_read(
         tmp_path, monkeypatch, caplog, pastrami_sample):
     monkeypatch.delenv(pastrami.ENV_DIR, raising=False)
     loose = sorted((pastrami_sample / "vm").rglob("*.txt"))
     _registry_of(monkeypatch, loose, pastrami_sample)
-    cache = tmp_path / "cache"
-    for f in loose:
-        (cache / f.relative_to(pastrami_sample)).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f, cache / f.relative_to(pastrami_sample))
+    cache = _laid_out(loose, pastrami_sample, tmp_path / "cache")
     monkeypatch.setattr(pastrami, "_cache_dir", lambda: cache)
     monkeypatch.setattr(pastrami, "PASTRAMI_URL", "http://127.0.0.1:9/")  # closed: offline
     with caplog.at_level(logging.WARNING, logger="routerlab"):
@@ -320,10 +325,7 @@ def test_a_copy_of_the_loose_files_without_the_archive_gives_their_verdicts(tmp_
 
     loose = sorted((pastrami_sample / "vm").rglob("*.txt"))
     _registry_of(monkeypatch, loose, pastrami_sample)  # these files are the whole loose set
-    copy = tmp_path / "copy"
-    for f in loose:
-        (copy / f.relative_to(pastrami_sample)).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f, copy / f.relative_to(pastrami_sample))
+    copy = _laid_out(loose, pastrami_sample, tmp_path / "copy")
     missing = f"{copy / pastrami.ARCHIVE} is missing, so the 7 experiments only it holds are left out"
     expected = pd.read_csv(pastrami_sample / "verdicts.tsv", sep="\t").set_index("file")["strict_verdict"]
     want = {str(f.relative_to(pastrami_sample).with_suffix("")): expected[str(f.relative_to(pastrami_sample))]
@@ -348,10 +350,7 @@ def test_an_archive_whose_sha256_differs_is_refused_on_download(tmp_path, monkey
     monkeypatch.delenv(pastrami.ENV_DIR, raising=False)
     loose = sorted((pastrami_sample / "vm").rglob("*.txt"))
     _registry_of(monkeypatch, loose, pastrami_sample)
-    served = tmp_path / "served"
-    for f in loose:
-        (served / f.relative_to(pastrami_sample)).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f, served / f.relative_to(pastrami_sample))
+    served = _laid_out(loose, pastrami_sample, tmp_path / "served")
     _damaged(pastrami_archive, served / pastrami.ARCHIVE)
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(served)))
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -684,11 +684,15 @@ def moonroute_cores(df: pd.DataFrame, *, line_rate_mpps: float):
     """The MoonRoute authors' core-scaling figure: Mpps (± the authors' standard deviation
     over runs) against cores, one bar per CPU frequency and traffic, with the ports' line
     rate (Mpps) dashed."""
-    fig, ax = plt.subplots(figsize=(8, 3.8))
-    _grouped_bars(ax, df, x="cores", hue="series")
+    return _moonroute_bars(df, "cores", line_rate_mpps, figsize=(8, 3.8), xlabel="cores",
+                           title="MoonRoute against cores: the authors' data (emmericp/MoonRoute-data)")
+
+
+def _moonroute_bars(df: pd.DataFrame, x: str, line_rate_mpps: float, *, figsize, xlabel: str, title: str):
+    fig, ax = plt.subplots(figsize=figsize)
+    _grouped_bars(ax, df, x=x, hue="series")
     ax.axhline(line_rate_mpps, color="gray", ls="--", lw=1, label=f"line rate ({line_rate_mpps:.2f} Mpps)")
-    ax.set(xlabel="cores", ylabel="throughput (Mpps)",
-           title="MoonRoute against cores: the authors' data (emmericp/MoonRoute-data)")
+    ax.set(xlabel=xlabel, ylabel="throughput (Mpps)", title=title)
     ax.legend(fontsize=8, ncols=3, loc="upper left")
     ax.set_ylim(0, line_rate_mpps * 1.3)
     fig.tight_layout()
@@ -725,12 +729,5 @@ def moonroute_freq(df: pd.DataFrame, *, line_rate_mpps: float):
     """The MoonRoute authors' CPU-frequency figure: Mpps (± the tables' standard
     deviation) against the core's frequency (GHz), one bar per traffic, with one port's
     line rate (Mpps) dashed."""
-    fig, ax = plt.subplots(figsize=(9, 3.8))
-    _grouped_bars(ax, df, x="ghz", hue="series")
-    ax.axhline(line_rate_mpps, color="gray", ls="--", lw=1, label=f"line rate ({line_rate_mpps:.2f} Mpps)")
-    ax.set(xlabel="CPU frequency (GHz)", ylabel="throughput (Mpps)",
-           title="MoonRoute against CPU frequency, one core: the authors' data")
-    ax.legend(fontsize=8, ncols=3, loc="upper left")
-    ax.set_ylim(0, line_rate_mpps * 1.3)
-    fig.tight_layout()
-    return fig
+    return _moonroute_bars(df, "ghz", line_rate_mpps, figsize=(9, 3.8), xlabel="CPU frequency (GHz)",
+                           title="MoonRoute against CPU frequency, one core: the authors' data")
