@@ -51,7 +51,8 @@ if _found is None or Path(_found.origin).resolve().parent != ROOT / "lib" / "rou
     sys.path.insert(0, str(ROOT / "lib"))
 
 from routerlab.errors import RouterlabError  # noqa: E402
-from routerlab.version import citation_version  # noqa: E402
+from routerlab.processes import signal_group  # noqa: E402
+from routerlab.version import RELEASE_TAGS, citation_version  # noqa: E402
 
 #: The licence every distribution of routerlab names (its SPDX identifier), and the files
 #: it carries.
@@ -88,7 +89,7 @@ def run(cmd: list, **kw) -> subprocess.CompletedProcess:
             out, err = p.communicate()
         except BaseException:
             # pip's builds and the notebook's kernel are the command's children: all go
-            os.killpg(p.pid, signal.SIGKILL)
+            signal_group(p.pid, signal.SIGKILL)
             raise
     if p.returncode != 0:
         raise ReleaseError(f"{' '.join(cmd[:4])} ... failed ({p.returncode}):\n{(out + err)[-3000:]}")
@@ -106,13 +107,11 @@ def cff_version(root: Path | None = None) -> str:
 
 
 def bundled() -> tuple:
-    """The folders setup.py bundles into the package (routerlab.analysis.datasets.BUNDLED,
-    read as setup.py reads it)."""
-    import runpy
-    from unittest import mock
+    """The folders setup.py bundles into the package (tests/test_packaging.py checks that
+    setup.py's are routerlab.analysis.datasets.BUNDLED)."""
+    from routerlab.analysis.datasets import BUNDLED
 
-    with mock.patch("setuptools.setup"):
-        return runpy.run_path(str(ROOT / "setup.py"))["bundled"]()
+    return BUNDLED
 
 
 def head_problems(release: str, root: Path | None = None) -> list[str]:
@@ -121,7 +120,7 @@ def head_problems(release: str, root: Path | None = None) -> list[str]:
     where the package takes its files (:data:`PACKAGED`, :func:`bundled`), named; each a
     sentence saying what to do. Empty when it is."""
     git = ["git", "-C", str(root or ROOT)]
-    tags = run([*git, "tag", "--points-at", "HEAD", "--list", "v[0-9]*"]).stdout.split()
+    tags = run([*git, "tag", "--points-at", "HEAD", "--list", RELEASE_TAGS]).stdout.split()
     problems = []
     if f"v{release}" not in tags:
         problems.append(f"HEAD is not tagged v{release} (CITATION.cff's version; it has "

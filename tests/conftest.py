@@ -146,6 +146,25 @@ def pastrami_archive() -> Path:
     return SHARED_ARCHIVE
 
 
+@pytest.fixture
+def served(tmp_path):
+    """A local HTTP server of ``tmp_path / "www"``: files as a project's host would serve
+    them (or spoiled), for the pinned downloads' tests; (that folder, its URL)."""
+    import functools
+    import http.server
+    import threading
+
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
 def write_raw(path: Path, lines: list[str]) -> Path:
     path.write_text("\n".join(lines) + "\n")
     return path

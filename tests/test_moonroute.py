@@ -1,10 +1,7 @@
 """The MoonRoute authors' data: tables derived again from their logs, the figure scripts
 read, the disagreements found, and every failure ending in one line naming the file."""
 
-import functools
-import http.server
 import shutil
-import threading
 
 import numpy as np
 import pandas as pd
@@ -89,20 +86,6 @@ def test_a_failed_download_is_one_line(tmp_path, monkeypatch):
     assert "\n" not in str(e.value) and moonroute.ENV_DIR in str(e.value)
     with pytest.raises(DataUnavailable, match="not cached"):
         moonroute.locate(download=False)
-
-
-@pytest.fixture
-def served(tmp_path):
-    """A local HTTP server of ``tmp_path / "www"``: the repository's files as GitHub would
-    serve them, or spoiled."""
-    root = tmp_path / "www"
-    root.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield root, f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
 
 
 def test_download_fetches_every_pinned_file_once_and_checks_it(moonroute_copy, served, tmp_path, monkeypatch):

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from routerlab.version import RELEASE_TAGS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -150,7 +152,7 @@ def release_tags(root: Path, ref: str = "HEAD") -> list[str]:
 
     if shutil.which("git") is None or not (root / ".git").exists():
         return []
-    out = subprocess.run(["git", "-C", str(root), "tag", "--merged", ref, "--list", "v[0-9]*"],
+    out = subprocess.run(["git", "-C", str(root), "tag", "--merged", ref, "--list", RELEASE_TAGS],
                          capture_output=True, text=True, check=True).stdout.split()
     return sorted(out, key=lambda tag: Version(tag[1:]))
 
@@ -183,7 +185,7 @@ def test_citation_names_the_release_the_changelog_and_the_tag_name():
     """CITATION.cff's version and date are CHANGELOG.md's newest release; the last tag
     vX.Y.Z is that release, or an older one while the next is prepared (no tag on HEAD yet)."""
     cff = citation()
-    head = (subprocess.run(["git", "-C", str(ROOT), "tag", "--points-at", "HEAD", "--list", "v[0-9]*"],
+    head = (subprocess.run(["git", "-C", str(ROOT), "tag", "--points-at", "HEAD", "--list", RELEASE_TAGS],
                            capture_output=True, text=True).stdout.split() if release_tags(ROOT) else [])
     assert release_problems(cff["version"], cff["date-released"], (ROOT / "CHANGELOG.md").read_text(),
                             release_tags(ROOT), head) == []

@@ -5,9 +5,6 @@ import json
 import logging
 import re
 import shutil
-import threading
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pandas as pd
@@ -346,21 +343,16 @@ def test_a_copy_of_the_loose_files_without_the_archive_gives_their_verdicts(tmp_
 
 
 def test_an_archive_whose_sha256_differs_is_refused_on_download(tmp_path, monkeypatch, pastrami_archive,
-                                                                 pastrami_sample):
+                                                                 pastrami_sample, served):
     monkeypatch.delenv(pastrami.ENV_DIR, raising=False)
     loose = sorted((pastrami_sample / "vm").rglob("*.txt"))
     _registry_of(monkeypatch, loose, pastrami_sample)
-    served = _laid_out(loose, pastrami_sample, tmp_path / "served")
-    _damaged(pastrami_archive, served / pastrami.ARCHIVE)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(served)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        monkeypatch.setattr(pastrami, "PASTRAMI_URL", f"http://127.0.0.1:{server.server_address[1]}/")
-        with pytest.raises(DataUnavailable, match="misure.zip .* SHA-256 differs") as e:
-            pastrami.fetch(cache=tmp_path / "cache")
-    finally:
-        server.shutdown()
-        server.server_close()
+    root, url = served
+    _laid_out(loose, pastrami_sample, root)
+    _damaged(pastrami_archive, root / pastrami.ARCHIVE)
+    monkeypatch.setattr(pastrami, "PASTRAMI_URL", url)
+    with pytest.raises(DataUnavailable, match="misure.zip .* SHA-256 differs") as e:
+        pastrami.fetch(cache=tmp_path / "cache")
     assert "\n" not in str(e.value)
     # the loose files came first and are there; the refused archive is not
     assert all((tmp_path / "cache" / f.relative_to(pastrami_sample)).is_file() for f in loose)

@@ -2,9 +2,6 @@
 download's two failures told apart, the same way for every reader."""
 
 import hashlib
-import threading
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -32,19 +29,6 @@ def test_both_readers_read_their_registry_through_it():
     assert pastrami._cache_dir().name == f"pastrami-{pastrami.PASTRAMI_COMMIT[:12]}"
     assert moonroute._cache_dir().name == f"moonroute-{moonroute.COMMIT[:12]}"
     assert pastrami._cache_dir().parent == moonroute._cache_dir().parent
-
-
-@pytest.fixture
-def served(tmp_path):
-    root = tmp_path / "www"
-    root.mkdir()
-    handler = partial(SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a: None
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield root, f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
 
 
 def test_a_download_is_fetched_once_and_its_failures_are_told_apart(served, tmp_path):

@@ -520,9 +520,8 @@ def each_search(folder) -> list[tuple[dict, pd.DataFrame, pd.DataFrame | None, p
     res = read_searches([folder])
     path = Path(folder) / "search_trials.csv"
     probes = with_repeats(read_kind(folder, "search_trials.csv")) if path.is_file() else None
-    # the superseded file is not a kind readers check: it only ever sits beside search_trials
     again = Path(folder) / "superseded_search_trials.csv"
-    again = with_repeats(_read_table(again)) if again.is_file() else None
+    again = with_repeats(read_kind(folder, again.name)) if again.is_file() else None
     out = []
     for r in repeats.from_searches(res).to_dict("records"):
         mine = (res["experiment"] == r["experiment"]) & (res["kind"] == r["kind"]) & (res["method"] == r["method"])

@@ -25,7 +25,6 @@ of this repository.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import tarfile
@@ -209,7 +208,7 @@ def path(folder, rel: str) -> Path:
         raise DataUnavailable(f"MoonRoute data: {rel} is not pinned in data/moonroute-registry.txt")
     if not p.is_file():
         raise DataUnavailable(f"MoonRoute data: {p} is missing (a copy of {REPOSITORY}@{COMMIT[:12]}?)")
-    got = "sha256:" + hashlib.sha256(p.read_bytes()).hexdigest()
+    got = "sha256:" + pinned.sha256(p)
     if got != want:
         raise DataUnavailable(f"MoonRoute data: {p}: SHA-256 {got[7:19]}... differs from the pinned "
                               f"{want[7:19]}... ({REPOSITORY}@{COMMIT[:12]})")

@@ -406,7 +406,7 @@ def locate(data_dir: str | os.PathLike | None = None, *, download: bool = True) 
     try:
         fetch(cache=cache)
     except DataUnavailable as e:
-        if any(not (cache / f).is_file() for f in reg if f != ARCHIVE):
+        if pinned.missing(_loose(), cache):
             raise
         log.warning("%s", e)
     return cache
@@ -431,12 +431,17 @@ def fetch(cache: Path | None = None, progress: Progress = silent) -> Path:
                         where=f"netgroup/pastrami@{PASTRAMI_COMMIT[:7]}", env_dir=ENV_DIR, progress=progress)
 
 
+def _loose() -> list[str]:
+    """The loose raw files of the published set (the registry but the archive)."""
+    return [f for f in registry() if f != ARCHIVE]
+
+
 def _archive_problem(archive: Path) -> RouterlabError | None:
     """Why the archive in a folder cannot be read as the pinned one (its SHA-256
     differs), or None."""
     want = registry()[ARCHIVE].removeprefix("sha256:")
     try:
-        got = hashlib.sha256(archive.read_bytes()).hexdigest()
+        got = pinned.sha256(archive)
     except OSError as e:
         return DataFormatError(archive, None, f"cannot read: {e.strerror or e}")
     if got != want:
@@ -493,7 +498,7 @@ def left_out(folder, pattern: str = "**/*.txt") -> list[str]:
     """
     folder = Path(folder)
     archive = folder / ARCHIVE
-    if archive.is_file() or not all((folder / f).is_file() for f in registry() if f != ARCHIVE):
+    if archive.is_file() or pinned.missing(_loose(), folder):
         return []
     absent = [p for p in archived() if _matches(p, pattern) and not (folder / p).is_file()]
     if not absent:

@@ -58,6 +58,18 @@ def cache_dir(project: str, commit: str) -> Path:
     return Path(pooch.os_cache("routerlab")) / f"{project}-{commit[:12]}"
 
 
+def sha256(path: Path) -> str:
+    """The SHA-256 (hex) of the file at ``path``, read in blocks (an archive or a tarball
+    need not fit in memory twice)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def missing(files, folder: Path) -> list[str]:
     """The files (paths relative to ``folder``) that ``folder`` does not hold, in the
     order given."""

@@ -33,6 +33,7 @@ from typing import Callable
 
 from routerlab import processes
 from routerlab import yamlfile
+from routerlab.analysis.pinned import sha256  # noqa: F401  (builds.sha256: bundles and tests use it)
 from routerlab.errors import BuildFailed, DataFormatError, ParameterError, RouterlabError
 
 SOURCES_VAR = "ROUTERLAB_ENGINE_SOURCES"
@@ -334,14 +335,6 @@ def install_debian(want: list[str], say: Callable[[str], None], what: str = "bui
         p = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if p.returncode != 0:
             raise RouterlabError(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def fetch(src: Source) -> tuple[Path, str]:

@@ -469,7 +469,7 @@ def _write(out, experiment, engine, sc, results, ceiling, final_trials, attempts
             rep = repeat_of(old)
             df = pd.concat([old[(old["experiment"] != experiment) | (rep != repeat)], df], ignore_index=True)
             if "repeat" in df:
-                df["repeat"] = df["repeat"].fillna(0).astype(int)
+                df["repeat"] = repeat_of(df)
         tmp = path.with_suffix(".tmp")
         df.to_csv(tmp, index=False)
         tmp.replace(path)
