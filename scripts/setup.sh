@@ -4,6 +4,9 @@
 # MkDocs (the documentation site, which the tests build).
 #   ./scripts/setup.sh            (as root, or with sudo available)
 #   ROUTERLAB_SKIP_APT=1 ./scripts/setup.sh   to skip the system packages
+# The engines' own Debian packages are their recipes' (lib/routerlab/data/engine-builds.yaml):
+# as root, .venv/bin/routerlab engines install --packages-only ENGINE... installs them, so that
+# users without root then build the engines or install them from a bundle.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +17,15 @@ for p in "${pkgs[@]}"; do
 done
 if [ "${ROUTERLAB_SKIP_APT:-0}" != 1 ] && [ ${#missing[@]} -gt 0 ]; then
     sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    if [ "$(id -u)" -ne 0 ]; then
+        if ! command -v sudo >/dev/null; then
+            # a user without root or sudo (a student's account): say what the administrator runs
+            echo "setup: Debian packages missing: ${missing[*]}; the machine's administrator installs them," \
+                 "as root: apt-get install -y --no-install-recommends ${missing[*]} (ROUTERLAB_SKIP_APT=1 skips them)" >&2
+            exit 1
+        fi
+        sudo="sudo"
+    fi
     echo "setup: installing Debian packages: ${missing[*]}"
     $sudo apt-get update -q
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

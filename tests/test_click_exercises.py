@@ -70,17 +70,6 @@ def test_unknown_exercise_and_missing_config_are_named(tmp_path):
         ce.config_path("forward", tmp_path / "nope.click")
 
 
-def test_copy_hands_out_the_skeletons_and_keeps_a_students_work(tmp_path):
-    written = ce.copy_exercises(tmp_path)
-    assert (tmp_path / "nat" / "nat.click").is_file() and (tmp_path / "nat" / "check.yaml").is_file()
-    assert not list(tmp_path.rglob("solution"))
-    (tmp_path / "nat" / "nat.click").write_text("// mine")
-    again = ce.copy_exercises(tmp_path, solutions=True)
-    assert (tmp_path / "nat" / "nat.click").read_text() == "// mine"
-    assert (tmp_path / "nat" / "solution" / "nat.click").is_file()
-    assert len(again) == len(ROUTERS) and len(written) > len(again)
-
-
 # -- with Click, from memory -----------------------------------------------------------------
 
 @needs_click

@@ -112,8 +112,27 @@ def test_a_path_under_run_is_refused_naming_it():
 
 def test_without_user_namespaces_the_call_says_why(monkeypatch):
     monkeypatch.setattr(userns, "missing", lambda: "this machine refuses user namespaces to users: denied")
+    monkeypatch.setattr(userns, "container", lambda: None)
     with pytest.raises(NeedsRoot, match="refuses user namespaces.*without a user namespace this needs root"):
         userns.call(f"{__name__}:failing")
+    # in a container root is no way round: what it lacks are the options it names
+    monkeypatch.setattr(userns, "container", lambda: "podman")
+    with pytest.raises(NeedsRoot, match="^this machine refuses user namespaces to users: denied$"):
+        userns.call(f"{__name__}:failing")
+
+
+def test_a_container_without_the_options_is_told_them(monkeypatch):
+    """The refusal's line in a container names that engine's options
+    (`tests/test_course_image.py` starts a real one without them)."""
+    userns.missing.cache_clear()
+    monkeypatch.setattr(userns, "UNSHARE", ["sh", "-c", "echo 'unshare: mount /proc failed: Operation not permitted' >&2; exit 1"])
+    monkeypatch.setattr(userns, "container", lambda: "docker")
+    try:
+        why = userns.missing()
+    finally:
+        userns.missing.cache_clear()
+    assert why == ("this container refuses user namespaces to its users (unshare: mount /proc failed: Operation not "
+                   "permitted): start it with " + " ".join(userns.CONTAINER_OPTIONS["docker"]))
 
 
 def _others_reach(path: Path) -> bool:

@@ -10,7 +10,8 @@ import click
 from click.exceptions import Exit
 
 from routerlab.cli.app import argument, click_app
-from routerlab.cli.common import checked_file, err, exercise_options, extra_checks_option, fail, format_option, PATH, read_extra, report_check, run_try, students_file
+from routerlab.cli.copying import copy_options, say_written
+from routerlab.cli.common import checked_file, err, exercise_options, extra_checks_option, fail, format_option, read_extra, report_check, run_try, students_file
 
 
 #: EXERCISE, the student's .click file and --solution, of ``click check`` and ``click try``.
@@ -70,19 +71,12 @@ def click_list():
 
 
 @click_app.command("copy")
-@argument("dest", type=PATH, help="Folder to copy the exercises into (created).")
-@click.option("--solutions", is_flag=True, help="Copy the solutions too.")
-@click.option("--overwrite", is_flag=True, help="Replace files already there.")
+@copy_options
 def click_copy(dest, solutions, overwrite):
-    """Copy the exercises out to edit them (a pip install keeps them inside the package). Check a copy with `routerlab click check EXERCISE --config FILE` (the measure exercise uses iprouter's)."""
-    from routerlab.course import clickexercises
-    from routerlab.errors import RouterlabError
+    """Copy the exercises out to edit them (a pip install keeps them inside the package). Check a copy with `routerlab click check EXERCISE --config FILE`, or from the exercise's folder without --config (the measure exercise uses iprouter's)."""
+    from routerlab.course import handout
 
-    try:
-        written = clickexercises.copy_exercises(dest, solutions=solutions, overwrite=overwrite)
-    except (RouterlabError, OSError) as e:
-        fail(str(e))
-    click.echo(f"{len(written)} files written to {dest}" + ("" if written else " (all there already: --overwrite)"))
+    say_written(dest, lambda: handout.copy_track("click", dest, solutions=solutions, overwrite=overwrite))
 
 
 @click_app.command("doc")

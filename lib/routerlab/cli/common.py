@@ -260,9 +260,10 @@ def extra_checks_option(ports: str):
     "in" and "out" are in the track."""
     return click.option("--extra-checks", "extra", type=PATH, metavar="FILE",
                         help="An instructor's cases the students did not see, checked after the exercise's own: "
-                             "YAML, one key, cases, each with send (a packet, e.g. 'udp 10.70.1.2 > 10.71.0.5:53'), "
-                             f"from (in|out), leaves (in|out|nowhere) and why ({ports}; "
-                             "routers/exercises/README.md, 'Hidden checks').")
+                             "YAML with cases, each with send (a packet, e.g. 'udp 10.70.1.2 > 10.71.0.5:53'), "
+                             f"from (in|out), leaves (in|out|nowhere), optionally expect (header fields, ICMP type "
+                             f"and code) and why ({ports}); and optionally counters, each to go up by a number "
+                             "(routers/exercises/README.md, 'Hidden checks').")
 
 
 def read_extra(path):

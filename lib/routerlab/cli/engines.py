@@ -34,17 +34,26 @@ def _engine_names(names: list[str] | None) -> list[str]:
 @click.option("--testbed", "testbed_file", type=PATH,
               help="A testbed file (hosts.yaml): install on its router's host, over SSH (a bundle given "
                    "as a file is copied there).")
-def engines_install(engine, jobs, parallel, force, bundle, sha256, testbed_file):
+@click.option("--packages-only", is_flag=True,
+              help="Install only the Debian packages the engines need, with apt (as root, or sudo at a "
+                   "terminal), and build nothing: with --from, what installing and running the bundle's "
+                   "engines needs; without, what building and running them needs. The administrator's "
+                   "step: the machine's users then install the engines without root.")
+def engines_install(engine, jobs, parallel, force, bundle, sha256, testbed_file, packages_only):
     """Build and install engines from their pinned sources (GitHub, or $ROUTERLAB_ENGINE_SOURCES),
     or install them from a bundle (--from) in seconds.
 
     Without --from, an engine that a bundle in $ROUTERLAB_ENGINE_BUNDLES (a folder of
     `engines pack` files, each beside its .sha256) holds under the key it would be built
-    with comes from that bundle; the others are built."""
+    with comes from that bundle; the others are built. Neither needs root where the Debian
+    packages are installed (--packages-only, once, as root)."""
     import time
 
     from routerlab.engines import builds
 
+    if packages_only:
+        _packages_only(engine, bundle, sha256, jobs is not None or parallel != 2 or force or testbed_file)
+        return
     if testbed_file is not None:
         from routerlab.remote import sshtestbed
 
@@ -88,6 +97,35 @@ def engines_install(engine, jobs, parallel, force, bundle, sha256, testbed_file)
     failed = {n: r for n, r in results.items() if isinstance(r, Exception)}
     if failed:
         fail(f"not installed: {', '.join(failed)}", 1)
+
+
+def _packages_only(engine: tuple[str, ...], bundle: str | None, sha256: str | None, other_options: bool) -> None:
+    """``engines install --packages-only``: the Debian packages the engines need installed
+    (or the apt line to run said, in one line), nothing built or unpacked."""
+    import time
+
+    from routerlab.engines import builds, bundles
+
+    if other_options:
+        fail("--packages-only goes with the engines' names, --from and --sha256 only: it builds nothing")
+    if sha256 and not bundle:
+        fail("--sha256 goes with --from (the bundle it checks)")
+    t0 = time.monotonic()
+    say = lambda line: click.echo(f"[{time.monotonic() - t0:6.0f} s] {line}")  # noqa: E731
+    try:
+        if bundle:
+            want = bundles.packages(bundle, sha256=sha256, names=list(engine) or None, say=say)
+            whose = "the bundle's engines" + (f" {', '.join(engine)}" if engine else "")
+            then = " ".join(["--from", bundle, *(["--sha256", sha256] if sha256 else []), *engine])
+        else:
+            names = _engine_names(engine)
+            want = builds.packages(names)
+            whose, then = ", ".join(names), " ".join(names)
+        builds.install_debian(want, say, what=f"Debian packages of {whose}")
+    except RouterlabError as e:
+        fail(str(e), 1)
+    click.echo(f"the {len(want)} Debian packages of {whose} are installed; any user may now run: "
+               f"routerlab engines install {then}")
 
 
 @engines_app.command("pack")

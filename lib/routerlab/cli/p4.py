@@ -1,4 +1,4 @@
-"""P4 programs on bmv2: ``p4 build``, ``p4 check``, ``p4 try``, ``p4 run``."""
+"""P4 programs on bmv2: ``p4 build``, ``p4 check``, ``p4 try``, ``p4 run``, ``p4 copy``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import click
 
 from routerlab.errors import RouterlabError
 from routerlab.cli.app import argument, p4_app
+from routerlab.cli.copying import copy_options, say_written
 from routerlab.cli.common import checked_file, err, exercise_options, extra_checks_option, fail, format_option, packets_argument, PATH, read_extra, report_check, run_try, students_file
 
 
@@ -84,6 +85,15 @@ def p4_run(program, packets, entries):
     _say_namespaces()
     run_try(packets, lambda lines: p4exercises.run_program(program, entries, lines, show=click.echo),
             commands=("write",))
+
+
+@p4_app.command("copy")
+@copy_options
+def p4_copy(dest, solutions, overwrite):
+    """Copy the exercises (and include/) out to edit them (a pip install keeps them inside the package). Check a copy with `routerlab p4 check EXERCISE --program FILE`, or from the exercise's folder without --program."""
+    from routerlab.course import handout
+
+    say_written(dest, lambda: handout.copy_track("p4", dest, solutions=solutions, overwrite=overwrite))
 
 
 def _say_namespaces():

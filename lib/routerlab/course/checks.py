@@ -11,7 +11,10 @@ frame is, for the hints.
 An instructor's hidden checks (:func:`read_extra_checks`, ``--extra-checks FILE`` of both
 tracks' ``check``) are cases in the form of the firewall exercise's: a packet written in
 one line (:func:`parse_case`), the link it goes in by and the link it must leave by, or
-none; :func:`extra_expectations` sends them after the exercise's own checks.
+none, and what the packet that leaves must carry (TTL, addresses, ports, checksums, ICMP
+type and code: :data:`FIELDS`); and counters of the router (a Click handler, a P4
+counter) with how much they must go up while the cases run. :func:`extra_expectations`
+sends them after the exercise's own checks.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from routerlab.testbed.namespaces import NamespaceTestbed
 #: generator), "out" port 1 (towards the sink).
 SIDES = {"in": 0, "out": 1}
 #: What an extra case may say: the packet, where it goes in (default "in"), where it must
-#: leave ("in", "out" or "nowhere") and, optionally, why.
-CASE_KEYS = ("send", "from", "leaves", "why")
+#: leave ("in", "out" or "nowhere"), optionally why, and what the packet that leaves must
+#: carry (:data:`FIELDS`).
+CASE_KEYS = ("send", "from", "leaves", "why", "expect")
 
 
 def _single(value):
@@ -38,10 +42,51 @@ def _single(value):
         raise ValueRefused("a single value")
 
 
-#: An instructor's file of extra cases (:func:`read_extra_checks`): one key, cases.
-EXTRA_CHECKS = yamlfile.Shape({"cases": yamlfile.ListOf(
-    yamlfile.Shape(dict.fromkeys(CASE_KEYS, _single), required=("send", "leaves")),
-    min=1, each="case {n}", what="a list of at least one case")}, required=("cases",))
+def _whole(lo: int, hi: int):
+    """A check of one value: a whole number from ``lo`` to ``hi``."""
+    def check(value):
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise ValueRefused(f"a whole number {lo}-{hi}")
+    return check
+
+
+def _address(value):
+    import ipaddress
+
+    try:
+        ipaddress.IPv4Address(value if isinstance(value, str) else None)
+    except ValueError:
+        raise ValueRefused("an IPv4 address, e.g. 10.70.1.2") from None
+
+
+def _checksum(value):
+    if value != "valid":
+        try:
+            _whole(0, 0xFFFF)(value)
+        except ValueRefused:
+            raise ValueRefused("valid, or the IPv4 header checksum as a whole number 0-65535") from None
+
+
+#: What a case's ``expect`` may say of the packet that leaves: its IPv4 header's TTL,
+#: source and destination address; its UDP or TCP source and destination port; its
+#: checksums (``valid``: the IPv4 header's and the UDP, TCP or ICMP one recompute to what
+#: came; a number: the IPv4 header checksum field); its ICMP type and (optionally) code.
+FIELDS = yamlfile.Shape({"ttl": _whole(0, 255), "src": _address, "dst": _address, "sport": _whole(0, 65535),
+                         "dport": _whole(0, 65535), "checksum": _checksum,
+                         "icmp": yamlfile.Shape({"type": _whole(0, 255), "code": _whole(0, 255)}, required=("type",))})
+#: What an extra counter may say: a Click handler (``handler``) or a P4 counter
+#: (``counter``, at ``index``, 0 by default), how much it must go up while the cases run
+#: (``increase``, packets) and, optionally, why.
+COUNTER = yamlfile.Shape({"handler": str, "counter": str, "index": _whole(0, 2**32 - 1),
+                          "increase": _whole(0, 2**63), "why": _single}, required=("increase",))
+
+#: An instructor's file of extra cases (:func:`read_extra_checks`): cases, and counters.
+EXTRA_CHECKS = yamlfile.Shape({
+    "cases": yamlfile.ListOf(
+        yamlfile.Shape({**dict.fromkeys(CASE_KEYS, _single), "expect": FIELDS}, required=("send", "leaves")),
+        min=1, each="case {n}", what="a list of at least one case"),
+    "counters": yamlfile.ListOf(COUNTER, min=1, each="counter {n}", what="a list of at least one counter")},
+    required=("cases",), what="a mapping with the key cases (and optionally counters)")
 
 #: EtherTypes of the frames a check looks at: IPv4 and ARP (the kernels' own chatter,
 #: IPv6 and LLDP, is never ours).
@@ -270,25 +315,53 @@ def parse(data: bytes):
 def ip_checksum_right(pkt) -> bool:
     """Whether the IPv4 header checksum of ``pkt`` (a scapy packet with an IP layer) is
     the one its header gives."""
+    carried, recomputed = _ip_checksum(pkt)
+    return carried == recomputed
+
+
+def _ip_checksum(pkt) -> tuple[int, int]:
+    """The IPv4 header checksum ``pkt`` carries and the one its header recomputes to."""
     IP = scapy_layers()["IP"]
     p = IP(bytes(pkt[IP]))
     p.chksum = None
-    return IP(bytes(p)).chksum == pkt[IP].chksum
+    return pkt[IP].chksum, IP(bytes(p)).chksum
 
 
 def checksums_right(pkt) -> bool:
     """The IPv4 header checksum and, for TCP and UDP, the transport checksum (over the
     pseudo-header: what a NAT must fix) are right."""
+    return not checksum_faults(pkt, icmp=False)
+
+
+def checksum_faults(pkt, icmp: bool = True) -> list[str]:
+    """Each checksum of ``pkt`` (a scapy packet with an IP layer) that does not recompute
+    to what it carries, in words ("IPv4 header checksum 0x0000, recomputes to 0x1c46"):
+    the IPv4 header's, then the TCP or UDP one (over the pseudo-header) or, with ``icmp``,
+    the ICMP message's."""
+    from scapy.utils import checksum
+
     L = scapy_layers()
-    if not ip_checksum_right(pkt):
-        return False
+    ip = pkt[L["IP"]]
+    out = []
+    carried, recomputed = _ip_checksum(pkt)
+    if carried != recomputed:
+        out.append(f"IPv4 header checksum 0x{carried:04x}, recomputes to 0x{recomputed:04x}")
     for name in ("TCP", "UDP"):
         if name in pkt:
-            p = L["IP"](bytes(pkt[L["IP"]]))
-            want = p[name].chksum
+            p = L["IP"](bytes(ip))
+            got = p[name].chksum
             p[name].chksum = None
-            return L["IP"](bytes(p))[name].chksum == want
-    return True
+            want = L["IP"](bytes(p))[name].chksum
+            if want != got:
+                out.append(f"{name} checksum 0x{got:04x}, recomputes to 0x{want:04x}")
+            return out
+    if icmp and L["ICMP"] in pkt:
+        # over the ICMP message as it came (scapy would rebuild a quoted header)
+        data = bytes(ip)[ip.ihl * 4:ip.len]
+        want = checksum(data[:2] + b"\0\0" + data[4:])
+        if int.from_bytes(data[2:4], "big") != want:
+            out.append(f"ICMP checksum 0x{int.from_bytes(data[2:4], 'big'):04x}, recomputes to 0x{want:04x}")
+    return out
 
 
 def describe(pkt) -> str:
@@ -323,20 +396,21 @@ def through(tb: NamespaceTestbed, frames: list[bytes], from_port: int = 0, *,
     return probe.exchange(tb, ends[from_port], frames, ends, ethertypes=ethertypes)
 
 
-_CASE = re.compile(r"\s*(udp|tcp|icmp-echo|icmp-reply)\s+([\d.]+)\s*-?>\s*([\d.]+)(?::(\d+))?(?:\s+ttl\s+(\d+))?\s*")
+_CASE = re.compile(r"\s*(udp|tcp|icmp-echo|icmp-reply)\s+([\d.]+)(?::(\d+))?\s*-?>\s*([\d.]+)(?::(\d+))?"
+                   r"(?:\s+ttl\s+(\d+))?\s*")
 
 
 def parse_case(text: str, from_port: int = 0, sport: int = 1234) -> bytes:
     """A frame from a line such as ``"tcp 10.70.1.2 > 10.71.0.5:22"`` or ``"udp 10.70.1.2 >
     10.71.0.5 ttl 1"`` (udp, tcp; icmp-echo, icmp-reply without a port; the port 5000 and
     the TTL 64 when not given; ``->`` for ``>`` too), from source port (or ICMP
-    identifier) ``sport``, into port ``from_port``. Raises ValueError naming what it
-    expected."""
+    identifier) ``sport`` unless the line gives one (``"udp 10.70.1.2:1234 > ..."``),
+    into port ``from_port``. Raises ValueError naming what it expected."""
     m = _CASE.fullmatch(text)
     if not m:
         raise ValueError(f"not a packet: {text!r} (expected e.g. 'tcp 10.70.1.2 > 10.71.0.5:22' "
                          "or 'udp 10.70.1.2 > 10.71.0.5 ttl 1')")
-    proto, src, dst, port, ttl = m.groups()
+    proto, src, source_port, dst, port, ttl = m.groups()
     import ipaddress
 
     for addr in (src, dst):
@@ -345,14 +419,15 @@ def parse_case(text: str, from_port: int = 0, sport: int = 1234) -> bytes:
         except ValueError:
             raise ValueError(f"not a packet: {text!r} ({addr} is not an IPv4 address)") from None
     ttl = int(ttl) if ttl else 64
-    if not 0 <= ttl <= 255 or (port and not 0 < int(port) < 65536):
+    if not 0 <= ttl <= 255 or any(p and not 0 < int(p) < 65536 for p in (port, source_port)):
         raise ValueError(f"not a packet: {text!r} (a port is 1-65535, a TTL 0-255)")
     if proto.startswith("icmp"):
-        if port:
+        if port or source_port:
             raise ValueError(f"not a packet: {text!r} (ICMP has no port)")
         return frame(dst, src=src, proto="icmp", icmp_type=8 if proto == "icmp-echo" else 0, sport=sport,
                      from_port=from_port, ttl=ttl)
-    return frame(dst, src=src, proto=proto, sport=sport, dport=int(port or 5000), from_port=from_port, ttl=ttl)
+    return frame(dst, src=src, proto=proto, sport=int(source_port or sport), dport=int(port or 5000),
+                 from_port=from_port, ttl=ttl)
 
 
 #: The address of the host on each side of the device under test, which sends an ARP request.
@@ -425,27 +500,63 @@ def try_session(send, lines, ports: dict[int, str], show, commands: dict | None 
 @dataclass(frozen=True)
 class ExtraCase:
     """One of an instructor's cases: the packet line ``send``, the port it goes in by
-    (``from_port``), the port it must leave by (``leaves``, None: nowhere), ``why``, and
-    the frame itself."""
+    (``from_port``), the port it must leave by (``leaves``, None: nowhere), ``why``, the
+    frame itself, and what the packet that leaves must carry (``expect``: pairs of a
+    :data:`FIELDS` name and its value in the file's order, ICMP's as (type, code or None))."""
 
     send: str
     from_port: int
     leaves: int | None
     why: str
     frame: bytes = field(repr=False)
+    expect: tuple = ()
 
 
-def read_extra_checks(path) -> list[ExtraCase]:
-    """An instructor's cases from a YAML file: a mapping whose one key, ``cases``, lists
-    mappings of :data:`CASE_KEYS`, e.g. ``{send: "udp 10.70.1.2 > 10.71.0.77", leaves:
-    out, why: "inside 10.71.0.0/16"}``. Raises :class:`routerlab.errors.DataFormatError`
-    naming the file, the line and what is wrong (an unknown key among them)."""
+@dataclass(frozen=True)
+class ExtraCounter:
+    """A counter an instructor's file reads before and after its cases: a Click handler
+    (``name``, e.g. ``out/sent.count``; ``index`` None) or a P4 counter (``name`` as the
+    program's P4Info gives it, e.g. ``RlIngress.dropped``, at ``index``); ``increase``:
+    how much it must go up (packets) while the cases run; ``why``; where it is written
+    (``source``, ``line``) and its number ``n`` among the counters, for an error."""
+
+    name: str
+    index: int | None
+    increase: int
+    why: str
+    source: str
+    line: int | None
+    n: int
+
+    @property
+    def label(self) -> str:
+        """The counter as the track names it: ``out/sent.count``, ``RlIngress.dropped[1]``."""
+        return self.name if self.index is None else f"{self.name}[{self.index}]"
+
+
+class ExtraChecks(list):
+    """An instructor's cases (:class:`ExtraCase`, in the file's order), with the counters
+    read around them (``counters``, :class:`ExtraCounter`)."""
+
+    def __init__(self, cases=(), counters=()):
+        super().__init__(cases)
+        self.counters = list(counters)
+
+
+def read_extra_checks(path) -> ExtraChecks:
+    """An instructor's cases from a YAML file: a mapping whose key ``cases`` lists mappings
+    of :data:`CASE_KEYS`, e.g. ``{send: "udp 10.70.1.2:1234 > 10.71.0.77:53", leaves: out,
+    expect: {ttl: 63, sport: 1234, checksum: valid}, why: "inside 10.71.0.0/16"}``, and
+    whose optional key ``counters`` lists mappings of :data:`COUNTER`'s keys, e.g.
+    ``{handler: out/sent.count, increase: 1}``. Raises
+    :class:`routerlab.errors.DataFormatError` naming the file, the line and what is wrong
+    (an unknown key among them)."""
     from routerlab.errors import DataFormatError
 
     path = str(path)
     doc = yamlfile.load(path, "the extra checks")
     yamlfile.check(doc, EXTRA_CHECKS, path)
-    out = []
+    out = ExtraChecks()
     for i, case in enumerate(doc["cases"], 1):
         def bad(key, why):
             return DataFormatError(path, yamlfile.line_of(case, key), f"case {i}: {why}")
@@ -456,14 +567,87 @@ def read_extra_checks(path) -> list[ExtraCase]:
         leaves = case["leaves"]
         if leaves not in (*SIDES, "nowhere"):
             raise bad("leaves", f"leaves must be in, out or nowhere, got {leaves!r}")
+        fields = case.get("expect") or {}
+        if fields and leaves == "nowhere":
+            raise bad("expect", "expect is about the packet that leaves: leaves must be in or out, not nowhere")
         send = str(case["send"])
         try:
             f = parse_case(send, from_port=SIDES[side], sport=3000 + i)
         except ValueError as e:
             raise bad("send", str(e)) from None
+        expect = tuple((k, (v["type"], v.get("code")) if k == "icmp" else v) for k, v in fields.items())
         out.append(ExtraCase(send, SIDES[side], SIDES.get(leaves),
-                             "" if case.get("why") is None else str(case["why"]), f))
+                             "" if case.get("why") is None else str(case["why"]), f, expect))
+    for i, c in enumerate(doc.get("counters") or [], 1):
+        line = yamlfile.line_of(c)
+        if ("handler" in c) == ("counter" in c):
+            raise DataFormatError(path, line, f"counter {i}: give handler (a Click handler, e.g. out/sent.count) "
+                                              "or counter (a P4 counter, e.g. RlIngress.dropped), one of them")
+        if "handler" in c and "index" in c:
+            raise DataFormatError(path, yamlfile.line_of(c, "index"),
+                                  f"counter {i}: index is a P4 counter's; a Click handler has none")
+        out.counters.append(ExtraCounter(c.get("handler") or c["counter"], None if "handler" in c else c.get("index", 0),
+                                         c["increase"], "" if c.get("why") is None else str(c["why"]), path, line, i))
     return out
+
+
+def counters_for(extra, track: str) -> list[ExtraCounter]:
+    """The counters of ``extra`` (:func:`read_extra_checks`'s; none for a plain list of
+    cases), each one that ``track`` reads: a Click handler for "click", a P4 counter for
+    "p4". Raises :class:`routerlab.errors.DataFormatError` naming the file and line of
+    one it does not read, before anything runs."""
+    from routerlab.errors import DataFormatError
+
+    counters = getattr(extra, "counters", [])
+    for c in counters:
+        if (c.index is None) != (track == "click"):
+            raise DataFormatError(c.source, c.line, f"counter {c.n}: " + (
+                "the Click track reads a handler (handler: ELEMENT.HANDLER, e.g. out/sent.count), not a P4 counter"
+                if track == "click" else
+                "the P4 track reads a counter of the program (counter: NAME, e.g. RlIngress.dropped, and index: N), "
+                "not a Click handler"))
+    return counters
+
+
+def field_faults(pkt, fields: tuple) -> str:
+    """What ``pkt`` (a scapy packet) carries that a case's ``expect`` (``fields``,
+    :attr:`ExtraCase.expect`) does not, each as "NAME ACTUAL (expected VALUE)" (a checksum
+    as :func:`checksum_faults` says it); "" when it carries them all."""
+    L = scapy_layers()
+    if not fields:
+        return ""
+    if L["IP"] not in pkt:
+        return "not IPv4"
+    ip = pkt[L["IP"]]  # the outer header: an ICMP error's own, not the one it quotes
+    wrong = []
+    for name, want in fields:
+        if name == "checksum":
+            if want == "valid":
+                wrong += checksum_faults(pkt)
+            elif ip.chksum != want:
+                wrong.append(f"IPv4 header checksum 0x{ip.chksum:04x} (expected 0x{want:04x})")
+        elif name == "icmp":
+            got = (pkt[L["ICMP"]].type, pkt[L["ICMP"]].code) if L["ICMP"] in pkt else None
+            if got is None or got[0] != want[0] or want[1] not in (None, got[1]):
+                wrong.append(("not ICMP" if got is None else f"ICMP type {got[0]} code {got[1]}")
+                             + f" (expected {_fields_text([(name, want)])})")
+        elif name in ("sport", "dport"):
+            l4 = pkt[L["TCP"]] if L["TCP"] in pkt else pkt[L["UDP"]] if L["UDP"] in pkt else None
+            if l4 is None or getattr(l4, name) != want:
+                wrong.append(f"{name} " + ("none: no UDP or TCP header" if l4 is None else str(getattr(l4, name)))
+                             + f" (expected {want})")
+        elif getattr(ip, name) != want:  # ttl, src, dst
+            wrong.append(f"{name} {getattr(ip, name)} (expected {want})")
+    return ", ".join(wrong)
+
+
+def _fields_text(fields) -> str:
+    """A case's ``expect`` in words: "ttl 63, src 10.70.1.1, checksum valid, ICMP type 11 code 0"."""
+    def one(name, value):
+        if name == "icmp":
+            return f"ICMP type {value[0]}" + (f" code {value[1]}" if value[1] is not None else "")
+        return f"checksum 0x{value:04x}" if name == "checksum" and value != "valid" else f"{name} {value}"
+    return ", ".join(one(n, v) for n, v in fields)
 
 
 def hint(sent: bytes, port: int, got: dict[int, list], expected: str, ports: dict[int, str], note: str = "") -> str:
@@ -494,18 +678,50 @@ def expect(send, hint, name: str, sent: bytes, port: int, leaves: int | None, ex
     return Expectation(name, not wrong, f"{wrong}: {hint(sent, port, got, expected)}" if wrong else ""), p
 
 
-def extra_expectations(send, hint, cases: list[ExtraCase], ports: dict[int, str]) -> list[Expectation]:
+def extra_expectations(send, hint, cases: list[ExtraCase], ports: dict[int, str], read=None) -> list[Expectation]:
     """Each case sent on its own: ``send(frames, port)`` returns what left on each port
     (scapy packets), ``hint(sent, port, got, expected)`` says what happened in the track's
-    words. A case passes when exactly one packet leaves, by its ``leaves`` port, or none
-    leaves at all for ``nowhere``. ``ports`` names the ports as the track does ($IN_DEV,
-    port 0...)."""
+    words. A case passes when exactly one packet leaves, by its ``leaves`` port, carrying
+    what its ``expect`` says (:func:`field_faults`), or none leaves at all for
+    ``nowhere``. ``ports`` names the ports as the track does ($IN_DEV, port 0...).
+
+    Then each of the file's counters (``cases.counters``, :func:`counters_for`), read
+    with ``read(counter)`` (its value, a whole number or its text; raises
+    :class:`routerlab.errors.RouterlabError` when the router has no such counter) before
+    the first case and after the last: it passes when it went up by its ``increase``."""
+    counters = getattr(cases, "counters", [])
+    before = [_count(read, c) for c in counters]
     out = []
     for c in cases:
         where = f"leaves on {ports[c.leaves]}" if c.leaves is not None else "is dropped"
-        name = f"extra: {c.send} into {ports[c.from_port]} {where}" + (f" ({c.why})" if c.why else "")
-        expected = f"one packet on {ports[c.leaves]}" if c.leaves is not None else "nothing (dropped)"
-        e, _ = expect(send, hint, name, c.frame, c.from_port, c.leaves, expected)
+        carrying = f" with {_fields_text(c.expect)}" if c.expect else ""
+        name = f"extra: {c.send} into {ports[c.from_port]} {where}{carrying}" + (f" ({c.why})" if c.why else "")
+        expected = (f"one packet on {ports[c.leaves]}{carrying}" if c.leaves is not None else "nothing (dropped)")
+        e, _ = expect(send, hint, name, c.frame, c.from_port, c.leaves, expected,
+                      lambda p, c=c: field_faults(p, c.expect))
         e.step = None
         out.append(e)
+    for c, (was, why) in zip(counters, before):
+        now, why = _count(read, c) if why is None else (None, why)
+        up = None if why else now - was
+        sent = f"sent the {len(cases)} extra case{'s' if len(cases) != 1 else ''}; {c.label} "
+        detail = "" if up == c.increase else sent + (f"cannot be read: {why}" if why else
+                                                     f"went from {was} to {now} (up by {up})") \
+            + f"; expected it to go up by {c.increase}"
+        out.append(Expectation(f"extra: {c.label} goes up by {c.increase} while the extra cases run"
+                               + (f" ({c.why})" if c.why else ""), not detail, detail, step=None))
     return out
+
+
+def _count(read, counter: ExtraCounter) -> tuple[int | None, str | None]:
+    """(counter's value, None), or (None, why it cannot be read) (:func:`extra_expectations`)."""
+    from routerlab.errors import RouterlabError
+
+    try:
+        value = read(counter)
+    except RouterlabError as e:
+        return None, str(e)
+    try:
+        return int(str(value).strip()), None
+    except ValueError:
+        return None, f"it says {' '.join(str(value).split())[:60]!r}, not a whole number"

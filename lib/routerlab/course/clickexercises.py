@@ -31,16 +31,15 @@ Each exercise's check returns :class:`routerlab.course.checks.Expectation` s;
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Callable
 
 from routerlab.testbed import userns
-from routerlab.course.checks import arp_request, at_step, checksums_right, describe, expect, Expectation, extra_expectations, frame, ip_checksum_right, parse, parse_case, scapy_layers, try_session
+from routerlab.course.checks import arp_request, at_step, checksums_right, counters_for, describe, expect, Expectation, extra_expectations, frame, ip_checksum_right, parse, parse_case, scapy_layers, try_session
 from routerlab.course.clickrouter import (MEMORY_DEVICES, PORTS, START, MemoryRouter, Run, TestbedRouter, click_binary,
                                          close_matches, static_check)
 from routerlab.version import project_dir
-from routerlab.errors import DataFormatError, NotStarted, ParameterError
+from routerlab.errors import DataFormatError, NotStarted, ParameterError, RouterlabError
 from routerlab.testbed.namespaces import NamespaceTestbed
 
 #: The exercises, in the order of the course.
@@ -78,25 +77,6 @@ def course() -> list[tuple[str, int, Path]]:
     return [(name, exercise_data(name)["minutes"], exercises_dir() / name) for name in EXERCISES]
 
 
-def copy_exercises(dest: Path, *, solutions: bool = False, overwrite: bool = False) -> list[Path]:
-    """Copy every exercise (README, skeleton, check.yaml; the solutions only if
-    ``solutions``) into ``dest``: how a course hands them out from a pip install. A file
-    already there is kept (a student's work) unless ``overwrite``; returns what was written."""
-    src = exercises_dir()
-    written = []
-    for f in sorted(src.rglob("*")):
-        rel = f.relative_to(src)
-        if not f.is_file() or (not solutions and "solution" in rel.parts) or "__pycache__" in rel.parts:
-            continue
-        target = Path(dest) / rel
-        if target.exists() and not overwrite:
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f, target)
-        written.append(target)
-    return written
-
-
 def config_path(exercise: str, config: str | Path | None = None, solution: bool = False) -> Path:
     """The configuration to check: ``config`` if given, else the exercise's solution or its
     skeleton (for the measure exercise, those of the router it measures)."""
@@ -107,7 +87,11 @@ def config_path(exercise: str, config: str | Path | None = None, solution: bool 
             raise ParameterError("--config", f"{config}: no such file")
         return path
     name = MEASURED if exercise == "measure" else exercise
-    return exercises_dir() / name / ("solution" if solution else "") / f"{name}.click"
+    path = exercises_dir() / name / ("solution" if solution else "") / f"{name}.click"
+    if not path.is_file():
+        raise ParameterError("--solution" if solution else "exercise", f"{path}: no such file"
+                             + (" (a copy handed out without the solutions)" if solution else ""))
+    return path
 
 
 # -- the checks ------------------------------------------------------------------------------
@@ -496,10 +480,12 @@ def _check_measure(run: Run, data: dict) -> list[Expectation]:
         return out
     from routerlab.testbed import traffic
 
-    # the CPU-stop probe runs at real-time priority, which a user namespace cannot take;
-    # a trial that lost nothing needs no explaining
+    # the CPU-stop and speed probes run at real-time priority, which a user namespace
+    # cannot take; a trial that lost nothing needs no explaining
+    placed = router.tb.placement
     r = traffic.run_trial(router.tb, pps, seconds, traffic.TrafficSpec(),
-                          probe_period_ms=traffic.STOP_PROBE_PERIOD_MS if router.tb.placement else None)
+                          probe_period_ms=traffic.STOP_PROBE_PERIOD_MS if placed else None,
+                          speed_ms=traffic.SPEED_PROBE_MS if placed else None)
     ok = r.rx == r.tx and not r.generator_limited
     out.append(Expectation(name, ok, "" if ok else
                            f"sent {r.tx} UDP packets 10.70.1.2 > 10.71.0.1 into {PORTS[0]} at {pps} pps; "
@@ -544,12 +530,15 @@ def check(exercise: str, config: str | Path | None = None, *, solution: bool = F
     ``memory``: True runs the router from memory, False on the testbed (needs root);
     None (the default) chooses the testbed as root and memory otherwise. ``extra``: an
     instructor's cases (:func:`routerlab.course.checks.read_extra_checks`), sent after the
-    exercise's own expectations.
+    exercise's own expectations, and the Click handlers it reads around them (a P4
+    counter among them raises :class:`~routerlab.errors.DataFormatError` before the router
+    starts).
 
     The measure exercise's load trial needs the testbed: without root (and ``memory``
     None) its check runs on one in user and network namespaces of its own
     (:mod:`routerlab.testbed.userns`), without CPU placement: a trial of the generator's traffic,
     not a measurement."""
+    counters_for(extra, "click")
     if exercise == "measure" and memory is None and os.geteuid() != 0 and userns.missing() is None:
         return userns.call("routerlab.course.clickexercises:check", exercise,
                            str(Path(config).resolve()) if config else None, solution=solution, memory=False,
@@ -564,9 +553,18 @@ def check(exercise: str, config: str | Path | None = None, *, solution: bool = F
     try:
         run = Run(router, used)
         return ([Expectation(START, True)] + CHECKS[exercise](run, exercise_data(exercise))
-                + extra_expectations(run.send, run.hint, extra or [], PORTS))
+                + extra_expectations(run.send, run.hint, extra or [], PORTS, read=lambda c: _handler(run, c.name)))
     finally:
         router.__exit__(None, None, None)
+
+
+def _handler(run: Run, name: str) -> str:
+    """Handler ``name``'s value; raises :class:`~routerlab.errors.RouterlabError` saying why
+    it cannot be read (e.g. "No element named 'out/sent'")."""
+    value, why = run.handler(name)
+    if value is None:
+        raise RouterlabError(why)
+    return value
 
 
 def try_router(exercise: str, lines, config: str | Path | None = None, *, solution: bool = False,

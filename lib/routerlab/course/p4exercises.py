@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from routerlab.testbed import userns
-from routerlab.course.checks import ARP, at_step, describe, expect, Expectation, extra_expectations, frame, hint, ip_checksum_right, IPV4, scapy_layers, through, try_session
+from routerlab.course.checks import ARP, at_step, counters_for, describe, expect, Expectation, extra_expectations, frame, hint, ip_checksum_right, IPV4, scapy_layers, through, try_session
 from routerlab.engines import p4
 from routerlab.engines.bmv2 import Bmv2
 from routerlab.errors import DataFormatError, NotStarted, RouterlabError
@@ -42,12 +42,26 @@ class Run:
         self.refused: list[str] = []
         #: How many entries were written.
         self.loaded = 0
+        #: The program's tables and counters (:class:`routerlab.engines.p4.Pipeline`).
+        self.pipeline = None
 
     def send(self, frames: list[bytes], from_port: int = 0) -> dict[int, list]:
         """Frames sent into port ``from_port``; returns the scapy packets seen leaving on
         each port (0: arrived at the generator side, 1: at the sink side)."""
         Ether = _scapy()[0]
         return {port: [Ether(f) for f in fs] for port, fs in through(self.tb, frames, from_port).items()}
+
+    def counter(self, c) -> int:
+        """Packets of an instructor's counter ``c`` (:class:`routerlab.course.checks.ExtraCounter`);
+        raises :class:`RouterlabError` saying why it cannot be read."""
+        # looked up in the program's P4Info first: the control planes' own refusals of a
+        # name or index it lacks are not all one line
+        cells = self.pipeline.counters
+        if c.name not in cells:
+            raise RouterlabError(f"the program has no counter {c.name} (it has {', '.join(cells) or 'none'})")
+        if c.index >= cells[c.name]:
+            raise RouterlabError(f"{c.name} has {cells[c.name]} cells, 0-{cells[c.name] - 1}")
+        return self.engine.counter(c.name, c.index)
 
     @staticmethod
     def hint(sent: bytes, from_port: int, got: dict[int, list], expected: str) -> str:
@@ -166,13 +180,16 @@ def check(exercise: str, program: str | Path | None = None, solution: bool = Tru
     (``bmv2-log``), which logs every packet; ``log``: a file to write that log to (each
     packet's parser states, tables and actions, as ``simple_switch --log-console`` prints
     them). ``extra``: an instructor's cases (:func:`routerlab.course.checks.read_extra_checks`),
-    sent after the exercise's own expectations.
+    sent after the exercise's own expectations, and the program's counters it reads
+    around them (a Click handler among them raises
+    :class:`~routerlab.errors.DataFormatError` before the switch starts).
 
     The testbed is made without CPU placement (the check looks at where packets go, not
     at how fast), in user and network namespaces of the caller's own
     (:mod:`routerlab.testbed.userns`) when ``own_namespace`` is True, or None (the default) and
     the caller is not root: no root needed."""
     _known(exercise)
+    counters_for(extra, "p4")
     if userns.wanted(own_namespace):
         return userns.call("routerlab.course.p4exercises:check", exercise, str(Path(program).resolve()) if program else None,
                            solution=solution, log=str(Path(log).resolve()) if log else None, extra=extra,
@@ -182,7 +199,8 @@ def check(exercise: str, program: str | Path | None = None, solution: bool = Tru
             # a skeleton lacks what some entries need (a table's key, a table nothing
             # applies yet): it runs with the others, and this expectation says which
             took = Expectation(COMPILES, not run.refused, "\n".join(run.refused))
-            return [took] + CHECKS[exercise](run) + extra_expectations(run.send, run.hint, extra or [], PORTS)
+            return [took] + CHECKS[exercise](run) + extra_expectations(run.send, run.hint, extra or [], PORTS,
+                                                                       read=run.counter)
     except NotStarted as e:
         # a student's program that does not compile is a result, not a crash
         return [Expectation(COMPILES, False, str(e))]
@@ -277,6 +295,7 @@ def _switch(exercise: str | None, program, solution: bool, log: str | Path | Non
             run = Run(tb, eng)
             run.refused = refused or []
             run.loaded = facts["entries"]
+            run.pipeline = p4.Pipeline(p4.compile_program(program or exercise, solution))  # compiled already
             yield run
         finally:
             packets = eng.packet_log() if log is not None else ""

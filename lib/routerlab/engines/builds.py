@@ -318,23 +318,36 @@ def install_packages(names: list[str], say: Callable[[str], None]) -> None:
     install_debian(sorted({p for n in names for p in recipe(n).debian}), say)
 
 
+def packages(names: list[str]) -> list[str]:
+    """The Debian packages that building the engines ``names`` and running them need (their
+    recipes' ``debian`` and ``runtime``), sorted: what a machine's administrator installs
+    once (``routerlab engines install --packages-only``) so that its users build them
+    without root."""
+    return sorted({p for n in names for p in (*recipe(n).debian, *recipe(n).runtime)})
+
+
 def install_debian(want: list[str], say: Callable[[str], None], what: str = "build dependencies") -> None:
     """Install the Debian packages of ``want`` that are missing with apt (root, or sudo at
-    a terminal); else raise, naming them and the line to run."""
+    a terminal); else raise, in one line naming them and the ``apt-get`` line that an
+    administrator runs (also when apt or sudo refused)."""
     missing = missing_debian(want)
     if not missing:
         return
     line = "apt-get install -y --no-install-recommends " + " ".join(missing)
-    # as scripts/setup.sh does: root runs apt itself, a person at a terminal is asked by sudo
+    ask = f"{what} missing: {' '.join(missing)}; install them with: sudo {line}"
+    # as scripts/setup.sh does: root runs apt itself, a person at a terminal is asked by
+    # sudo; without a terminal sudo could only hang or fail, so the line is said instead
     sudo = [] if os.geteuid() == 0 else ["sudo"]
     if not shutil.which("apt-get") or (sudo and not (shutil.which("sudo") and sys.stdin.isatty())):
-        raise RouterlabError(f"{what} missing: {' '.join(missing)}; install them with: sudo {line}")
+        raise RouterlabError(ask)
     say(f"apt: installing {' '.join(missing)}")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for cmd in (sudo + ["apt-get", "update", "-q"], sudo + line.split()):
         p = subprocess.run(cmd, env=env, capture_output=True, text=True)
         if p.returncode != 0:
-            raise RouterlabError(f"{' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
+            # a user sudo refuses (not in sudoers) or apt's own error: its last line says why
+            said = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1].strip()
+            raise RouterlabError(f"{ask} ({' '.join(cmd[:len(sudo) + 2])} failed: {said})")
 
 
 def fetch(src: Source) -> tuple[Path, str]:

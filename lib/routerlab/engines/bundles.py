@@ -303,21 +303,14 @@ def _check_manifest(m: dict, path: Path) -> None:
                 bad(f"engine {n}: file {rel}")
 
 
-def install(source: str, *, sha256: str | None = None, names: list[str] | None = None,
-            force: bool = False, say: Callable[[str], None] = lambda line: None) -> dict[str, Path]:
-    """Install the engines of the bundle at ``source`` (a file or a URL), or those of
-    ``names`` among them; return each one's prefix.
+#: What installing a bundle needs besides its engines' own packages: patchelf, with which
+#: their programs are made to find their libraries where they are put (:func:`_relocate`).
+INSTALL_NEEDS = ("patchelf",)
 
-    Raises
-    ------
-    RouterlabError
-        A hash other than ``sha256``; a bundle of another platform; a corrupted or
-        truncated bundle, a file the manifest lists missing from it or with another hash
-        (naming it; nothing is installed); runtime packages missing where they cannot be
-        installed (with the ``apt-get install`` line).
-    """
-    t0 = time.monotonic()
-    builds.usable_engines_dir()
+
+def _opened(source: str, sha256: str | None, say: Callable[[str], None]) -> tuple[Path, str, str]:
+    """The bundle at ``source`` (a file or a URL, downloaded) as a local file, its SHA-256
+    checked against ``sha256`` where given: the file, where it came from, its SHA-256."""
     is_url = bool(re.match(r"^[a-z]+://", source))
     if is_url and not sha256:
         raise RouterlabError(f"--from {source}: a bundle from the network needs its SHA-256 (--sha256), "
@@ -329,27 +322,75 @@ def install(source: str, *, sha256: str | None = None, names: list[str] | None =
             path.unlink(missing_ok=True)  # never kept: the next try downloads again
         raise RouterlabError(f"{path}: its SHA-256 is {got}, not {sha256} (--sha256): refused")
     say(f"{path.name}: SHA-256 {got}" + (" (as --sha256 says)" if sha256 else ""))
+    return path, origin, got
+
+
+def _chosen(manifest: dict, names: list[str] | None, path: Path) -> tuple[dict[str, dict], Platform]:
+    """The manifest's entries of the engines ``names`` (all it holds for none), and the
+    platform it was built on; refused when that is not this machine's or it lacks one."""
+    theirs, here = Platform(**manifest["platform"]), Platform.here()
+    if (theirs.os, theirs.release, theirs.arch) != (here.os, here.release, here.arch):
+        raise RouterlabError(f"{path}: built for {theirs}, and this machine is {here}: build the engines "
+                             "from source instead (routerlab engines install)")
+    engines = manifest["engines"]
+    names = list(dict.fromkeys(names or ()))
+    unknown = sorted(set(names) - set(engines))
+    if unknown:
+        raise RouterlabError(f"{path}: holds {', '.join(engines)}, not {', '.join(unknown)}")
+    return {n: m for n, m in engines.items() if not names or n in names}, theirs
+
+
+def _needs(chosen: dict[str, dict]) -> list[str]:
+    """The Debian packages that installing the engines ``chosen`` (manifest entries) and
+    running them need, sorted: their libraries' packages and those these load at run time,
+    their recipes' runtime packages and :data:`INSTALL_NEEDS`."""
+    # what a bundle packed before LOADED_AT_RUN_TIME, or before its recipe's runtime
+    # packages changed (the key does not hash them), did not list
+    wanted = {p for m in chosen.values() for p in m["packages"]} | {p for n in chosen for p in builds.recipe(n).runtime}
+    return with_loaded(wanted | set(INSTALL_NEEDS))
+
+
+def packages(source: str, *, sha256: str | None = None, names: list[str] | None = None,
+             say: Callable[[str], None] = lambda line: None) -> list[str]:
+    """The Debian packages that installing the engines of the bundle at ``source`` (or those
+    of ``names`` among them) and running them need: what a machine's administrator installs
+    once (``routerlab engines install --packages-only --from``) so that its users install
+    the bundle without root. Checks the bundle's hash (``sha256``) and platform as
+    :func:`install` does; installs nothing."""
+    path, _, _ = _opened(source, sha256, say)
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            manifest = read_manifest(tar, path)
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise RouterlabError(f"{path}: not a readable bundle ({e})") from None
+    return _needs(_chosen(manifest, names, path)[0])
+
+
+def install(source: str, *, sha256: str | None = None, names: list[str] | None = None,
+            force: bool = False, say: Callable[[str], None] = lambda line: None) -> dict[str, Path]:
+    """Install the engines of the bundle at ``source`` (a file or a URL), or those of
+    ``names`` among them; return each one's prefix.
+
+    Raises
+    ------
+    RouterlabError
+        A hash other than ``sha256``; a bundle of another platform; a corrupted or
+        truncated bundle, a file the manifest lists missing from it or with another hash
+        (naming it; nothing is installed); packages that running or installing the engines
+        needs (:func:`packages`) missing where they cannot be installed (with the
+        ``apt-get install`` line, before anything is unpacked).
+    """
+    t0 = time.monotonic()
+    builds.usable_engines_dir()
+    path, origin, got = _opened(source, sha256, say)
     try:
         tar = tarfile.open(path, "r:gz")
     except (tarfile.TarError, OSError, EOFError) as e:
         raise RouterlabError(f"{path}: not a readable bundle ({e})") from None
     with tar:
         manifest = read_manifest(tar, path)
-        theirs, here = Platform(**manifest["platform"]), Platform.here()
-        if (theirs.os, theirs.release, theirs.arch) != (here.os, here.release, here.arch):
-            raise RouterlabError(f"{path}: built for {theirs}, and this machine is {here}: build the engines "
-                                 "from source instead (routerlab engines install)")
-        engines = manifest["engines"]
-        names = list(dict.fromkeys(names or ()))
-        unknown = sorted(set(names) - set(engines))
-        if unknown:
-            raise RouterlabError(f"{path}: holds {', '.join(engines)}, not {', '.join(unknown)}")
-        chosen = {n: m for n, m in engines.items() if not names or n in names}
-        # what a bundle packed before LOADED_AT_RUN_TIME, or before its recipe's runtime
-        # packages changed (the key does not hash them), did not list
-        wanted = {p for m in chosen.values() for p in m["packages"]} | {p for n in chosen for p in builds.recipe(n).runtime}
-        builds.install_debian(with_loaded(wanted), say,
-                              what="runtime packages of the bundle's engines")
+        chosen, theirs = _chosen(manifest, names, path)
+        builds.install_debian(_needs(chosen), say, what="runtime packages of the bundle's engines")
         base = builds.engines_dir()
         staging = base / ".build"
         staging.mkdir(parents=True, exist_ok=True)

@@ -59,7 +59,11 @@ def source(program: str | Path, solution: bool = True) -> Path:
     if program not in PROGRAMS:
         raise RouterlabError(f"unknown P4 program {program!r}; known: {', '.join(PROGRAMS)}")
     d = p4_dir() / str(program)
-    return d / "solution" / f"{program}.p4" if solution else d / f"{program}.p4"
+    path = d / "solution" / f"{program}.p4" if solution else d / f"{program}.p4"
+    if not path.is_file():
+        raise RouterlabError(f"{path}: no such P4 file"
+                             + (" (a copy handed out without the solutions)" if solution else ""))
+    return path
 
 
 def p4c() -> str:

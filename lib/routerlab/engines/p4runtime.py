@@ -176,6 +176,8 @@ class Session:
         async def read():
             got = {}
             async for c in self._switch.read([fy.P4CounterEntry(name, index=i) for name, i in reads]):
+                if c.data is None:  # bmv2 answers an index past the counter's end with no data
+                    continue
                 got[(self._switch.p4info.counters[c.counter_id].alias, c.index)] = c.data.packet_count
                 got[(self._switch.p4info.counters[c.counter_id].name, c.index)] = c.data.packet_count
             return got

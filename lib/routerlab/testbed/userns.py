@@ -42,6 +42,30 @@ from routerlab.errors import NeedsRoot, ParameterError, RouterlabError
 UNSHARE = ["setpriv", "--pdeathsig", "KILL", "unshare", "--user", "--map-root-user", "--net", "--mount",
            "--pid", "--fork", "--mount-proc", "--kill-child"]
 
+#: What a container must be started with so that a user in it can make these namespaces,
+#: per container engine. Both hide parts of /proc and /sys by mounts over them, and the
+#: kernel refuses a new /proc (``--mount-proc``) under a user namespace while any are
+#: hidden: ``systempaths=unconfined`` leaves them visible (read-only still). Docker's
+#: default seccomp profile also refuses ``unshare`` to a process without CAP_SYS_ADMIN
+#: (moby/moby#42441), and its AppArmor profile refuses ``mount``; Podman's allows both.
+#: No capability is added: the user in the container stays unprivileged.
+CONTAINER_OPTIONS = {
+    "podman": ("--security-opt", "systempaths=unconfined"),
+    "docker": ("--security-opt", "systempaths=unconfined", "--security-opt", "seccomp=unconfined",
+               "--security-opt", "apparmor=unconfined"),
+}
+
+
+def container() -> str | None:
+    """The container engine this process runs under ("podman", "docker"), from the files
+    each puts in its containers, or None outside a container."""
+    if Path("/run/.containerenv").exists():
+        return "podman"
+    if Path("/.dockerenv").exists():
+        return "docker"
+    return None
+
+
 #: Seconds a child is given to take its testbed down after Ctrl-C before it is killed
 #: (which still leaves nothing: see the module's text).
 GRACE_S = 30.0
@@ -87,7 +111,22 @@ def missing() -> str | None:
                 knob.endswith("userns_clone") and value == "0"):
             name = knob.removeprefix("/proc/sys/").replace("/", ".")
             why += f" ({name} is {value}: the machine's administrator sets it)"
+    engine = container()
+    if engine:
+        return (f"this container refuses user namespaces to its users ({why}): start it with "
+                f"{' '.join(CONTAINER_OPTIONS[engine])}")
     return f"this machine refuses user namespaces to users: {why}"
+
+
+#: Where root's tools are (ip, ethtool, nft, sysctl): a user's PATH lacks them on Debian.
+SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
+def root_path() -> str:
+    """This process's PATH with root's tool folders (:data:`SBIN`) added where missing: the
+    child is root in its namespaces and runs root's tools by name."""
+    path = [p for p in os.environ.get("PATH", os.defpath).split(os.pathsep) if p]
+    return os.pathsep.join(path + [d for d in SBIN if d not in path])
 
 
 def call(function: str, *args, **kwargs):
@@ -107,11 +146,12 @@ def call(function: str, *args, **kwargs):
                                  "name a file elsewhere")
     why = missing()
     if why:
-        raise NeedsRoot(f"{why}; without a user namespace this needs root")
+        # in a container, root is no way round: the options are what it lacks
+        raise NeedsRoot(why if container() else f"{why}; without a user namespace this needs root")
     request = pickle.dumps((function, args, kwargs))
     asked, ask = os.pipe()  # the request, on a pipe of its own: stdin stays the user's
     read, write = os.pipe()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), PATH=root_path())
     try:
         proc = subprocess.Popen(UNSHARE + [sys.executable, "-m", "routerlab.testbed.userns", str(asked), str(write)],
                                 pass_fds=(asked, write), env=env, start_new_session=True)

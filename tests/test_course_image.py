@@ -1,0 +1,160 @@
+"""The course image (Containerfile, `make image`): built with Podman on a base made from
+Debian's packages, as no registry is reachable here; in a container of it, as its non-root
+user, every solution's check passes and every skeleton's fails, with JUnit a grader's tools
+read; JupyterLab starts; a container started without the options the checks need, or with
+no engines, ends a check with one line saying what to add."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REQUIRE_ENGINES, ROOT
+from routerlab.course import image, machine
+
+REQUIRED = REQUIRE_ENGINES  # under `make test` (CI) a missing tool fails these tests
+
+
+def _packages(path: Path) -> list[str]:
+    return [x.strip() for x in path.read_text().splitlines() if x.strip() and not x.strip().startswith("#")]
+
+
+def test_course_packages_are_among_the_set_up_ones():
+    """The image installs no Debian package that scripts/setup.sh does not: a clone's
+    machine runs what the image runs."""
+    course = _packages(ROOT / image.PACKAGES)
+    assert course and set(course) <= set(_packages(ROOT / "scripts/debian-packages.txt"))
+
+
+def test_image_runs_the_engines_the_course_measures():
+    assert image.ENGINES == machine.ENGINES
+
+
+
+def test_devcontainer_starts_the_image_as_its_user_with_the_options():
+    """The browser route: `.devcontainer/devcontainer.json` is what the library writes for
+    this release, so the file, the image's user and the options the checks need (Docker's:
+    Codespaces runs Docker) cannot drift apart."""
+    text = (ROOT / ".devcontainer/devcontainer.json").read_text()
+    assert text == image.devcontainer_json()
+    conf = json.loads(text)
+    assert conf["remoteUser"] == image.USER
+    assert conf["runArgs"] == image.run_options("docker")
+    assert conf["image"].rsplit(":", 1)[0].endswith("/" + image.IMAGE)
+
+
+def _podman_or_skip():
+    missing = [t for t in ("podman", "mmdebstrap") if not shutil.which(t)]
+    why = None
+    if os.geteuid() != 0:
+        why = "needs root: Podman builds the image here as root"
+    elif missing:
+        why = f"{', '.join(missing)} not installed (scripts/debian-packages.txt; scripts/setup.sh installs them)"
+    if why:
+        if REQUIRED:
+            pytest.fail(f"{why} (ROUTERLAB_REQUIRE_ENGINES=1: the course image's test must run)", pytrace=False)
+        pytest.skip(why)
+    from routerlab.engines import builds
+
+    absent = [n for n in image.ENGINES if builds.installed(n) is None]
+    if absent:
+        from conftest import engine_absent
+
+        engine_absent(f"{', '.join(absent)} not installed: the image takes a bundle of the installed engines")
+
+
+@pytest.fixture(scope="module")
+def built():
+    """The course image, built as `make image` builds it (the base first, from Debian's
+    packages where Podman lacks it), under a test tag removed afterwards."""
+    _podman_or_skip()
+    name = f"{image.IMAGE}:test-{os.getpid()}"
+    lines: list[str] = []
+    built = image.build(name, lines.append)
+    assert built == name
+    import subprocess
+
+    # an earlier build's layers (this test's last run, a course's last image) are gone
+    left = subprocess.run(image.podman() + ["images", "--quiet", "--filter", "dangling=true",
+                                            "--filter", f"label={image.LABEL}"], capture_output=True, text=True)
+    assert left.returncode == 0 and not left.stdout.strip(), left.stdout
+    yield name
+    subprocess.run(image.podman() + ["rmi", "--force", name], capture_output=True)
+    image.prune()
+
+
+def _junit(xml: str):
+    import junitparser
+
+    doc = junitparser.JUnitXml.fromstring(xml)
+    suites = [doc] if isinstance(doc, junitparser.TestSuite) else list(doc)
+    return [c for s in suites for c in s]
+
+
+def _errors(stderr: str) -> list[str]:
+    """The error lines of a command's stderr (its notes for a person are the others)."""
+    return [x for x in stderr.splitlines() if x.startswith("routerlab: error:")]
+
+
+def test_every_solution_passes_and_every_skeleton_fails_as_the_student(built, tmp_path):
+    """In one container, as `student`: each exercise's check on its solution (exit 0, no
+    failed case) and on its skeleton as shipped (exit 1, a failed case), in JUnit."""
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o777)  # the container's user is not the test's
+    script = "; ".join(
+        f"routerlab {t} check {e}{' --solution' if kind == 'solution' else ''} --format junit "
+        f"> /out/{t}-{e}-{kind}.xml 2>/out/{t}-{e}-{kind}.err; echo $? > /out/{t}-{e}-{kind}.rc"
+        for t, e in machine.EXERCISES for kind in ("solution", "skeleton"))
+    p = image.run(built, ["bash", "-c", f"id -un > /out/user; {script}"],
+                  options=image.run_options() + ["--volume", f"{out}:/out"], timeout=1800)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert (out / "user").read_text().strip() == image.USER
+    for t, e in machine.EXERCISES:
+        for kind, rc in (("solution", 0), ("skeleton", 1)):
+            stem = out / f"{t}-{e}-{kind}"
+            got = int((stem.with_suffix(".rc")).read_text())
+            assert got == rc, f"{t} {e} {kind}: exit {got}: {stem.with_suffix('.err').read_text()[-1500:]}"
+            cases = _junit(stem.with_suffix(".xml").read_text())
+            failed = [c for c in cases if c.result and type(c.result[0]).__name__ == "Failure"]
+            assert cases and bool(failed) == (kind == "skeleton"), f"{t} {e} {kind}: {[c.name for c in failed]}"
+
+
+def test_jupyterlab_starts(built):
+    """The image's command serves JupyterLab (its API answers on the container's loopback)."""
+    probe = ("import urllib.request, time\n"
+             "for _ in range(120):\n"
+             "    try:\n"
+             "        print(urllib.request.urlopen('http://127.0.0.1:8888/api').read().decode()); break\n"
+             "    except OSError:\n"
+             "        time.sleep(0.5)\n"
+             "else:\n"
+             "    raise SystemExit('JupyterLab did not answer')\n")
+    p = image.run(built, ["bash", "-c", "jupyter lab --no-browser --port=8888 >/tmp/lab.log 2>&1 & "
+                          f"python3 -c \"{probe}\" || {{ cat /tmp/lab.log; exit 1; }}"], timeout=300)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "version" in json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_without_the_options_a_check_says_what_to_add(built):
+    """Started without the options, the P4 check (which needs namespaces of its own)
+    ends with exit status 2 and one line naming the option to add; the Click checks, run
+    from memory, still pass."""
+    p = image.run(built, ["routerlab", "p4", "check", "router", "--solution"], options=[], timeout=300)
+    assert p.returncode == 2, p.stdout + p.stderr
+    errors = _errors(p.stderr)
+    assert len(errors) == 1 and errors[0].endswith("start it with " + " ".join(image.run_options("podman"))), p.stderr
+    p = image.run(built, ["routerlab", "click", "check", "forward", "--solution"], options=[], timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_without_engines_a_check_says_what_to_install(built):
+    p = image.run(built, ["routerlab", "click", "check", "forward", "--solution"],
+                  env={"ROUTERLAB_ENGINES_DIR": "/tmp/no-engines"}, timeout=300)
+    assert p.returncode == 2, p.stdout + p.stderr
+    errors = _errors(p.stderr)
+    assert len(errors) == 1 and "routerlab engines install" in errors[0], p.stderr
