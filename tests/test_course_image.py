@@ -158,3 +158,24 @@ def test_without_engines_a_check_says_what_to_install(built):
     assert p.returncode == 2, p.stdout + p.stderr
     errors = _errors(p.stderr)
     assert len(errors) == 1 and "routerlab engines install" in errors[0], p.stderr
+
+
+def test_the_devcontainer_as_written_starts_jupyterlab_and_runs_a_check(built):
+    """The browser route as `.devcontainer/devcontainer.json` says it (its image here the
+    one just built): its run options and user, its start command (with the workspace
+    folder Codespaces would substitute); JupyterLab then answers and a P4 check passes."""
+    conf = json.loads((ROOT / ".devcontainer/devcontainer.json").read_text())
+    start = conf["postStartCommand"].replace("${containerWorkspaceFolder}", image.COURSE_DIR)
+    probe = ("import urllib.request, time\n"
+             "for _ in range(120):\n"
+             "    try:\n"
+             f"        urllib.request.urlopen('http://127.0.0.1:{conf['forwardPorts'][0]}/api'); break\n"
+             "    except OSError:\n"
+             "        time.sleep(0.5)\n"
+             "else:\n"
+             "    raise SystemExit('JupyterLab did not answer')\n")
+    p = image.run(built, ["bash", "-c", f"{start}\npython3 -c \"{probe}\" || {{ cat /tmp/jupyterlab.log; exit 1; }}\n"
+                          "routerlab p4 check router --solution"],
+                  options=conf["runArgs"], user=conf["remoteUser"], timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "Every TODO passes" in p.stdout

@@ -187,3 +187,11 @@ def test_the_measured_exercises_are_the_courses():
     from routerlab.course import handout
 
     assert machine.EXERCISES == handout.exercises()
+
+
+def test_the_guides_autograder_is_the_handouts():
+    """The guide shows the workflow file a handout holds, whole."""
+    from routerlab.course import handout
+
+    text = machine.guide(machine.read_facts(FACTS))
+    assert "```yaml\n" + handout.workflow().read_text() + "```" in text

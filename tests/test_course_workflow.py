@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import engine_marks
+from conftest import ROOT, engine_marks
 from routerlab.course import clickrouter, handout
 
 WORKFLOW = handout.workflow()
@@ -48,8 +48,11 @@ def lint(path: Path) -> subprocess.CompletedProcess:
     return subprocess.run([actionlint(), "-no-color", str(path)], capture_output=True, text=True)
 
 
-def test_actionlint_passes_the_workflow():
-    r = lint(WORKFLOW)
+@pytest.mark.parametrize("workflow", [WORKFLOW, *sorted((ROOT / ".github" / "workflows").glob("*.yml"))],
+                         ids=lambda p: p.name)
+def test_actionlint_passes_the_workflow(workflow):
+    """The autograder's, and routerlab's own (the course image's publication)."""
+    r = lint(workflow)
     assert r.returncode == 0, r.stdout + r.stderr
 
 

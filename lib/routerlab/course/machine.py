@@ -440,5 +440,11 @@ def guide(facts: dict, readers: list[dict] | None = None, template: str | None =
     container = {"name": image.IMAGE, "published": image.published(), "user": image.USER,
                  "course_dir": image.COURSE_DIR, "podman": " ".join(image.run_options("podman")),
                  "docker": " ".join(image.run_options("docker"))}
-    return templates.render_cited(text, {**facts, "routes": routes, "readers": readers or [], "container": container},
+    from importlib import resources
+
+    # handout.workflow()'s file, read here: importing handout would make the command
+    # line's chain of imports one too long (tests/test_course_machine.py compares them)
+    workflow = (resources.files("routerlab") / "data" / "course" / "grade.yml").read_text()
+    return templates.render_cited(text, {**facts, "routes": routes, "readers": readers or [], "container": container,
+                                         "workflow": workflow},
                                   "course.md.j2", "the course's facts").rstrip() + "\n"
