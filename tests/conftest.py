@@ -183,3 +183,34 @@ def wheel(tmp_path_factory) -> Path:
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     (whl,) = out.glob("routerlab-*.whl")
     return whl
+
+
+def tiny_tarball(folder: Path, repo: str = "example/tiny",
+                 commit: str = "0123456789abcdef0123456789abcdef01234567") -> tuple[Path, str]:
+    """A source tarball in GitHub's archive layout (top folder ``<name>-<commit>/``) of a
+    tiny program, ``tiny.sh``, in ``folder``: an engine that builds in a second. Returns
+    its path and SHA-256."""
+    import hashlib
+    import io
+    import tarfile
+
+    name = repo.split("/")[1]
+    path = Path(folder) / f"{name}-{commit}.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        data = b"#!/bin/sh\necho tiny router\n"
+        info = tarfile.TarInfo(f"{name}-{commit}/tiny.sh")
+        info.size, info.mode = len(data), 0o755
+        tar.addfile(info, io.BytesIO(data))
+    return path, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def p4_check_engines():
+    """What the P4 exercises' checks run, bmv2's logging build and p4c; raises a
+    RouterlabError naming what is missing (for :func:`engine_marks`)."""
+    from routerlab.engines import p4
+    from routerlab.engines.bmv2 import Bmv2
+
+    eng = Bmv2()
+    eng.log_packets = True
+    eng.check()
+    p4.p4c()

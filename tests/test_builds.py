@@ -13,14 +13,13 @@ import re
 import signal
 import subprocess
 import sys
-import tarfile
 import textwrap
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, tiny_tarball
 
 from routerlab import engines
 from routerlab.engines import builds
@@ -32,14 +31,8 @@ SHARED_SOURCES = ROOT.parent / "shared" / "engine-sources"
 
 def make_tarball(folder: Path, repo="example/tiny", commit=COMMIT) -> builds.Source:
     """GitHub's archive layout: top folder <repo>-<commit>/ with a tiny program."""
-    name = repo.split("/")[1]
-    path = folder / f"{name}-{commit}.tar.gz"
-    with tarfile.open(path, "w:gz") as tar:
-        data = b"#!/bin/sh\necho tiny router\n"
-        info = tarfile.TarInfo(f"{name}-{commit}/tiny.sh")
-        info.size, info.mode = len(data), 0o755
-        tar.addfile(info, io.BytesIO(data))
-    return builds.Source(repo, commit, hashlib.sha256(path.read_bytes()).hexdigest())
+    _, digest = tiny_tarball(folder, repo, commit)
+    return builds.Source(repo, commit, digest)
 
 
 def tiny_recipe(src: builds.Source, build_step="true", engine="click") -> builds.Recipe:

@@ -5,19 +5,15 @@ measured before kept until measured again; and the guide giving each route's num
 saying it was not measured and how to measure it."""
 
 import copy
-import hashlib
-import io
 import json
 import os
 import signal
 import sys
-import tarfile
 import threading
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, engine_absent
+from conftest import ROOT, engine_absent, tiny_tarball
 from routerlab.course import machine
 from routerlab.engines import builds
 from routerlab.errors import RouterlabError
@@ -103,14 +99,9 @@ def _tiny_engine(tmp_path, monkeypatch, debian=("coreutils",), build="sleep 1"):
     commit = "0123456789abcdef0123456789abcdef01234567"
     sources = tmp_path / "sources"
     sources.mkdir()
-    tarball = sources / f"tiny-{commit}.tar.gz"
-    with tarfile.open(tarball, "w:gz") as tar:
-        data = b"#!/bin/sh\necho tiny router\n"
-        info = tarfile.TarInfo(f"tiny-{commit}/tiny.sh")
-        info.size, info.mode = len(data), 0o755
-        tar.addfile(info, io.BytesIO(data))
+    _, digest = tiny_tarball(sources, commit=commit)
     spec = {"source": {"repository": "example/tiny", "commit": commit,
-                       "sha256": hashlib.sha256(tarball.read_bytes()).hexdigest()},
+                       "sha256": digest},
             "debian": list(debian),
             "steps": [["configure", "test -x tiny.sh"], ["build", build],
                       # and 2 MiB of data, so that its disk shows in MiB

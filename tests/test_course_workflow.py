@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, engine_marks
+from conftest import ROOT, engine_marks, p4_check_engines
 from routerlab.course import clickrouter, handout
 
 WORKFLOW = handout.workflow()
@@ -131,7 +131,8 @@ def test_the_workflow_grades_in_this_releases_image_with_its_options():
 
 #: ``docker`` for the emulated run: ``run`` notes the container's name, mounts and working
 #: folder; ``exec`` runs the command on this machine, in the folder mounted as the working
-#: folder, each container path of its arguments turned into the folder mounted there.
+#: folder, each container path of its arguments turned into the folder mounted there;
+#: ``rm --force`` forgets the container.
 FAKE_DOCKER = '''\
 import json, os, sys
 state = os.environ["FAKE_DOCKER_STATE"]
@@ -157,6 +158,14 @@ elif verb == "exec":
         return arg
     os.chdir(here(run["workdir"] + "/"))
     os.execvp(args[1], [here(a) for a in args[1:]])
+elif verb == "rm" and args[:1] == ["--force"]:
+    # the container, if this stand-in "started" it, ends: no exec reaches it after
+    if os.path.exists(state):
+        with open(state) as f:
+            run = json.load(f)
+        if run["name"] == args[1]:
+            with open(state, "w") as f:
+                json.dump({**run, "name": None, "removed": args[1]}, f)
 else:
     sys.exit(f"docker {verb}: not played by the stand-in")
 '''
@@ -255,18 +264,8 @@ def test_without_hidden_checks_no_check_gets_any(tmp_path):
     assert run["status"] == {"hidden checks": 0} and run["env"] == ""
 
 
-def _p4_check_engines():
-    from routerlab.engines import p4
-    from routerlab.engines.bmv2 import Bmv2
-
-    eng = Bmv2()
-    eng.log_packets = True  # the checks run bmv2's logging build
-    eng.check()
-    p4.p4c()
-
-
 needs_click, _ = engine_marks("click", clickrouter.click_binary)
-needs_p4, _ = engine_marks("bmv2's logging build and p4c", _p4_check_engines)
+needs_p4, _ = engine_marks("bmv2's logging build and p4c", p4_check_engines)
 
 
 @pytest.mark.slow
@@ -288,8 +287,9 @@ def test_the_workflow_grades_a_handout(tmp_path):
 
     assert run["docker"]["mounts"] == {"/course": str(ws), "/hidden": str(tmp_path / "runner-temp" / "hidden")}
     assert "seccomp=unconfined" in run["docker"]["args"] and "--detach" in run["docker"]["args"]
+    assert run["docker"]["removed"] == "grader"  # the last step ends the container, whatever came before
     solved = {"click forward", "p4 router"}
-    assert run["status"] == {"hidden checks": 0, "start the course image": 0, "summary": 0,
+    assert run["status"] == {"hidden checks": 0, "start the course image": 0, "summary": 0, "stop the course image": 0,
                              **{f"{t} {e}": 0 if f"{t} {e}" in solved else 1 for t, e in handout.exercises()}}
     for track, exercise in handout.exercises():
         suite = ET.parse(ws / "junit" / f"{track}-{exercise}.xml").getroot()

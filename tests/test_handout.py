@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import engine_marks
+from conftest import engine_marks, p4_check_engines
 from routerlab.cli.app import app
 from routerlab.course import clickexercises as ce, image
 from routerlab.course import clickrouter, handout
@@ -26,17 +26,8 @@ ROUTERLAB = str(Path(sys.executable).parent / "routerlab")
 DATA = {"click": "check.yaml", "p4": "entries.json"}
 
 
-def _p4_check_engines():
-    from routerlab.engines.bmv2 import Bmv2
-
-    eng = Bmv2()
-    eng.log_packets = True  # the checks run bmv2's logging build
-    eng.check()
-    p4.p4c()
-
-
 needs_click, _ = engine_marks("click", clickrouter.click_binary)
-needs_p4, _ = engine_marks("bmv2's logging build and p4c", _p4_check_engines)
+needs_p4, _ = engine_marks("bmv2's logging build and p4c", p4_check_engines)
 
 
 def exercises(track):

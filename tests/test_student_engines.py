@@ -10,7 +10,6 @@ driver), so that it takes a second; the bundle route on the shared bundle of the
 engines, and on a bundle of a manifest alone for a package that is missing."""
 
 import dataclasses
-import hashlib
 import io
 import json
 import tarfile
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import engine_absent
+from conftest import engine_absent, tiny_tarball
 from routerlab.engines import builds, bundles
 from routerlab.errors import RouterlabError
 from students import COURSE_ENGINES, can_make_students, course_bundle, student
@@ -69,14 +68,9 @@ def _tiny(s, debian=("coreutils",), runtime=()) -> list[str]:
     """The driver's command for a tiny `click` whose recipe names ``debian`` and ``runtime``,
     its source in a folder of the student's ($ROUTERLAB_ENGINE_SOURCES)."""
     sources = s.folder("sources")
-    path = sources / f"tiny-{COMMIT}.tar.gz"
-    with tarfile.open(path, "w:gz") as tar:
-        data = b"#!/bin/sh\necho tiny router\n"
-        info = tarfile.TarInfo(f"tiny-{COMMIT}/tiny.sh")
-        info.size, info.mode = len(data), 0o755
-        tar.addfile(info, io.BytesIO(data))
+    _, digest = tiny_tarball(sources, commit=COMMIT)
     spec = {"source": {"repository": "example/tiny", "commit": COMMIT,
-                       "sha256": hashlib.sha256(path.read_bytes()).hexdigest()},
+                       "sha256": digest},
             "debian": list(debian), "runtime": list(runtime),
             "steps": [["configure", "test -x tiny.sh"], ["build", "true"],
                       ["install", "install -D -m 755 tiny.sh {dest}{prefix}/bin/click"]]}

@@ -102,6 +102,11 @@ def course_image(name, bundle, context, stage_only, base_only):
             click.echo(f"{context} (build with --build-arg ENGINES_SHA256={sha})")
             return
         built = image.build(name, say, keep=context, bundle=bundle)
+    except KeyboardInterrupt:
+        from click.exceptions import Exit
+
+        err.print("interrupted: the staged context removed (a --context folder is kept), no image tagged")
+        raise Exit(130)
     except RouterlabError as e:
         fail(str(e))
     click.echo(built)
@@ -111,7 +116,7 @@ def course_image(name, bundle, context, stage_only, base_only):
 @dest_argument("the course repository's files")
 @overwrite_option
 def course_handout(dest, overwrite):
-    """Write a course repository's files without the solutions: both tracks' exercises (click/, p4/) and the autograder, .github/workflows/grade.yml, which runs every exercise's check on each push. Commit the folder as each student's repository."""
+    """Write a course repository's files without the solutions: both tracks' exercises (click/, p4/), the autograder, .github/workflows/grade.yml, which runs every exercise's check on each push, and .devcontainer/devcontainer.json (the course image in Codespaces). Commit the folder as each student's repository."""
     from routerlab.course import handout
 
     say_written(dest, lambda: handout.handout(dest, overwrite=overwrite))

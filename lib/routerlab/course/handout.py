@@ -9,12 +9,13 @@ P4 track's ``include/``), leaving the ``solution/`` folders out unless asked for
 instructor's copy has them, the students' does not. A file already there is a student's
 work and is kept unless ``overwrite``.
 
-:func:`handout` writes both tracks without solutions, ``click/`` and ``p4/``, and the
-autograder's GitHub Actions workflow at ``.github/workflows/grade.yml``, the course image's
-``.devcontainer/devcontainer.json`` (a student opens the repository in Codespaces)
+:func:`handout` writes both tracks without solutions, ``click/`` and ``p4/``; the
+autograder's GitHub Actions workflow at ``.github/workflows/grade.yml``
 (``data/course/grade.yml``, :func:`workflow`), which checks each exercise's file in the
 course image, as the students check it themselves: the checks read only the exercise's
-data (``check.yaml``, ``entries.json``) and the student's file, never a solution.
+data (``check.yaml``, ``entries.json``) and the student's file, never a solution; and the
+course image's ``.devcontainer/devcontainer.json``, with which a student opens the
+repository in Codespaces.
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ def handout(dest: str | Path, *, overwrite: bool = False) -> list[Path]:
     """A course repository's files, without the solutions, in ``dest``: each track's
     exercises in a folder of the track's name (``click/``, ``p4/``,
     :func:`copy_track`) and the autograder at :data:`WORKFLOW_AT`. A file already there is
-    kept unless ``overwrite``; returns the files written. With it, at
+    kept unless ``overwrite``; returns the files written. The repository also gets, at
     :data:`DEVCONTAINER_AT`, the course image as Codespaces starts it
     (:func:`routerlab.course.image.devcontainer`)."""
     dest = _folder(dest)
@@ -149,7 +150,10 @@ def handout(dest: str | Path, *, overwrite: bool = False) -> list[Path]:
     if overwrite or not target.exists():
         from routerlab.course import image
 
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(image.devcontainer_json())
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(image.devcontainer_json())
+        except OSError as e:
+            raise ParameterError("DEST", f"{e.filename or target}: {e.strerror}") from None
         written.append(target)
     return written

@@ -10,6 +10,7 @@ from Debian's packages (:func:`base`)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import resource
@@ -46,6 +47,8 @@ USER, COURSE_DIR = "student", "/home/student/course"
 ENGINES = ("click", "bmv2-log", "p4c")
 #: The files of the clone the build reads, besides the wheel and the bundle.
 CONTAINERFILE, PACKAGES = "Containerfile", "scripts/course-packages.txt"
+#: Numbers the containers :func:`run` starts, within this process.
+_runs = itertools.count()
 #: The capability to raise resource limits (linux/capability.h).
 CAP_SYS_RESOURCE = 24
 
@@ -111,7 +114,8 @@ def limits() -> list[str]:
     if int(caps, 16) >> CAP_SYS_RESOURCE & 1:
         return []
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    nproc = min(32768, resource.getrlimit(resource.RLIMIT_NPROC)[1])
+    limit = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    nproc = 32768 if limit == resource.RLIM_INFINITY else min(32768, limit)
     return ["--ulimit", f"nofile={hard}:{hard}", "--ulimit", f"nproc={nproc}:{nproc}"]
 
 
@@ -166,6 +170,8 @@ def stage(context: Path, say: Callable[[str], None] = print, bundle: Path | None
     if root is None or not (root / CONTAINERFILE).is_file():
         raise RouterlabError(f"the course image is built from a clone of routerlab (its {CONTAINERFILE}); "
                              "this routerlab is installed from a package")
+    if bundle is not None:
+        _course_bundle(Path(bundle))
     context.mkdir(parents=True, exist_ok=True)
     for name in (CONTAINERFILE, PACKAGES):
         shutil.copy(root / name, context / Path(name).name)
@@ -177,16 +183,25 @@ def stage(context: Path, say: Callable[[str], None] = print, bundle: Path | None
     out = context / "engines.tar.gz"
     if bundle is None:
         bundle = packed(say)
-    import tarfile
-
-    with tarfile.open(bundle) as tar:
-        held = bundles.read_manifest(tar, Path(bundle))["engines"]
-    lacking = [n for n in ENGINES if n not in held]
-    if lacking:
-        raise RouterlabError(f"{bundle}: holds no {', '.join(lacking)}; the course image needs {', '.join(ENGINES)}")
     shutil.copy(bundle, out)
     say(f"engines bundle: {bundle}")
     return builds.sha256(out)
+
+
+def _course_bundle(bundle: Path) -> None:
+    """Refuse, in one line naming the file, what is not an engines bundle holding the
+    course engines."""
+    import tarfile
+
+    try:
+        with tarfile.open(bundle) as tar:
+            held = bundles.read_manifest(tar, bundle)["engines"]
+    except (OSError, tarfile.TarError) as e:
+        why = str(e).splitlines()[0].rstrip(":")  # tarfile lists each compression it tried
+        raise RouterlabError(f"{bundle}: not an engines bundle (routerlab engines pack): {why}") from None
+    lacking = [n for n in ENGINES if n not in held]
+    if lacking:
+        raise RouterlabError(f"{bundle}: holds no {', '.join(lacking)}; the course image needs {', '.join(ENGINES)}")
 
 
 def packed(say: Callable[[str], None] = print) -> Path:
@@ -255,9 +270,14 @@ def run(name: str, command: list[str], *, options: list[str] | None = None, user
     the finished process, its output captured as text."""
     opts = run_options() if options is None else options
     envs = [x for k, v in (env or {}).items() for x in ("--env", f"{k}={v}")]
-    return subprocess.run(podman() + ["run", "--rm", "--network", "none", *limits(), *opts, "--user", user,
-                                      *envs, name, *command],
-                          capture_output=True, text=True, timeout=timeout)
+    container = f"routerlab-course-{os.getpid()}-{next(_runs)}"
+    try:
+        return subprocess.run(podman() + ["run", "--rm", "--name", container, "--network", "none", *limits(), *opts,
+                                          "--user", user, *envs, name, *command],
+                              capture_output=True, text=True, timeout=timeout)
+    finally:
+        # a timeout or Ctrl-C kills the client, not the container it started
+        subprocess.run(podman() + ["rm", "--force", "--ignore", container], capture_output=True)
 
 
 def _run(cmd: list[str], what: str, quiet: bool = True) -> None:
