@@ -214,3 +214,20 @@ def p4_check_engines():
     eng.log_packets = True
     eng.check()
     p4.p4c()
+
+
+def podman_or_skip(what: str) -> None:
+    """Skip ``what`` (a test of the course image) naming what it lacks: root, Podman or
+    mmdebstrap (scripts/debian-packages.txt); under ROUTERLAB_REQUIRE_ENGINES=1 (CI) fail it."""
+    import shutil
+
+    missing = [t for t in ("podman", "mmdebstrap") if not shutil.which(t)]
+    why = None
+    if os.geteuid() != 0:
+        why = "needs root: Podman runs the course's containers here as root"
+    elif missing:
+        why = f"{', '.join(missing)} not installed (scripts/debian-packages.txt; scripts/setup.sh installs them)"
+    if why:
+        if REQUIRE_ENGINES:
+            pytest.fail(f"{why} (ROUTERLAB_REQUIRE_ENGINES=1: {what} must run)", pytrace=False)
+        pytest.skip(why)

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conftest import ROOT
+from routerlab.course import machine
 
 #: The courses' engines (routerlab.course.machine.ENGINES).
-COURSE_ENGINES = ("click", "bmv2-log", "p4c")
+COURSE_ENGINES = machine.ENGINES
 #: Where the shared bundles are beside a clone (.ci/run takes them from there too).
 SHARED_BUNDLES = ROOT.parent / "shared" / "engine-bundles"
 

@@ -12,16 +12,11 @@ installs Debian packages and two virtual environments from the registries."""
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import shutil
 import subprocess
-from pathlib import Path
 
-import pytest
-
-from conftest import REQUIRE_ENGINES, ROOT, engine_absent
+from conftest import ROOT, engine_absent, podman_or_skip
 from routerlab.course import image
 from routerlab.engines import builds
 
@@ -55,15 +50,7 @@ def test_the_route_has_blocks_for_each_of_its_people():
 
 
 def _or_skip():
-    why = None
-    if os.geteuid() != 0:
-        why = "needs root: Podman runs the fresh machine here as root"
-    elif not shutil.which("podman") or not shutil.which("mmdebstrap"):
-        why = "podman or mmdebstrap not installed (scripts/debian-packages.txt)"
-    if why:
-        if REQUIRE_ENGINES:
-            pytest.fail(f"{why} (ROUTERLAB_REQUIRE_ENGINES=1: the guide's trial must run)", pytrace=False)
-        pytest.skip(why)
+    podman_or_skip("the guide's trial")
     try:
         return image.packed(lambda line: None)
     except Exception as e:  # noqa: BLE001

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import REQUIRE_ENGINES, ROOT
+from conftest import ROOT, podman_or_skip
 from routerlab.course import image, machine
 
-REQUIRED = REQUIRE_ENGINES  # under `make test` (CI) a missing tool fails these tests
 
 
 def _packages(path: Path) -> list[str]:
@@ -45,16 +43,7 @@ def test_devcontainer_is_the_librarys():
 
 
 def _podman_or_skip():
-    missing = [t for t in ("podman", "mmdebstrap") if not shutil.which(t)]
-    why = None
-    if os.geteuid() != 0:
-        why = "needs root: Podman builds the image here as root"
-    elif missing:
-        why = f"{', '.join(missing)} not installed (scripts/debian-packages.txt; scripts/setup.sh installs them)"
-    if why:
-        if REQUIRED:
-            pytest.fail(f"{why} (ROUTERLAB_REQUIRE_ENGINES=1: the course image's test must run)", pytrace=False)
-        pytest.skip(why)
+    podman_or_skip("the course image's test")
     from routerlab.engines import builds
 
     absent = [n for n in image.ENGINES if builds.installed(n) is None]
@@ -121,6 +110,19 @@ def test_every_solution_passes_and_every_skeleton_fails_as_the_student(built, tm
             assert cases and bool(failed) == (kind == "skeleton"), f"{t} {e} {kind}: {[c.name for c in failed]}"
 
 
+def _lab_answers(port: int) -> str:
+    """Python that waits (a minute at most) for JupyterLab's API on the container's
+    loopback ``port`` and prints its answer; it exits naming the wait when none comes."""
+    return ("import urllib.request, time\n"
+            "for _ in range(120):\n"
+            "    try:\n"
+            f"        print(urllib.request.urlopen('http://127.0.0.1:{port}/api').read().decode()); break\n"
+            "    except OSError:\n"
+            "        time.sleep(0.5)\n"
+            "else:\n"
+            "    raise SystemExit('JupyterLab did not answer')\n")
+
+
 def test_jupyterlab_starts(built):
     """The image's own command (its CMD, as `podman run` without one runs it) serves
     JupyterLab: its API answers on the container's loopback."""
@@ -131,14 +133,7 @@ def test_jupyterlab_starts(built):
                        capture_output=True, text=True)
     cmd = shlex.join(json.loads(p.stdout))
     assert "jupyter lab" in cmd
-    probe = ("import urllib.request, time\n"
-             "for _ in range(120):\n"
-             "    try:\n"
-             "        print(urllib.request.urlopen('http://127.0.0.1:8888/api').read().decode()); break\n"
-             "    except OSError:\n"
-             "        time.sleep(0.5)\n"
-             "else:\n"
-             "    raise SystemExit('JupyterLab did not answer')\n")
+    probe = _lab_answers(8888)
     p = image.run(built, ["bash", "-c", f"{cmd} >/tmp/lab.log 2>&1 & "
                           f"python3 -c \"{probe}\" || {{ cat /tmp/lab.log; exit 1; }}"], timeout=300)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
@@ -171,14 +166,7 @@ def test_the_devcontainer_as_written_starts_jupyterlab_and_runs_a_check(built):
     folder Codespaces would substitute); JupyterLab then answers and a P4 check passes."""
     conf = json.loads((ROOT / ".devcontainer/devcontainer.json").read_text())
     start = conf["postStartCommand"].replace("${containerWorkspaceFolder}", image.COURSE_DIR)
-    probe = ("import urllib.request, time\n"
-             "for _ in range(120):\n"
-             "    try:\n"
-             f"        urllib.request.urlopen('http://127.0.0.1:{conf['forwardPorts'][0]}/api'); break\n"
-             "    except OSError:\n"
-             "        time.sleep(0.5)\n"
-             "else:\n"
-             "    raise SystemExit('JupyterLab did not answer')\n")
+    probe = _lab_answers(conf["forwardPorts"][0])
     p = image.run(built, ["bash", "-c", f"{start}\npython3 -c \"{probe}\" || {{ cat /tmp/jupyterlab.log; exit 1; }}\n"
                           "routerlab p4 check router --solution"],
                   options=conf["runArgs"], user=conf["remoteUser"], timeout=600)
