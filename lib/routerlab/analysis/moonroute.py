@@ -25,6 +25,7 @@ of this repository.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tarfile
@@ -378,6 +379,17 @@ def check(folder, table: Table) -> pd.DataFrame:
         from the log: the TX batch size for ``batch``), ``runs``, ``log_mean_mbps``,
         ``log_sd_mbps``, and ``mean_agrees``, ``sd_agrees`` (to the 15 digits Perl prints).
     """
+    folder = Path(folder).resolve()
+    # the figures, their notes and the disagreements each check every table: read and
+    # hashed once per process while the two files stay as they were
+    stamps = tuple((f.stat().st_mtime_ns, f.stat().st_size) if f.is_file() else None
+                   for f in (folder / table.path, folder / table.log))
+    return _checked(folder, table, stamps).copy()
+
+
+@functools.lru_cache(maxsize=32)
+def _checked(folder: Path, table: Table, stamps: tuple) -> pd.DataFrame:
+    """:func:`check`'s work, for one state (``stamps``) of the table's two files."""
     t = read_table(path(folder, table.path), source=table.path)
     if table.log.endswith("results"):
         runs = read_runs(path(folder, table.log), source=table.log)
