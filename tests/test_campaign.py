@@ -216,10 +216,14 @@ def fake_steps(monkeypatch):
     return calls, ceilings
 
 
-def three_steps(tmp_path) -> Path:
+def three_steps_data() -> dict:
     data = copy.deepcopy(GOOD)
     data["steps"].append({"reroute": {"runs": 1}})
-    return write(tmp_path, data)
+    return data
+
+
+def three_steps(tmp_path) -> Path:
+    return write(tmp_path, three_steps_data())
 
 
 def test_a_rerun_skips_the_finished_steps_and_reuses_the_ceiling(tmp_path, fake_steps, monkeypatch):
@@ -311,10 +315,35 @@ def test_a_folder_of_another_campaign_is_refused_before_anything_runs(tmp_path, 
     calls, _ = fake_steps
     out = tmp_path / "out"
     campaign.run(campaign.load(write(tmp_path, GOOD)), out)
-    other = campaign.load(three_steps(tmp_path))
-    with pytest.raises(RouterlabError, match="holds another campaign"):
-        campaign.run(other, out)
+    changed = copy.deepcopy(GOOD)
+    changed["steps"][0]["measure"]["runs"] = 3
+    changed["steps"].append({"reroute": {"runs": 1}})  # a step added too does not make it the same campaign
+    for data in (changed, {**GOOD, "ceiling": None}):
+        with pytest.raises(RouterlabError, match="holds another campaign"):
+            campaign.run(campaign.load(write(tmp_path, {k: v for k, v in data.items() if v is not None})), out)
     assert len(calls) == 2
+
+
+def test_a_campaign_that_gained_steps_resumes_its_run_keeping_the_steps_finished(tmp_path, fake_steps):
+    calls, ceilings = fake_steps
+    out = tmp_path / "out"
+    first = campaign.load(write(tmp_path, GOOD))
+    campaign.run(first, out)
+    grown = campaign.load(write(tmp_path, {**three_steps_data(), "description": "It says more now."}))
+    lines = []
+    campaign.run(grown, out, announce=lines.append)
+    assert calls == [(1, 123456.0), (2, None), (3, None)] and ceilings == [1]
+    assert any(line.endswith("its 2 finished step(s) are kept") and first.label in line for line in lines)
+    assert (out / "campaign.yaml").read_bytes() == grown.text
+    progress = yaml.safe_load((out / campaign.PROGRESS_FILE).read_text())
+    assert progress["campaign"] == grown.label and progress["grown_from"] == [first.label]
+    assert [f["step"] for f in progress["finished"]] == [1, 2, 3]
+    # each record names the file that ran it
+    named = datasets.read_experiments(out).set_index("experiment")["campaign"]
+    assert list(named) == [first.label, first.label, grown.label]
+    lines.clear()
+    campaign.run(grown, out, announce=lines.append)
+    assert lines == [f"every step of {grown.path} is finished in {out}"]
 
 
 def test_a_record_outside_a_campaign_and_an_old_file_have_an_empty_campaign(tmp_path):

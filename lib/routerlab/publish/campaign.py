@@ -18,7 +18,9 @@ the commands that make a dataset. ``routerlab campaign run FILE --out DIR`` call
 
 Interrupted, it loses nothing: run again, it skips the steps recorded finished, reuses
 the recorded ceiling, and the step it stopped in resumes as its command does (a sweep
-keeps its finished trials; a search, a benchmark run again).
+keeps its finished trials; a search, a benchmark run again). A file that has since gained
+steps at its end resumes the same way (:func:`grown`): the records of the steps run before
+name the earlier file, the others the file as it is now.
 
 :func:`estimate` says how long a campaign takes, from its steps: the trials' own seconds
 plus the time around them, fitted to the run that measured the committed datasets.
@@ -241,22 +243,35 @@ class Progress:
     #: The generator that measured ``ceiling_pps`` ("xdp", "rlgen"; "" in older folders).
     generator: str = ""
 
+    #: The labels of the earlier versions of the campaign this folder's run began with,
+    #: when the file has since gained steps (:func:`grown`).
+    grown_from: list = field(default_factory=list)
+
     @classmethod
     def read(cls, folder: Path, c: Campaign) -> Progress:
-        """The folder's progress for ``c`` (empty if none); a folder of another campaign
-        is refused, so that every record in it names the file beside it."""
+        """The folder's progress for ``c`` (empty if none). A folder of another campaign
+        is refused, so that every record in it names the file beside it, or an earlier
+        version of it that ``c`` only adds steps to (:func:`grown`): its finished steps
+        are kept, and the run replaces the folder's copy with ``c``."""
         folder = Path(folder)
         copy = folder / FILE_NAME
-        if copy.is_file():
-            theirs = hashlib.sha256(copy.read_bytes()).hexdigest()
-            if theirs != c.sha256:
-                raise ParameterError("out", f"{folder} holds another campaign ({FILE_NAME} sha256:{theirs[:12]}..., "
-                                            f"{c.path} is sha256:{c.sha256[:12]}...): give another --out, or "
-                                            f"remove {folder} to start again")
         path = folder / PROGRESS_FILE
         data = yamlfile.load(path, "the campaign's progress file") if path.is_file() else None
-        data = data if isinstance(data, dict) and data.get("campaign") == c.label else {}
-        return cls(folder, c.label, data.get("ceiling_pps"), list(data.get("finished") or []), data.get("generator") or "")
+        data = data if isinstance(data, dict) else {}
+        if copy.is_file():
+            raw = copy.read_bytes()
+            theirs = hashlib.sha256(raw).hexdigest()
+            if theirs != c.sha256:
+                if not grown(raw, c):
+                    raise ParameterError("out", f"{folder} holds another campaign ({FILE_NAME} sha256:{theirs[:12]}..., "
+                                                f"{c.path} is sha256:{c.sha256[:12]}...): give another --out, or "
+                                                f"remove {folder} to start again")
+                if data.get("campaign") == f"{FILE_NAME} sha256:{theirs}":
+                    data = {**data, "campaign": c.label,
+                            "grown_from": list(data.get("grown_from") or []) + [data["campaign"]]}
+        data = data if data.get("campaign") == c.label else {}
+        return cls(folder, c.label, data.get("ceiling_pps"), list(data.get("finished") or []), data.get("generator") or "",
+                   list(data.get("grown_from") or []))
 
     def done(self, step: Step) -> bool:
         return any(f.get("step") == step.number for f in self.finished)
@@ -272,8 +287,26 @@ class Progress:
         tmp = target.with_suffix(".yaml.tmp")
         tmp.write_text("# routerlab campaign run: what is finished here; a rerun skips it\n" + yaml.safe_dump(
             {"campaign": self.campaign, "ceiling_pps": self.ceiling_pps, "generator": self.generator,
-             "finished": self.finished}, sort_keys=False))
+             "finished": self.finished, **({"grown_from": self.grown_from} if self.grown_from else {})},
+            sort_keys=False))
         os.replace(tmp, target)
+
+
+def grown(earlier: bytes, c: Campaign) -> bool:
+    """Whether the campaign ``c`` is the campaign file whose bytes are ``earlier`` with
+    steps added at its end: the same ceiling and the same steps, in order, before them
+    (its description may say more). A run of the earlier file then resumes as a run of
+    ``c``: its finished steps are ``c``'s steps of the same numbers."""
+    try:
+        old = yaml.safe_load(earlier)
+        new = yaml.safe_load(c.text)
+    except yaml.YAMLError:
+        return False
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return False
+    steps, more = old.get("steps") or [], new.get("steps") or []
+    return (old.get("ceiling") == new.get("ceiling") and len(more) > len(steps)
+            and more[:len(steps)] == steps)
 
 
 def check(c: Campaign, steps, settings=None) -> None:
@@ -327,7 +360,13 @@ def run(c: Campaign, out, *, announce: Callable[[str], None] | None = None,
     if any(s.needs_root for s in todo):
         require_root(settings)
     out.mkdir(parents=True, exist_ok=True)
-    if not (out / FILE_NAME).is_file():
+    if state.grown_from and state.finished:
+        announce(f"{c.path} adds steps to the campaign run in {out} ({state.grown_from[-1]}): "
+                 f"its {len(state.finished)} finished step(s) are kept")
+    if state.grown_from:
+        # the progress first: a run stopped between the two writes still finds its steps
+        state.write()
+    if not (out / FILE_NAME).is_file() or state.grown_from:
         tmp = out / (FILE_NAME + ".tmp")
         tmp.write_bytes(c.text)
         os.replace(tmp, out / FILE_NAME)
