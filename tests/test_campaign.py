@@ -40,7 +40,15 @@ def test_each_testbed_dataset_was_made_by_its_campaign_file(name):
     c = campaign.load(folder / "campaign.yaml")
     f = facts.campaign(folder)
     records = datasets.read_experiments(folder).set_index("experiment")
-    assert f["ran"] and (records["campaign"] == f"campaign.yaml sha256:{f['sha256']}").all()
+    ours = records["campaign"] == f"campaign.yaml sha256:{f['sha256']}"
+    assert f["ran"] and f["experiments_named"] == ours.sum()
+    # a run resumed after its file gained steps: the records of the earlier steps name an
+    # earlier file, and the steps it gained made the rest (each naming its experiment here)
+    earlier = {f"campaign.yaml sha256:{e['sha256']}": e["experiments_named"] for e in f.get("earlier", [])}
+    assert (ours | records["campaign"].isin(set(earlier))).all()
+    assert sum(earlier.values()) == (~ours).sum()
+    if earlier:
+        assert set(records.index[ours]) <= {s.options.get("experiment") for s in c.steps}
     trials = datasets.read(folder).trials
     # the sweeps take the campaign's ceiling (bench engines measures its own)
     (ceiling,) = set(records.loc[trials["experiment"].unique(), "generator_ceiling_pps"])
@@ -191,8 +199,13 @@ def test_the_estimates_of_the_testbed_campaigns_are_near_the_run_that_made_them(
     from datetime import datetime
 
     facts = json.loads((DATASETS / name / "facts.json").read_text())
-    span = [datetime.fromisoformat(facts["measured"][k].replace("Z", "+00:00")) for k in ("first", "last")]
-    ran = (span[1] - span[0]).total_seconds()
+
+    def at(stamp):
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+    # a run resumed after its file gained steps ran in parts: their spans add up
+    ran = sum((at(r["last"]) - at(r["first"])).total_seconds()
+              for r in facts["measured"].get("runs", [facts["measured"]]))
     estimated = sum(e.seconds for e in campaign.estimate(campaign.load(DATASETS / name / "campaign.yaml")))
     assert 0.6 < estimated / ran < 1.4, (name, estimated, ran)
 
@@ -346,6 +359,33 @@ def test_a_campaign_that_gained_steps_resumes_its_run_keeping_the_steps_finished
     assert lines == [f"every step of {grown.path} is finished in {out}"]
 
 
+def test_a_grown_campaign_replaces_an_earlier_copy_even_without_its_progress_and_says_so_once(tmp_path, fake_steps,
+                                                                                             monkeypatch):
+    calls, _ = fake_steps
+    out = tmp_path / "out"
+    first = campaign.load(write(tmp_path, GOOD))
+    campaign.run(first, out)
+    (out / campaign.PROGRESS_FILE).unlink()  # e.g. lost to an interruption before the ceiling was written
+    grown = campaign.load(three_steps(tmp_path))
+    real = campaign.RUNNERS["reroute"]
+    monkeypatch.setitem(campaign.RUNNERS, "reroute", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
+    lines = []
+    with pytest.raises(KeyboardInterrupt):
+        campaign.run(grown, out, announce=lines.append)
+    # nothing was recorded finished: every step runs again, and the copy is the new file
+    assert calls[2:] == [(1, 123456.0), (2, None)]
+    assert sum("adds steps to the campaign run" in line for line in lines) == 1
+    assert (out / "campaign.yaml").read_bytes() == grown.text
+    assert set(datasets.read_experiments(out)["campaign"]) == {grown.label}
+    # resumed again: the copy is already the new file; nothing to say about growing
+    monkeypatch.setitem(campaign.RUNNERS, "reroute", real)
+    lines.clear()
+    campaign.run(grown, out, announce=lines.append)
+    assert calls[4:] == [(3, None)] and not any("adds steps" in line for line in lines)
+    progress = yaml.safe_load((out / campaign.PROGRESS_FILE).read_text())
+    assert progress["grown_from"] == [first.label]
+
+
 def test_a_record_outside_a_campaign_and_an_old_file_have_an_empty_campaign(tmp_path):
     rec = datasets.record_environment(tmp_path, "alone", "test")
     assert rec["campaign"] == ""
@@ -368,7 +408,12 @@ def test_a_missing_engine_is_named_with_its_step_before_anything_runs(tmp_path, 
 
 
 def test_compare_takes_its_defaults_from_the_comparisons_campaign_file(tmp_path, monkeypatch):
-    (step,) = campaign.load(DATASETS / "comparison" / "campaign.yaml").steps
+    steps = campaign.load(DATASETS / "comparison" / "campaign.yaml").steps
+    (step,) = [s for s in steps if s.name == "compare"]
+    # and a repeated PDR search of every cell the sweeps did not grey
+    grey = pd.read_csv(DATASETS / "comparison" / "cells.csv").query("not runnable")
+    searched = {(s.options["engine"], s.options["scenario"]) for s in steps if s.options.get("search") == "pdr"}
+    assert len(searched) == len(steps) - 1 == len(step.options["engines"]) * len(step.options["scenarios"]) - len(grey)
     assert tables.scenarios()["single_flow_50fw"] == "single-flow-fw50"
     seen = []
     # every cell runnable, whatever is built here: the plan, not the engines, is tested

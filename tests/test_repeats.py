@@ -187,19 +187,20 @@ def test_on_the_testbed_repeats_start_the_router_again_and_rank_only_what_separa
 
 # -- what moved with a spread, and bench repeat's searches ------------------------------------
 
-def _repeated_search(answers, speeds, napi, memory=None):
+def _repeated_search(answers, speeds, napi, memory=None, distance=None):
     res = pd.DataFrame({"experiment": "e", "engine": "ebpf", "scenario": "single-flow", "kind": "pdr",
                         "method": "routerlab", "repeat": range(len(answers)), "lower_pps": answers,
                         "upper_pps": [a * 1.01 for a in answers], "limited_by_generator": False,
                         "generator_ceiling_pps": 6e6})
     rows = []
     memory = memory or [20.0] * len(answers)
-    for i, (a, sp, n, m) in enumerate(zip(answers, speeds, napi, memory)):
+    distance = distance or [60.0] * len(answers)
+    for i, (a, sp, n, m, d) in enumerate(zip(answers, speeds, napi, memory, distance)):
         for load, dur in ((a * 2, 0.5), (a, 1.0), (a, 1.0), (a * 1.01, 1.0)):
             rows.append({"experiment": "e", "engine": "ebpf", "scenario": "single-flow", "kind": "pdr",
                          "method": "routerlab", "repeat": i, "load": load, "duration": dur, "tx": 100, "rx": 100,
                          "generator_limited": False, "cpu_speed": sp, "napi_ns_per_packet": n, "memory_ns": m,
-                         "steal": 0.0})
+                         "cpu_distance_ns": d, "steal": 0.0})
     return res, pd.DataFrame(rows)
 
 
@@ -223,6 +224,13 @@ def test_explain_names_the_quantity_that_moved_with_the_answer_and_whose_it_is()
     words = repeats.cause_words(repeats.explain(res, trials))
     assert words.startswith("moved with the answer: the time of a load from the shared cache (ns), ρ = -1.00: 60 in "
                             "the lowest repeat, 20 in the highest (the machine's)")
+    # the two virtual CPUs farther apart in the low repeats: the machine's
+    res, trials = _repeated_search(answers, speeds=[900] * 5, napi=[500, 240, 250, 235, 330],
+                                   distance=[210, 62, 65, 60, 150])
+    words = repeats.cause_words(repeats.explain(res, trials))
+    assert words.startswith("moved with the answer: the round trip of a cache line between the router's and the "
+                            "generator's CPUs (ns), ρ = -1.00: 210 in the lowest repeat, 60 in the highest "
+                            "(the machine's)"), words
     # when the machine's speed moves with it, the words say it is the machine's
     res, trials = _repeated_search(answers, speeds=[450, 905, 880, 910, 650], napi=[300] * 5)
     assert "(the machine's)" in repeats.cause_words(repeats.explain(res, trials))

@@ -7,12 +7,15 @@ for real need root (network namespaces, a real-time priority) and are skipped ot
 import os
 import statistics
 import subprocess
+import time
 import types
+from pathlib import Path
 
 import pytest
 
 from routerlab import engines
 from routerlab.analysis import datasets, scenarios
+from routerlab.errors import RouterlabError
 from routerlab.measuring import sweep
 from routerlab.testbed import namespaces, shell, traffic
 
@@ -116,5 +119,59 @@ def test_a_trial_records_what_could_explain_its_spread():
             assert 10 < r.napi_ns_per_packet < 100_000, r
             # the XDP generator spins on its CPU, where the sink's receive runs too
             assert r.gen_cpu_load > 0.5 and r.sink_cpu_load is None, r
+        if traffic.other_cpus(tb)["gen"] is not None:
+            # a cache line between two CPUs of one machine: tens to hundreds of ns, not µs
+            assert 5 < r.cpu_distance_ns < 5000, r
         none = traffic.run_trial(tb, 20_000, 0.3, traffic.TrafficSpec(), speed_ms=None)
-        assert none.cpu_speed is None and none.memory_ns is None and tb.procs == []
+        assert none.cpu_speed is None and none.memory_ns is None and none.cpu_distance_ns is None
+        assert tb.procs == []
+
+
+@needs_root
+def test_the_distance_probe_times_a_cache_line_between_two_cpus_and_leaves_nothing_behind():
+    """A round trip of one cache line between the router's CPU and another is timed by
+    two pinned processes; the partner never outlives the probe; the router's own CPU as
+    the partner (both spinning at real-time priority on one CPU would never end) is refused."""
+    if os.cpu_count() < 2:
+        pytest.skip("the distance probe needs two CPUs; this machine has one")
+    with namespaces.NamespaceTestbed() as tb:
+        other = next(c for c in range(os.cpu_count()) if c != tb.router_cpu)
+        got = traffic.machine_speed(tb, tb.router_cpu, 5, memory_mb=None, beside=other)
+        assert got["cpu_speed"] > 0 and got["memory_ns"] is None and 5 < got["cpu_distance_ns"] < 5000, got
+        assert traffic.machine_speed(tb, tb.router_cpu, 5, memory_mb=None)["cpu_distance_ns"] is None
+        with pytest.raises(RouterlabError, match="--pingpong-cpu another CPU than N"):
+            traffic.machine_speed(tb, tb.router_cpu, 5, memory_mb=None, beside=tb.router_cpu)
+        assert tb.procs == []
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except FileNotFoundError:
+        return True
+
+
+def test_a_killed_distance_probe_leaves_no_partner_spinning():
+    """The probe killed while it passes the line (a crash, or its trial ended by Ctrl-C):
+    its partner on the other CPU goes with it. At an ordinary priority, so that a partner
+    left behind would not take a CPU from the machine."""
+    if os.cpu_count() < 2:
+        pytest.skip("the distance probe needs two CPUs; this machine has one")
+    probe = subprocess.Popen([str(traffic.stop_probe_binary()), "--cpu", "1", "--speed-ms", "300",
+                              "--pingpong-cpu", "0", "--priority", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 5
+        partners = []
+        while not partners and time.monotonic() < deadline and probe.poll() is None:
+            time.sleep(0.02)
+            partners = [int(x) for x in Path(f"/proc/{probe.pid}/task/{probe.pid}/children").read_text().split()]
+        assert partners, "the probe started no ping-pong partner"
+        probe.kill()
+        probe.wait()
+        deadline = time.monotonic() + 2
+        while not _gone(partners[0]) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _gone(partners[0]), f"the ping-pong partner {partners[0]} outlived its killed probe"
+    finally:
+        probe.kill()
+        probe.wait()

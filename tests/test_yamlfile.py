@@ -71,6 +71,9 @@ def test_a_wrong_type_names_the_line_of_the_value_and_what_is_allowed(tmp_path):
     e = refusal("- a list\n", tmp_path=tmp_path)
     assert (e.line, e.message) == (1, "the file: ['a list'] is not allowed; allowed: a mapping with the keys "
                                       "hosts, cases, note")
+    for empty in ("", "# nothing but a comment\n"):
+        e = refusal(empty, tmp_path=tmp_path)
+        assert e.message == "the file: it is empty; it must be a mapping with the keys hosts, cases, note", empty
 
 
 def test_a_missing_key_names_the_line_of_its_mapping(tmp_path):

@@ -250,6 +250,8 @@ def check(value, spec, source, where: str = "", *, parent: str = "", line: int |
                 continue
         if not (s is int and float in specs):  # a number takes whole numbers too
             allowed.append(describe(s))
+    if value is None and not where:
+        refuse(here or 1, f"it is empty; it must be {' or '.join(dict.fromkeys(allowed))}")
     refuse(here, f"{_shown(value)} is not allowed; allowed: {' or '.join(dict.fromkeys(allowed))}")
 
 

@@ -71,6 +71,10 @@ TRIAL_COLUMNS = {
     "memory_ns": (False, "how long one load took, just before the trial's traffic, of a walk along a random "
                          "cycle through 8 MiB on the router's CPU (each load depending on the last), "
                          "nanoseconds: it grows when another guest takes the cache or memory the host shares"),
+    "cpu_distance_ns": (False, "how long one cache line took, just before the trial's traffic, to go from the "
+                               "router's CPU to the generator's and back (two processes pinned there passing it), "
+                               "nanoseconds: how near the host ran the two virtual CPUs (one core, one chiplet, two); "
+                               "empty where the generator is not on the router's machine"),
     "gen_cpu_load": (False, "busy fraction of the generator's CPU (the XDP sink's too, which shares it), "
                             "ratio in [0, 1]; empty where not on the router's machine"),
     "sink_cpu_load": (False, "busy fraction of the sink's receive CPU where it has one of its own, "

@@ -266,6 +266,7 @@ CAUSES = {
     "router_ns_per_packet": "the router CPU's work per packet (ns, at the tick)",
     "cpu_speed": "the router CPU's speed (loop iterations per µs)",
     "memory_ns": "the time of a load from the shared cache (ns)",
+    "cpu_distance_ns": "the round trip of a cache line between the router's and the generator's CPUs (ns)",
     "steal": "steal (all CPUs)",
     "router_steal": "steal on the router's CPU",
     "cpu_stopped_ms": "the router CPU's stops (ms)",
@@ -275,7 +276,8 @@ CAUSES = {
 }
 #: Causes that are the machine's, not the router's: when one of them moves with an
 #: answer, the spread is the host's doing.
-MACHINE_CAUSES = ("cpu_speed", "memory_ns", "steal", "router_steal", "cpu_stopped_ms", "gen_lagged_ms")
+MACHINE_CAUSES = ("cpu_speed", "memory_ns", "cpu_distance_ns", "steal", "router_steal", "cpu_stopped_ms",
+                  "gen_lagged_ms")
 #: Quantities that restate the answer rather than cause it: a time per packet at a load
 #: where the router's CPU is (nearly) full is its busy share over the answer, and a CPU's
 #: busy share follows the load a repeat's full-length trials ran at. They show *how* an

@@ -61,7 +61,7 @@ def campaign_show(file):
 
 @campaign_app.command("run")
 @campaign_file
-@click.option("--out", type=PATH, required=True, help="Dataset folder (created, or resumed if it holds this campaign).")
+@click.option("--out", type=PATH, required=True, help="Dataset folder (created, or resumed if it holds this campaign or an earlier version of it with fewer steps).")
 @generator_option
 @testbed_option
 def campaign_run(file, out):

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from routerlab import cache, version
+from routerlab import cache, processes, version
 from routerlab.engines import builds, bundles
 from routerlab.errors import RouterlabError
 from routerlab.testbed import userns
@@ -281,9 +281,7 @@ def run(name: str, command: list[str], *, options: list[str] | None = None, user
 
 
 def _run(cmd: list[str], what: str, quiet: bool = True) -> None:
-    """Run ``cmd``; a failure raises with its last line of output."""
+    """Run ``cmd``; a failure raises in one line, with its last line of output (``quiet``:
+    captured), or pointing to its output, which it printed."""
     p = subprocess.run(cmd, capture_output=quiet, text=True, env=dict(os.environ, BUILDAH_FORMAT="docker"))
-    if p.returncode:
-        tail = (p.stderr or p.stdout or "").strip().splitlines()
-        raise RouterlabError(f"{what} failed (exit status {p.returncode})"
-                             + (f": {tail[-1]}" if tail else ""))
+    processes.check_exit(what, p.returncode, p.stderr if quiet else "its output is above", p.stdout)

@@ -188,9 +188,7 @@ def _route_env(engines_dir: Path) -> dict:
 
 def _ran(what: str, r: dict) -> None:
     """Raise, naming the command and the last line it said, unless ``r`` (:func:`_measured`) exited 0."""
-    if r["exit"] != 0:
-        said = (r["err"].strip() or r["out"].strip() or "nothing said").splitlines()[-1]
-        raise RouterlabError(f"{what} exited {r['exit']}: {said}")
+    processes.check_exit(what, r["exit"], r["err"], r["out"])
 
 
 def _installed_mib(folder: Path, engines) -> float:

@@ -14,7 +14,7 @@
  * for (routerlab.measuring.validation).
  *
  * Usage: rlstop --cpu N [--period-ms P] [--total-over-ms F] [--max-seconds S] [--priority R]
- *        rlstop --cpu N --speed-ms T [--memory-mb M] [--priority R]
+ *        rlstop --cpu N --speed-ms T [--memory-mb M] [--pingpong-cpu B] [--priority R]
  * Prints "ready" once it runs on its CPU at its priority, then on SIGTERM or SIGINT (or
  * after S seconds, default 600) prints
  *   RESULT-max_stop_ms=<longest lateness of a wake-up, milliseconds>
@@ -49,6 +49,17 @@
  * below the last-level cache, a neighbour that evicts it, or takes the memory's bandwidth,
  * shows here as longer loads.
  *
+ * With --pingpong-cpu B as well it then times how far CPU B is from CPU N as the host
+ * places them: a second process, pinned to B at the same priority, and this one pass one
+ * cache line back and forth (each writes it once the other has), for as long again, and
+ * it prints
+ *   RESULT-pingpong_ns=<nanoseconds per round trip>
+ * Two virtual CPUs on one core's two hyperthreads pass it through their L1; on two cores
+ * of one chiplet, through its shared L3; on two chiplets, across the package: each step
+ * costs several times the last. A hypervisor that moves its virtual CPUs between host
+ * cores moves this too, and with it what a packet costs that one CPU writes and the other
+ * reads (the generator's frames, the router's, the sink's).
+ *
  * Built by routerlab at first use with: gcc -O2 -o rlstop rlstop.c
  */
 #define _GNU_SOURCE
@@ -59,7 +70,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t stop;
 static void on_signal(int sig) { (void)sig; stop = 1; }
@@ -138,36 +153,8 @@ static int memory(double ms, double mb) {
     return 0;
 }
 
-int main(int argc, char **argv) {
-    int cpu = -1;
-    int priority = 2;
-    double max_seconds = 600, period_ms = 1, over_ms = -1, speed_ms = 0, memory_mb = 0;
-    static const struct option longopts[] = {{"cpu", required_argument, 0, 'c'},
-                                              {"period-ms", required_argument, 0, 'p'},
-                                              {"max-seconds", required_argument, 0, 'm'},
-                                              {"total-over-ms", required_argument, 0, 't'},
-                                              {"speed-ms", required_argument, 0, 's'},
-                                              {"priority", required_argument, 0, 'r'},
-                                              {"memory-mb", required_argument, 0, 'M'},
-                                              {0, 0, 0, 0}};
-    for (int o; (o = getopt_long(argc, argv, "", longopts, NULL)) != -1;) {
-        if (o == 'c') cpu = atoi(optarg);
-        else if (o == 'p') period_ms = atof(optarg);
-        else if (o == 'm') max_seconds = atof(optarg);
-        else if (o == 't') over_ms = atof(optarg);
-        else if (o == 's') speed_ms = atof(optarg);
-        else if (o == 'r') priority = atoi(optarg);
-        else if (o == 'M') memory_mb = atof(optarg);
-        else return 1;
-    }
-    if (cpu < 0 || !(period_ms >= 0.1 && period_ms <= 1000) || !(speed_ms >= 0 && speed_ms <= 10000) ||
-        priority < 0 || priority > 99 || !(memory_mb >= 0 && memory_mb <= 4096) || (memory_mb > 0 && !(speed_ms > 0))) {
-        fprintf(stderr, "rlstop: --cpu N is required, --period-ms must be 0.1..1000, --speed-ms 0..10000, "
-                        "--priority 0..99, --memory-mb 0..4096 (with --speed-ms)\n");
-        return 1;
-    }
-    long period_ns = (long)(period_ms * 1e6);
-    double over = (over_ms < 0 ? period_ms : over_ms) * 1e-3;
+/* Pins the calling process to cpu at SCHED_FIFO priority (0: an ordinary task); 0 or 2. */
+static int pin(int cpu, int priority) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
@@ -180,10 +167,131 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rlstop: cannot take SCHED_FIFO priority %d: %s\n", priority, strerror(errno));
         return 2;
     }
+    return 0;
+}
+
+/* The ping-pong mode: one cache line, shared with a child pinned to other. The child
+ * answers every odd turn with the next even one; this process counts round trips for ms.
+ * The child starts by writing turn 2, which says it runs on its CPU. A wait longer than
+ * a second (the child gone, or its CPU never given to it) ends the probe with an error. */
+struct line {
+    volatile unsigned long long turn;
+    volatile int quit;
+} __attribute__((aligned(64)));
+
+/* Both sides spin without a pause instruction: a pause would add its own tens of cycles to
+ * every round trip, and the probe is short (one --speed-ms). */
+static int wait_turn(struct line *l, unsigned long long want, double deadline) {
+    struct timespec now;
+    for (unsigned spins = 1;; spins++) {
+        if (__atomic_load_n(&l->turn, __ATOMIC_ACQUIRE) == want) return 0;
+        if (!(spins & 4095)) {
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (seconds(&now) > deadline) return 1;
+        }
+    }
+}
+
+static int pingpong(double ms, int other, int priority) {
+    struct line *l = mmap(NULL, sizeof *l, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (l == MAP_FAILED) {
+        fprintf(stderr, "rlstop: cannot map the ping-pong line: %s\n", strerror(errno));
+        return 1;
+    }
+    fflush(stdout);
+    pid_t parent = getpid(), child = fork();
+    if (child < 0) {
+        fprintf(stderr, "rlstop: cannot start the ping-pong partner: %s\n", strerror(errno));
+        return 1;
+    }
+    if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives the probe... */
+        if (getppid() != parent) _exit(0); /* ...even one that died before that */
+        if (pin(other, priority)) _exit(2);
+        __atomic_store_n(&l->turn, 2, __ATOMIC_RELEASE);
+        while (!l->quit) {
+            unsigned long long t = __atomic_load_n(&l->turn, __ATOMIC_ACQUIRE);
+            if (t & 1) __atomic_store_n(&l->turn, t + 1, __ATOMIC_RELEASE);
+        }
+        _exit(0);
+    }
+    /* The child starts on this CPU at this priority, where this process spins without
+     * yielding: move it to its own CPU from here, before it ever needs to run. */
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(other, &set);
+    int rc = 0;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (sched_setaffinity(child, sizeof set, &set) != 0) {
+        fprintf(stderr, "rlstop: cannot pin the ping-pong partner to CPU %d: %s\n", other, strerror(errno));
+        rc = 2;
+    } else if (wait_turn(l, 2, seconds(&t0) + 1)) {
+        fprintf(stderr, "rlstop: the ping-pong partner on CPU %d did not start within 1 s\n", other);
+        rc = 1;
+    } else {
+        unsigned long long t = 2, trips = 0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double start = seconds(&t0), elapsed;
+        do {
+            for (int i = 0; i < 256 && !rc; i++, t += 2) {
+                __atomic_store_n(&l->turn, t + 1, __ATOMIC_RELEASE);
+                rc = wait_turn(l, t + 2, start + ms * 1e-3 + 1);
+            }
+            trips += 256;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            elapsed = seconds(&now) - start;
+        } while (!rc && elapsed < ms * 1e-3);
+        if (rc) fprintf(stderr, "rlstop: the ping-pong partner on CPU %d stopped answering\n", other);
+        else printf("RESULT-pingpong_ns=%.3f\n", elapsed * 1e9 / trips);
+    }
+    l->quit = 1;
+    kill(child, SIGKILL); /* it may spin where quit is not seen soon: a CPU stopped */
+    waitpid(child, NULL, 0);
+    munmap(l, sizeof *l);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    int cpu = -1;
+    int priority = 2, other = -1;
+    double max_seconds = 600, period_ms = 1, over_ms = -1, speed_ms = 0, memory_mb = 0;
+    static const struct option longopts[] = {{"cpu", required_argument, 0, 'c'},
+                                              {"period-ms", required_argument, 0, 'p'},
+                                              {"max-seconds", required_argument, 0, 'm'},
+                                              {"total-over-ms", required_argument, 0, 't'},
+                                              {"speed-ms", required_argument, 0, 's'},
+                                              {"priority", required_argument, 0, 'r'},
+                                              {"memory-mb", required_argument, 0, 'M'},
+                                              {"pingpong-cpu", required_argument, 0, 'P'},
+                                              {0, 0, 0, 0}};
+    for (int o; (o = getopt_long(argc, argv, "", longopts, NULL)) != -1;) {
+        if (o == 'c') cpu = atoi(optarg);
+        else if (o == 'p') period_ms = atof(optarg);
+        else if (o == 'm') max_seconds = atof(optarg);
+        else if (o == 't') over_ms = atof(optarg);
+        else if (o == 's') speed_ms = atof(optarg);
+        else if (o == 'r') priority = atoi(optarg);
+        else if (o == 'M') memory_mb = atof(optarg);
+        else if (o == 'P') other = atoi(optarg);
+        else return 1;
+    }
+    if (cpu < 0 || !(period_ms >= 0.1 && period_ms <= 1000) || !(speed_ms >= 0 && speed_ms <= 10000) ||
+        priority < 0 || priority > 99 || !(memory_mb >= 0 && memory_mb <= 4096) || (memory_mb > 0 && !(speed_ms > 0)) ||
+        (other >= 0 && (other == cpu || !(speed_ms > 0)))) {
+        fprintf(stderr, "rlstop: --cpu N is required, --period-ms must be 0.1..1000, --speed-ms 0..10000, "
+                        "--priority 0..99, --memory-mb 0..4096 (with --speed-ms), --pingpong-cpu another CPU "
+                        "than N (with --speed-ms)\n");
+        return 1;
+    }
+    long period_ns = (long)(period_ms * 1e6);
+    double over = (over_ms < 0 ? period_ms : over_ms) * 1e-3;
+    if (pin(cpu, priority)) return 2;
     if (speed_ms > 0) {
         int rc = speed(speed_ms);
         fflush(stdout);
-        return rc || memory_mb <= 0 ? rc : memory(speed_ms, memory_mb);
+        if (!rc && memory_mb > 0) rc = memory(speed_ms, memory_mb);
+        return rc || other < 0 ? rc : pingpong(speed_ms, other, priority);
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

@@ -244,34 +244,43 @@ class Progress:
     generator: str = ""
 
     #: The labels of the earlier versions of the campaign this folder's run began with,
-    #: when the file has since gained steps (:func:`grown`).
+    #: when the file has since gained steps (:func:`grown`), the oldest first.
     grown_from: list = field(default_factory=list)
+    #: The folder's copy of the file is such an earlier version: the run replaces it.
+    outgrown: bool = field(default=False, repr=False)
 
     @classmethod
     def read(cls, folder: Path, c: Campaign) -> Progress:
         """The folder's progress for ``c`` (empty if none). A folder of another campaign
         is refused, so that every record in it names the file beside it, or an earlier
-        version of it that ``c`` only adds steps to (:func:`grown`): its finished steps
-        are kept, and the run replaces the folder's copy with ``c``."""
+        version of it that ``c`` only adds steps to (:func:`grown`): then ``outgrown`` is
+        set, the steps the earlier run finished are kept (where its progress file says
+        so), and the run replaces the folder's copy with ``c``."""
         folder = Path(folder)
         copy = folder / FILE_NAME
         path = folder / PROGRESS_FILE
         data = yamlfile.load(path, "the campaign's progress file") if path.is_file() else None
         data = data if isinstance(data, dict) else {}
+        outgrown = False
         if copy.is_file():
             raw = copy.read_bytes()
-            theirs = hashlib.sha256(raw).hexdigest()
-            if theirs != c.sha256:
+            sha = hashlib.sha256(raw).hexdigest()
+            theirs = f"{FILE_NAME} sha256:{sha}"
+            if sha != c.sha256:
                 if not grown(raw, c):
-                    raise ParameterError("out", f"{folder} holds another campaign ({FILE_NAME} sha256:{theirs[:12]}..., "
+                    raise ParameterError("out", f"{folder} holds another campaign ({FILE_NAME} sha256:{sha[:12]}..., "
                                                 f"{c.path} is sha256:{c.sha256[:12]}...): give another --out, or "
                                                 f"remove {folder} to start again")
-                if data.get("campaign") == f"{FILE_NAME} sha256:{theirs}":
-                    data = {**data, "campaign": c.label,
-                            "grown_from": list(data.get("grown_from") or []) + [data["campaign"]]}
-        data = data if data.get("campaign") == c.label else {}
+                outgrown = True
+                earlier = list(data.get("grown_from") or [])
+                if data.get("campaign") == theirs:
+                    data = {**data, "campaign": c.label}
+                elif data.get("campaign") != c.label:
+                    data = {}  # nothing recorded finished under either version
+                data["grown_from"] = earlier + [theirs] if theirs not in earlier else earlier
+        data = data if data.get("campaign") in (c.label, None) else {}
         return cls(folder, c.label, data.get("ceiling_pps"), list(data.get("finished") or []), data.get("generator") or "",
-                   list(data.get("grown_from") or []))
+                   list(data.get("grown_from") or []), outgrown)
 
     def done(self, step: Step) -> bool:
         return any(f.get("step") == step.number for f in self.finished)
@@ -360,13 +369,12 @@ def run(c: Campaign, out, *, announce: Callable[[str], None] | None = None,
     if any(s.needs_root for s in todo):
         require_root(settings)
     out.mkdir(parents=True, exist_ok=True)
-    if state.grown_from and state.finished:
+    if state.outgrown:
         announce(f"{c.path} adds steps to the campaign run in {out} ({state.grown_from[-1]}): "
                  f"its {len(state.finished)} finished step(s) are kept")
-    if state.grown_from:
         # the progress first: a run stopped between the two writes still finds its steps
         state.write()
-    if not (out / FILE_NAME).is_file() or state.grown_from:
+    if not (out / FILE_NAME).is_file() or state.outgrown:
         tmp = out / (FILE_NAME + ".tmp")
         tmp.write_bytes(c.text)
         os.replace(tmp, out / FILE_NAME)

@@ -108,9 +108,15 @@ def campaign(folder) -> dict | None:
     sha = hashlib.sha256(raw).hexdigest()
     records = datasets.read_experiments(folder) if (Path(folder) / "experiments.csv").is_file() else pd.DataFrame()
     named = records.get("campaign", pd.Series(dtype=str)).fillna("").astype(str)
+    # a run of an earlier version of the file, resumed by this one after it gained steps
+    # (routerlab.publish.campaign.grown): its records name that version
+    others = named[named.str.startswith(f"{path.name} sha256:") & ~named.str.contains(sha, regex=False)]
+    earlier = [{"sha256": label.split("sha256:", 1)[1], "experiments_named": int(n)}
+               for label, n in others.value_counts(sort=False).items()]
     return {"file": path.name, "sha256": sha, "description": " ".join(str(doc.get("description", "")).split()),
             "ran": bool(named.str.contains(sha, regex=False).any()),
-            "experiments_named": int(named.str.contains(sha, regex=False).sum())}
+            "experiments_named": int(named.str.contains(sha, regex=False).sum()),
+            **({"earlier": earlier} if earlier else {})}
 
 
 @_plain_facts
@@ -608,6 +614,31 @@ def generators(folder) -> dict:
     return out
 
 
+def _runs(folder) -> list[dict]:
+    """Per version of the campaign file the records name (``experiments.csv``'s
+    ``campaign``), the span of its experiments' trials and searches, in the order they
+    ran: one for a folder measured by one run, more for a run resumed after its file
+    gained steps. Each: ``campaign`` (the SHA-256's first 12 digits), ``first``, ``last``."""
+    folder = Path(folder)
+    records = datasets.read_experiments(folder)
+    if "campaign" not in records:
+        return []
+    out = []
+    labels = records["campaign"].fillna("").astype(str)
+    for label, exps in records[labels.str.startswith("campaign.yaml sha256:")].groupby(labels)["experiment"]:
+        stamps = []
+        for name, column in (("trials.csv", "started_at"), ("search_trials.csv", "started_at"),
+                             ("search_results.csv", "when")):
+            if (folder / name).is_file():
+                df = pd.read_csv(folder / name)
+                if column in df:
+                    stamps.append(df.loc[df["experiment"].isin(set(exps)), column])
+        span = _span(pd.concat(stamps) if stamps else [])
+        if span["first"]:
+            out.append({"campaign": label.split("sha256:", 1)[-1][:12], **span})
+    return sorted(out, key=lambda r: r["first"])
+
+
 def of(folder) -> dict:
     """Every fact of a dataset folder, in plain values (see the module's docstring);
     sections whose files the folder lacks are left out."""
@@ -627,6 +658,15 @@ def of(folder) -> dict:
         if res.is_file():
             stamps = pd.concat([stamps, pd.read_csv(res)["when"]])
         parts["measured"] = _span(stamps)
+        runs = _runs(folder)
+        if len(runs) > 1:
+            parts["measured"]["runs"] = runs
+    if "search_trials.csv" in out["files"]:
+        from routerlab.analysis import repeats
+
+        # what the searches' trials recorded of the machine's causes (older datasets lack some)
+        st = pd.read_csv(folder / "search_trials.csv")
+        parts["causes_recorded"] = [c for c in repeats.MACHINE_CAUSES if c in st and st[c].notna().any()]
     out.update({k: v for k, v in parts.items() if v})
     return out
 

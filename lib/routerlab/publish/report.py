@@ -114,6 +114,7 @@ def render(folder, facts: dict | None = None) -> str:
     facts = facts if facts is not None else facts_mod.of(folder)
     # the template asks for every section; a folder without its files has none of it
     sections = dict.fromkeys(("campaign", "environment", "measured", "sweeps", "searches", "rankings", "agreement",
+                              "causes_recorded",
                               "validation", "loss",
                               "engine_costs", "generators", "comparison", "microbench", "fast_reroute"))
     context = dict(sections, **facts, notes_md=notes(folder, facts), figures=figures(folder, facts, draw=False))

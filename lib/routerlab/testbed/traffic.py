@@ -53,7 +53,7 @@ PROBED_FIELDS = ("cpu_stop_ms", "cpu_stops", "cpu_stopped_ms", "gen_late_ms", "g
 #: how busy the generator's and the sink's CPUs were (:class:`TrialResult` says how each
 #: is measured).
 SPREAD_FIELDS = ("router_ns_per_packet", "napi_ns_per_packet", "router_steal", "cpu_speed", "memory_ns",
-                 "gen_cpu_load", "sink_cpu_load")
+                 "cpu_distance_ns", "gen_cpu_load", "sink_cpu_load")
 #: How long the speed probe works on the router's CPU before each trial's traffic starts,
 #: milliseconds (:func:`cpu_speed`; its whole cost, the process started and ended, is
 #: about 5 ms more).
@@ -169,19 +169,29 @@ MEMORY_PROBE_MB = 8.0
 
 
 def machine_speed(tb: Testbed, cpu: int, ms: float = SPEED_PROBE_MS, priority: int = 2,
-                  memory_mb: float | None = MEMORY_PROBE_MB) -> dict:
+                  memory_mb: float | None = MEMORY_PROBE_MB, beside: int | None = None) -> dict:
     """How fast ``cpu`` and the memory behind it run as the guest sees them, in one probe:
     ``cpu_speed`` (:func:`cpu_speed`) and ``memory_ns``, nanoseconds per load of a walk
     along one random cycle through ``memory_mb`` MiB, one load per cache line, each
     depending on the last (``csrc/rlstop.c --memory-mb``), for ``ms`` milliseconds more.
     The register loop of ``cpu_speed`` does not see the cache and memory the host shares
     with other guests; this walk does: a neighbour that evicts the last-level cache or
-    takes the memory's bandwidth makes its loads longer. Each None where not measured
-    (``memory_mb`` None, or a probe of an older routerlab)."""
+    takes the memory's bandwidth makes its loads longer.
+
+    With ``beside`` (another CPU of this machine) also ``cpu_distance_ns``, nanoseconds
+    for one cache line to go from ``cpu`` to ``beside`` and back, passed between two
+    processes pinned there for ``ms`` milliseconds more (``csrc/rlstop.c --pingpong-cpu``):
+    how near the host runs the two virtual CPUs (one core's hyperthreads, one chiplet's
+    cores, two chiplets), which neither the loop nor the walk can see and which every
+    packet one of them writes and the other reads pays.
+
+    Each None where not measured (``memory_mb`` or ``beside`` None, or a probe of an
+    older routerlab)."""
     extra = ["--memory-mb", f"{memory_mb:g}"] if memory_mb else []
+    extra += ["--pingpong-cpu", str(beside)] if beside is not None else []
     p = tb.spawn(tb.probe_ns, tb.program("rlstop"), "--cpu", str(cpu), "--speed-ms", str(ms),
                  "--priority", str(priority), *extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    wait = (2 if memory_mb else 1) * ms / 1e3 + PROBE_START_S
+    wait = (1 + bool(memory_mb) + (beside is not None)) * ms / 1e3 + PROBE_START_S
     try:
         out, err = p.communicate(timeout=wait)
     except subprocess.TimeoutExpired:
@@ -192,11 +202,14 @@ def machine_speed(tb: Testbed, cpu: int, ms: float = SPEED_PROBE_MS, priority: i
             tb.procs.remove(p)
     res = _results(out)
     if "speed" in res:
-        return {"cpu_speed": res["speed"], "memory_ns": res.get("memory_ns")}
+        if p.returncode != 0:
+            # what explains a spread must not stop the measurement: a part that failed is left empty
+            logging.getLogger(__name__).warning(f"routerlab: the speed probe on CPU {cpu}: {err.strip()}")
+        return {"cpu_speed": res["speed"], "memory_ns": res.get("memory_ns"), "cpu_distance_ns": res.get("pingpong_ns")}
     if p.returncode == 1 and "unrecognized option" in err:
-        logging.getLogger(__name__).warning(f"routerlab: the CPU-stop probe on CPU {cpu} has no speed mode "
-                                            "(an older routerlab where it runs): cpu_speed left empty")
-        return {"cpu_speed": None, "memory_ns": None}
+        logging.getLogger(__name__).warning(f"routerlab: the CPU-stop probe on CPU {cpu} is older than this routerlab "
+                                            f"({err.strip().splitlines()[0]}): cpu_speed and what follows it left empty")
+        return dict.fromkeys(("cpu_speed", "memory_ns", "cpu_distance_ns"))
     raise RouterlabError(f"the speed probe on CPU {cpu} gave no result ({p.returncode}): {err.strip()}")
 
 
@@ -347,7 +360,11 @@ class TrialResult:
     the host slows the virtual CPU, which steal need not show); ``memory_ns``, how long
     a load of a walk through :data:`MEMORY_PROBE_MB` MiB took just after (nanoseconds:
     :func:`machine_speed`; it grows when another guest takes the cache or memory the host
-    shares, which the loop of ``cpu_speed`` does not see); ``gen_cpu_load``, the
+    shares, which the loop of ``cpu_speed`` does not see); ``cpu_distance_ns``, how long
+    a cache line took to go from the router's CPU to the generator's and back just after
+    (nanoseconds: :func:`machine_speed`; it says how near the host ran the two virtual
+    CPUs; None where the generator is not on the router's machine or on its CPU);
+    ``gen_cpu_load``, the
     busy share of the generator's CPU (ratio in [0, 1]; with the XDP generator the sink
     shares it) and ``sink_cpu_load`` that of the sink's receive CPU where it has its own
     (:func:`other_cpus`: None on the SSH testbed, whose generator and sink are on other
@@ -383,6 +400,7 @@ class TrialResult:
     router_steal: float | None = None
     cpu_speed: float | None = None
     memory_ns: float | None = None
+    cpu_distance_ns: float | None = None
     gen_cpu_load: float | None = None
     sink_cpu_load: float | None = None
     lost_attributed: int | None = None
@@ -425,8 +443,8 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     if probe_period_ms is not None or speed_ms is not None:
         tb.program("rlstop")  # built (first use only) before the CPU times start
     d0 = drops.read() if drops is not None else None
-    speed = (machine_speed(tb, tb.router_cpu, speed_ms) if speed_ms is not None
-             else {"cpu_speed": None, "memory_ns": None})
+    speed = (machine_speed(tb, tb.router_cpu, speed_ms, beside=other_cpus(tb)["gen"]) if speed_ms is not None
+             else dict.fromkeys(("cpu_speed", "memory_ns", "cpu_distance_ns")))
     napi = router_napi(tb)
     n0 = run_ns(napi)
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), tb.cpu_times()
