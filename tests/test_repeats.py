@@ -239,6 +239,22 @@ def test_explain_names_the_quantity_that_moved_with_the_answer_and_whose_it_is()
     assert not repeats.explain(res, trials)["moves"].any()
 
 
+def test_explain_reads_a_repeat_at_the_trials_that_passed_its_answer():
+    """The host moves the virtual CPUs within a repeat: what counts is where they were while
+    the answer passed, not in the repeat's other trials (there the opposite, here)."""
+    answers = [2.0e6, 4.1e6, 3.9e6, 4.2e6, 3.0e6]
+    at_answer = [330, 90, 95, 85, 320]
+    res, trials = _repeated_search(answers, speeds=[900] * 5, napi=[300] * 5)
+    answer_of = dict(enumerate(answers))
+    elsewhere = trials[(trials["duration"] == 1.0) & (trials["load"] != trials["repeat"].map(answer_of))]
+    trials = pd.concat([trials, elsewhere, elsewhere], ignore_index=True)  # most full-length trials ran elsewhere
+    passed = trials["load"] == trials["repeat"].map(answer_of)
+    trials["cpu_distance_ns"] = [d if ok else 400 - d for d, ok in
+                                 zip(trials["repeat"].map(dict(enumerate(at_answer))), passed)]
+    row = repeats.explain(res, trials).set_index("field").loc["cpu_distance_ns"]
+    assert row["moves"] and row["rho"] == pytest.approx(-1.0) and (row["at_lowest"], row["at_highest"]) == (330, 85)
+
+
 def test_bench_repeat_reports_each_searchs_spread_against_its_goal_and_its_cause(tmp_path):
     from routerlab.benchmarks import repeat
 

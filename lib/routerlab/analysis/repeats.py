@@ -321,8 +321,8 @@ def explain(results: pd.DataFrame, trials: pd.DataFrame, superseded: pd.DataFram
     ``search_results.csv`` (one per repeat), ``trials`` its rows of ``search_trials.csv``,
     ``superseded`` its rows of ``superseded_search_trials.csv`` (optional). Each repeat's
     value of a recorded quantity (:data:`CAUSES`) is its median over the repeat's
-    full-length trials (those that decided the answer; the mean for the disturbances,
-    which come now and then), and, with ``superseded``, how many of the repeat's attempts
+    full-length trials at its answer (those that passed it; all its full-length trials
+    where none ran there; the mean for the disturbances, which come now and then), and, with ``superseded``, how many of the repeat's attempts
     were set aside as disturbed (:data:`SET_ASIDE`); each is set against the answers by
     Spearman's rank correlation.
 
@@ -342,6 +342,11 @@ def explain(results: pd.DataFrame, trials: pd.DataFrame, superseded: pd.DataFram
     t = trials.assign(repeat=repeat_of(trials))
     full = t[t["duration"] == t.groupby("repeat")["duration"].transform("max")]
     answers = res.set_index("repeat")["lower_pps"].astype(float)
+    # the trials that passed at a repeat's answer decided it: what comes and goes within a
+    # repeat (the host moving a virtual CPU) moves the answer through them, not through
+    # the repeat's other trials
+    at = full[np.isclose(full["load"].astype(float), full["repeat"].map(answers).astype(float), rtol=1e-9)]
+    full = pd.concat([at, full[~full["repeat"].isin(set(at["repeat"]))]])
     lo_rep, hi_rep = answers.idxmin(), answers.idxmax()
     moved = answers.max() / answers.min() - 1 if answers.min() > 0 else float("inf")
     trial_s = float(full["duration"].max())
