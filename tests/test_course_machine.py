@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 import pytest
 
@@ -49,13 +50,26 @@ def test_ctrl_c_stops_the_measured_command_and_waits_for_it(tmp_path):
              f"signal.signal(signal.SIGINT, stop)\n"
              f"p.write_text(str(os.getpid()))\n"
              f"time.sleep(60)\n")
-    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
+    main = threading.main_thread().ident
+    gave_up = threading.Event()
+
+    def ctrl_c():
+        # once the child runs (a busy machine may take seconds to start it), Ctrl-C, sent
+        # to the main thread itself: a signal another thread takes would not end its wait
+        deadline = time.monotonic() + 60
+        while not said.exists() and time.monotonic() < deadline and not gave_up.is_set():
+            time.sleep(0.05)
+        if not gave_up.is_set():
+            signal.pthread_kill(main, signal.SIGINT)
+
+    sender = threading.Thread(target=ctrl_c, daemon=True)
+    sender.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             machine._measured([sys.executable, "-c", child], dict(os.environ))
     finally:
-        timer.cancel()
+        gave_up.set()
+        sender.join()
     pid, word = said.read_text().split()
     assert word == "stopped"
     with pytest.raises(ProcessLookupError):

@@ -238,9 +238,9 @@ def test_reap_waits_for_a_process_told_to_end_then_kills_it(tmp_path):
 
 
 def test_a_failed_command_is_one_line_naming_it_its_status_and_its_last_words():
-    processes.check_exit("true", 0, "ignored\n", "")
+    errors.check_exit("true", 0, "ignored\n", "")
     for err, out, said in (("warning: x\nerror: the last\n", "", "error: the last"),
                            ("", "out first\nout last\n", "out last"), (None, None, "nothing said")):
         with pytest.raises(errors.RouterlabError) as e:
-            processes.check_exit("podman build", 125, err, out)
+            errors.check_exit("podman build", 125, err, out)
         assert str(e.value) == f"podman build exited 125: {said}"

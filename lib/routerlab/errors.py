@@ -163,3 +163,12 @@ def rebuilt_error(record: dict, *, source: str | None = None) -> RouterlabError:
     if issubclass(cls, DataFormatError):
         cls = RouterlabError
     return cls(f"{source}: {message}")
+
+
+def check_exit(what: str, returncode: int, err: str | None = "", out: str | None = "") -> None:
+    """Raise :class:`RouterlabError` in one line, naming ``what`` (the
+    command, in words), its exit status and the last line it said (its error output's, or
+    else its output's), unless ``returncode`` is 0."""
+    if returncode != 0:
+        said = ((err or "").strip() or (out or "").strip() or "nothing said").splitlines()[-1]
+        raise RouterlabError(f"{what} exited {returncode}: {said}")

@@ -184,14 +184,3 @@ def kill_left(state: dict) -> list[int]:
             kill_group(pid)
             killed.append(pid)
     return killed
-
-
-def check_exit(what: str, returncode: int, err: str | None = "", out: str | None = "") -> None:
-    """Raise :class:`routerlab.errors.RouterlabError` in one line, naming ``what`` (the
-    command, in words), its exit status and the last line it said (its error output's, or
-    else its output's), unless ``returncode`` is 0."""
-    from routerlab.errors import RouterlabError
-
-    if returncode != 0:
-        said = ((err or "").strip() or (out or "").strip() or "nothing said").splitlines()[-1]
-        raise RouterlabError(f"{what} exited {returncode}: {said}")

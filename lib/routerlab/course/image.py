@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from routerlab import cache, processes, version
+from routerlab import cache, errors, version
 from routerlab.engines import builds, bundles
 from routerlab.errors import RouterlabError
 from routerlab.testbed import userns
@@ -284,4 +284,4 @@ def _run(cmd: list[str], what: str, quiet: bool = True) -> None:
     """Run ``cmd``; a failure raises in one line, with its last line of output (``quiet``:
     captured), or pointing to its output, which it printed."""
     p = subprocess.run(cmd, capture_output=quiet, text=True, env=dict(os.environ, BUILDAH_FORMAT="docker"))
-    processes.check_exit(what, p.returncode, p.stderr if quiet else "its output is above", p.stdout)
+    errors.check_exit(what, p.returncode, p.stderr if quiet else "its output is above", p.stdout)

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from routerlab import processes
+from routerlab import errors, processes
 from routerlab.errors import DataFormatError, RouterlabError
 from routerlab.progress import Progress, silent, Step
 
@@ -188,7 +188,7 @@ def _route_env(engines_dir: Path) -> dict:
 
 def _ran(what: str, r: dict) -> None:
     """Raise, naming the command and the last line it said, unless ``r`` (:func:`_measured`) exited 0."""
-    processes.check_exit(what, r["exit"], r["err"], r["out"])
+    errors.check_exit(what, r["exit"], r["err"], r["out"])
 
 
 def _installed_mib(folder: Path, engines) -> float:
