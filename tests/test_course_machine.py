@@ -62,6 +62,8 @@ def test_ctrl_c_stops_the_measured_command_and_waits_for_it(tmp_path):
         if not gave_up.is_set():
             signal.pthread_kill(main, signal.SIGINT)
 
+    # Ctrl-C as a user's shell delivers it, whatever handler an earlier test left
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     sender = threading.Thread(target=ctrl_c, daemon=True)
     sender.start()
     try:
@@ -70,6 +72,7 @@ def test_ctrl_c_stops_the_measured_command_and_waits_for_it(tmp_path):
     finally:
         gave_up.set()
         sender.join()
+        signal.signal(signal.SIGINT, before)
     pid, word = said.read_text().split()
     assert word == "stopped"
     with pytest.raises(ProcessLookupError):
