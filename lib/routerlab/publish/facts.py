@@ -614,26 +614,20 @@ def generators(folder) -> dict:
     return out
 
 
-def _runs(folder) -> list[dict]:
+def _runs(folder, stamped: pd.DataFrame) -> list[dict]:
     """Per version of the campaign file the records name (``experiments.csv``'s
-    ``campaign``), the span of its experiments' trials and searches, in the order they
-    ran: one for a folder measured by one run, more for a run resumed after its file
-    gained steps. Each: ``campaign`` (the SHA-256's first 12 digits), ``first``, ``last``."""
-    folder = Path(folder)
+    ``campaign``), the span of its experiments' time stamps (``stamped``: ``experiment``
+    and ``at``, the trials' starts and the searches' ends), in the order they ran: one for
+    a folder measured by one run, more for a run resumed after its file gained steps
+    (records made outside a campaign are left out). Each: ``campaign`` (the SHA-256's
+    first 12 digits), ``first``, ``last``."""
     records = datasets.read_experiments(folder)
     if "campaign" not in records:
         return []
     out = []
     labels = records["campaign"].fillna("").astype(str)
     for label, exps in records[labels.str.startswith("campaign.yaml sha256:")].groupby(labels)["experiment"]:
-        stamps = []
-        for name, column in (("trials.csv", "started_at"), ("search_trials.csv", "started_at"),
-                             ("search_results.csv", "when")):
-            if (folder / name).is_file():
-                df = pd.read_csv(folder / name)
-                if column in df:
-                    stamps.append(df.loc[df["experiment"].isin(set(exps)), column])
-        span = _span(pd.concat(stamps) if stamps else [])
+        span = _span(stamped.loc[stamped["experiment"].isin(set(exps)), "at"])
         if span["first"]:
             out.append({"campaign": label.split("sha256:", 1)[-1][:12], **span})
     return sorted(out, key=lambda r: r["first"])
@@ -652,21 +646,21 @@ def of(folder) -> dict:
              "loss": loss(folder), "engine_costs": engine_costs(folder), "generators": generators(folder), "comparison": comparison(folder), "microbench": microbench(folder),
              "fast_reroute": fast_reroute(folder)}
     if "trials.csv" in out["files"] or "search_trials.csv" in out["files"]:
-        kinds = [k for k in ("trials.csv", "search_trials.csv") if (folder / k).is_file()]
-        stamps = pd.concat([pd.read_csv(folder / k).get("started_at", pd.Series(dtype=str)) for k in kinds])
-        res = folder / "search_results.csv"
-        if res.is_file():
-            stamps = pd.concat([stamps, pd.read_csv(res)["when"]])
-        parts["measured"] = _span(stamps)
-        runs = _runs(folder)
+        read = {k: pd.read_csv(folder / k) for k in ("trials.csv", "search_trials.csv", "search_results.csv")
+                if (folder / k).is_file()}
+        stamped = pd.concat([df[["experiment", col]].rename(columns={col: "at"}) for k, df in read.items()
+                             if (col := "when" if k == "search_results.csv" else "started_at") in df]
+                            or [pd.DataFrame(columns=["experiment", "at"])])
+        parts["measured"] = _span(stamped["at"])
+        runs = _runs(folder, stamped)
         if len(runs) > 1:
             parts["measured"]["runs"] = runs
-    if "search_trials.csv" in out["files"]:
-        from routerlab.analysis import repeats
+        if "search_trials.csv" in read:
+            from routerlab.analysis import repeats
 
-        # what the searches' trials recorded of the machine's causes (older datasets lack some)
-        st = pd.read_csv(folder / "search_trials.csv")
-        parts["causes_recorded"] = [c for c in repeats.MACHINE_CAUSES if c in st and st[c].notna().any()]
+            # what the searches' trials recorded of the machine's causes (older datasets lack some)
+            st = read["search_trials.csv"]
+            parts["causes_recorded"] = [c for c in repeats.MACHINE_CAUSES if c in st and st[c].notna().any()]
     out.update({k: v for k, v in parts.items() if v})
     return out
 

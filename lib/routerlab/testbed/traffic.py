@@ -54,6 +54,8 @@ PROBED_FIELDS = ("cpu_stop_ms", "cpu_stops", "cpu_stopped_ms", "gen_late_ms", "g
 #: is measured).
 SPREAD_FIELDS = ("router_ns_per_packet", "napi_ns_per_packet", "router_steal", "cpu_speed", "memory_ns",
                  "cpu_distance_ns", "gen_cpu_load", "sink_cpu_load")
+#: A trial's columns that the speed probe gives (:func:`machine_speed`), None where it ran none.
+SPEED_FIELDS = ("cpu_speed", "memory_ns", "cpu_distance_ns")
 #: How long the speed probe works on the router's CPU before each trial's traffic starts,
 #: milliseconds (:func:`cpu_speed`; its whole cost, the process started and ended, is
 #: about 5 ms more).
@@ -209,7 +211,7 @@ def machine_speed(tb: Testbed, cpu: int, ms: float = SPEED_PROBE_MS, priority: i
     if p.returncode == 1 and "unrecognized option" in err:
         logging.getLogger(__name__).warning(f"routerlab: the CPU-stop probe on CPU {cpu} is older than this routerlab "
                                             f"({err.strip().splitlines()[0]}): cpu_speed and what follows it left empty")
-        return dict.fromkeys(("cpu_speed", "memory_ns", "cpu_distance_ns"))
+        return dict.fromkeys(SPEED_FIELDS)
     raise RouterlabError(f"the speed probe on CPU {cpu} gave no result ({p.returncode}): {err.strip()}")
 
 
@@ -444,7 +446,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         tb.program("rlstop")  # built (first use only) before the CPU times start
     d0 = drops.read() if drops is not None else None
     speed = (machine_speed(tb, tb.router_cpu, speed_ms, beside=other_cpus(tb)["gen"]) if speed_ms is not None
-             else dict.fromkeys(("cpu_speed", "memory_ns", "cpu_distance_ns")))
+             else dict.fromkeys(SPEED_FIELDS))
     napi = router_napi(tb)
     n0 = run_ns(napi)
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), tb.cpu_times()
