@@ -35,6 +35,8 @@ def test_parse_the_loaders_line():
 def test_the_generator_is_chosen_by_name_and_checked(monkeypatch):
     monkeypatch.setenv("ROUTERLAB_GENERATOR", "rlgen")
     assert Settings().generator == "rlgen" and not Settings().generator_asked
+    # the name asked for wins over the environment's (on a machine that runs live frames)
+    monkeypatch.setattr(capabilities, "live_frames_missing", lambda: None)
     assert namespaces.make(Settings.asked("xdp")).generator == "xdp"
     monkeypatch.setenv("ROUTERLAB_GENERATOR", "pktgen")
     with pytest.raises(ParameterError, match="ROUTERLAB_GENERATOR.*xdp, rlgen"):
@@ -179,3 +181,22 @@ def test_without_live_frames_it_says_so_and_takes_rlgen(monkeypatch, caplog):
         assert "rlgen" in traffic.generator_record(tb)
     said = [r.getMessage() for r in caplog.records if r.name.startswith("routerlab")]
     assert len(said) == 1 and "\n" not in said[0] and "kernel 5.18" in said[0] and "measuring with rlgen" in said[0]
+
+
+@root
+def test_the_live_frames_check_tells_what_the_kernel_does():
+    # the check tries live frames on this kernel: where it refuses them, the XDP
+    # generator's own loader is refused the same way; where it runs them, so does the loader
+    refused = capabilities.live_frames_refused()
+    with TB(direct=True, generator="rlgen") as tb:
+        tb.generator = "xdp"  # the loader, asked directly, whatever the check said
+        tb.sink_cpu = tb.gen_cpu
+        try:
+            xdpgen.run(tb, 1000, 0.05, traffic.frames(tb, traffic.TrafficSpec()))
+            ran = None
+        except RouterlabError as e:
+            ran = str(e)
+    if refused:
+        assert ran is not None and "live frames failed" in ran and refused.rsplit(": ", 1)[1] in ran, (refused, ran)
+    else:
+        assert ran is None, ran

@@ -3,9 +3,13 @@ latency request and the cpuidle driver."""
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
+import platform
 import re
 import shutil
+import struct
 from pathlib import Path
 
 from routerlab.errors import NeedsRoot
@@ -17,6 +21,8 @@ CPU_LATENCY = Path("/dev/cpu_dma_latency")
 CPUIDLE_DRIVER = Path("/sys/devices/system/cpu/cpuidle/current_driver")
 #: Live XDP frames (BPF_F_TEST_XDP_LIVE_FRAMES) came with this kernel release.
 LIVE_FRAMES_KERNEL = (5, 18)
+#: The bpf() system call's number on the architectures routerlab knows (asm/unistd.h).
+_SYS_BPF = {"x86_64": 321, "aarch64": 280, "riscv64": 280, "ppc64le": 361, "s390x": 351}
 
 
 _told: set[str] = set()
@@ -47,6 +53,9 @@ def live_frames_missing() -> str | None:
     m = re.match(r"(\d+)\.(\d+)", release)
     if not m or (int(m.group(1)), int(m.group(2))) < LIVE_FRAMES_KERNEL:
         return f"live XDP frames need kernel {'.'.join(map(str, LIVE_FRAMES_KERNEL))} or later, this is {release}"
+    refused = live_frames_refused()
+    if refused:
+        return refused
     for tool, pkg in (("clang", "clang"), ("bpftool", "bpftool")):
         if not shutil.which(tool):
             return f"{tool} is not installed (Debian package {pkg})"
@@ -55,6 +64,42 @@ def live_frames_missing() -> str | None:
     if not (shutil.which(os.environ.get("CC", "gcc")) or shutil.which("cc")):
         return "no C compiler (gcc) to build its loader"
     return None
+
+
+@functools.cache
+def live_frames_refused() -> str | None:
+    """Why this kernel refuses BPF_PROG_RUN with live frames, in a few words; None when it
+    runs them, or when this process cannot tell (without root it may load no program).
+    A kernel of the right release may still refuse them (seen: EPERM from a kernel that
+    runs the same program without the flag). Told by trying, once per process: a
+    program that drops every frame (XDP_DROP: nothing reaches any interface) is loaded
+    and run with live frames on a frame of zeros."""
+    nr = _SYS_BPF.get(platform.machine())
+    if nr is None:
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def bpf(cmd: int, attr: bytes) -> tuple[int, int]:
+        buf = ctypes.create_string_buffer(attr, 128)  # union bpf_attr, zero beyond attr
+        return libc.syscall(nr, cmd, buf, len(buf)), ctypes.get_errno()
+
+    xdp_drop = struct.pack("<BBhi", 0xB7, 0, 0, 1) + struct.pack("<BBhi", 0x95, 0, 0, 0)  # r0 = 1; exit
+    insns, license_ = ctypes.create_string_buffer(xdp_drop), ctypes.create_string_buffer(b"GPL")
+    # BPF_PROG_LOAD (5): prog_type XDP (6), insn_cnt, insns, license
+    fd, _ = bpf(5, struct.pack("<IIQQ", 6, 2, ctypes.addressof(insns), ctypes.addressof(license_)))
+    if fd < 0:
+        return None
+    try:
+        frame = ctypes.create_string_buffer(64)
+        # BPF_PROG_TEST_RUN (10): prog_fd, retval, data_size_in, data_size_out, data_in,
+        # data_out, repeat, duration, ctx sizes and pointers, flags (live frames: 1 << 1)
+        rc, err = bpf(10, struct.pack("<IIIIQQIIIIQQI", fd, 0, 60, 0, ctypes.addressof(frame), 0, 1, 0, 0, 0, 0, 0,
+                                      1 << 1))
+    finally:
+        os.close(fd)
+    if rc == 0:
+        return None
+    return f"this kernel refuses BPF_PROG_RUN with live frames: {os.strerror(err)}"
 
 
 def cpu_latency_us() -> int | None:
