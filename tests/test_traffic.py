@@ -7,6 +7,7 @@ for real need root (network namespaces, a real-time priority) and are skipped ot
 import os
 import statistics
 import subprocess
+import sys
 import time
 import types
 from pathlib import Path
@@ -102,6 +103,37 @@ def test_the_speed_probe_reads_the_router_cpu_and_drops_when_it_is_shared():
         assert tb.procs == []
 
 
+SPIN_WITH_CHILD = """
+import os, subprocess, sys, time
+os.sched_setaffinity(0, {0})
+spin = "import time\\nt = time.time()\\nwhile time.time() - t < 3: pass"
+child = subprocess.Popen([sys.executable, "-c", spin])
+exec(spin)
+child.wait()
+"""
+
+
+def test_the_scheduler_clocks_every_thread_of_a_process_and_its_children():
+    # two busy processes, a parent and its child, on one CPU: together they run at most
+    # the time that passed, and each waits while the other runs
+    p = subprocess.Popen([sys.executable, "-c", SPIN_WITH_CHILD])
+    try:
+        deadline = time.monotonic() + 10
+        while len(shell.task_times([p.pid])) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        t0, before = time.monotonic(), shell.task_times([p.pid])
+        time.sleep(0.6)
+        after, elapsed = shell.task_times([p.pid]), time.monotonic() - t0
+    finally:
+        p.kill()
+        p.wait()
+    assert len(before) >= 2, before
+    ran, waited = shell.task_change(before, after)
+    assert 0.05 < ran / 1e9 < elapsed + 0.05, (ran, elapsed)
+    assert waited / 1e9 > 0.1, (waited, elapsed)
+    assert shell.task_change(before, {}) is None and shell.task_times([p.pid]) == {}
+
+
 @needs_root
 def test_a_trial_records_what_could_explain_its_spread():
     sc = scenarios.load("single-flow")
@@ -122,6 +154,8 @@ def test_a_trial_records_what_could_explain_its_spread():
         if traffic.other_cpus(tb)["gen"] is not None:
             # a cache line between two CPUs of one machine: tens to hundreds of ns, not µs
             assert 5 < r.cpu_distance_ns < 5000, r
+        # the kernel forwards: no engine's own threads to clock
+        assert r.engine_ns_per_packet is None and r.engine_wait_ms is None, r
         none = traffic.run_trial(tb, 20_000, 0.3, traffic.TrafficSpec(), speed_ms=None)
         assert none.cpu_speed is None and none.memory_ns is None and none.cpu_distance_ns is None
         assert tb.procs == []

@@ -64,6 +64,12 @@ TRIAL_COLUMNS = {
                                   "trial (the scheduler's own clock, /proc/<pid>/schedstat: exact) per packet "
                                   "that reached the sink, nanoseconds: all the work the kernel's paths (linux, "
                                   "nft, ebpf) do for a packet; empty with rlgen and beyond one machine"),
+    "engine_ns_per_packet": (False, "how long a user-space engine's own threads ran during the trial (the "
+                                    "scheduler's clock, /proc/<pid>/task/<tid>/schedstat) per packet that reached "
+                                    "the sink, nanoseconds; empty for the kernel's paths and beyond one machine"),
+    "engine_wait_ms": (False, "how long a user-space engine's own threads waited during the trial, ready to "
+                              "run, while something else had their CPU (the same clock), milliseconds added up "
+                              "over its threads; empty for the kernel's paths and beyond one machine"),
     "router_steal": (False, "steal fraction of the router's CPU alone during the trial, ratio in [0, 1]"),
     "cpu_speed": (False, "how fast the router's CPU ran just before the trial's traffic: a fixed loop "
                          "timed on it at real-time priority, iterations per microsecond (a dependent "

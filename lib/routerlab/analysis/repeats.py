@@ -263,6 +263,8 @@ def sweep_against_search(sweep_bound: stats.RateBound, next_load: float | None, 
 #: ``search_trials.csv``), each with what it says in words.
 CAUSES = {
     "napi_ns_per_packet": "the router's NAPI time per packet (ns)",
+    "engine_ns_per_packet": "the engine's own threads' time per packet (ns)",
+    "engine_wait_ms": "the engine's threads' wait for their CPU (ms)",
     "router_ns_per_packet": "the router CPU's work per packet (ns, at the tick)",
     "cpu_speed": "the router CPU's speed (loop iterations per µs)",
     "memory_ns": "the time of a load from the shared cache (ns)",
@@ -282,7 +284,7 @@ MACHINE_CAUSES = ("cpu_speed", "memory_ns", "cpu_distance_ns", "steal", "router_
 #: where the router's CPU is (nearly) full is its busy share over the answer, and a CPU's
 #: busy share follows the load a repeat's full-length trials ran at. They show *how* an
 #: answer moved (the router took longer per packet), never why.
-CONSEQUENCES = ("napi_ns_per_packet", "router_ns_per_packet", "gen_cpu_load", "cpu_load")
+CONSEQUENCES = ("napi_ns_per_packet", "engine_ns_per_packet", "router_ns_per_packet", "gen_cpu_load", "cpu_load")
 #: A recorded quantity *moves with* an answer when the rank correlation of its per-repeat
 #: values with the repeats' answers is at least this (in absolute value) over at least
 #: :data:`MIN_REPEATS_TO_EXPLAIN` repeats (with 5 repeats, |ρ| = 0.9 happens by chance
@@ -294,7 +296,7 @@ MIN_SHARE_EXPLAINED = 0.5
 #: The recorded quantities that are shares of a CPU's time (ratios in [0, 1]) and those
 #: that are milliseconds of a trial: their effect is how much of the trial's time moved.
 _SHARES = ("steal", "router_steal", "gen_cpu_load", "cpu_load")
-_MILLISECONDS = ("cpu_stopped_ms", "gen_lagged_ms")
+_MILLISECONDS = ("cpu_stopped_ms", "gen_lagged_ms", "engine_wait_ms")
 #: Disturbances come now and then: a repeat's value of them is their mean over its trials
 #: (the median of a few disturbed trials among many is nothing), the others' their median.
 _DISTURBANCES = ("steal", "router_steal", "cpu_stopped_ms", "gen_lagged_ms")
@@ -408,7 +410,7 @@ def cause_words(table: pd.DataFrame) -> str:
                  "the highest)")
     else:
         words = "no recorded cause to set against the answers"
-    how = table[table["field"].isin(["napi_ns_per_packet", "router_ns_per_packet"])]
+    how = table[table["field"].isin(["napi_ns_per_packet", "engine_ns_per_packet", "router_ns_per_packet"])]
     if len(how):
         r = how.iloc[0]
         words += (f"; {r['what']} went from {r['at_highest']:.4g} in the highest repeat to {r['at_lowest']:.4g} in "

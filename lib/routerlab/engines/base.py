@@ -66,7 +66,15 @@ class Engine:
         facts = self.start(tb, sc)
         tb.pin_receive()
         tb.router_queue = self.queue_packets(tb)
+        tb.router_pids = self.pids()
         return {**facts, "router_queue_packets": tb.router_queue}
+
+    def pids(self) -> list[int]:
+        """The engine's own processes while it runs (``self._proc``, which :meth:`start`
+        spawns; their children count too, :func:`routerlab.testbed.shell.task_times`):
+        none for the kernel's paths."""
+        p = getattr(self, "_proc", None)
+        return [p.pid] if p is not None and p.poll() is None else []
 
     def queue_packets(self, tb: Testbed) -> int:
         """Packets the router holds while its CPU is stopped, before it drops: the first

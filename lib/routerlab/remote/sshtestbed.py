@@ -204,6 +204,8 @@ class SshTestbed(Lifetime):
     prefix: str = field(default_factory=new_prefix)
     #: Set by the engine's start on the router's host (:meth:`RemoteEngine.bring_up`).
     router_queue: int | None = None
+    #: The engine runs on the router's host: none of its processes is this machine's.
+    router_pids: list[int] = field(default_factory=list, init=False)
     gen_cpu: int = field(default=0, init=False)
     router_cpu: int = field(default=0, init=False)
     #: The generator is rlgen: the XDP generator's live frames are a veth's.

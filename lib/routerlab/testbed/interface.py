@@ -70,6 +70,11 @@ class Testbed(Protocol):
     #: Packets the router holds while its CPU is stopped before it drops, set when the
     #: engine starts (:meth:`routerlab.engines.Engine.bring_up`); None before.
     router_queue: int | None
+    #: The processes of a user-space engine (its own, started by :meth:`spawn`), set when
+    #: it starts (:meth:`routerlab.engines.Engine.bring_up`): a trial reads the scheduler's
+    #: clocks of their threads. Empty for the kernel's paths, before, and where the router
+    #: is another machine's.
+    router_pids: list[int]
     #: The processes :meth:`spawn` started that the testbed ends when it goes down (a
     #: caller that waited for one to end takes it out).
     procs: list[subprocess.Popen]

@@ -122,6 +122,10 @@ class NamespaceTestbed(OnThisMachine):
         packets while its router CPU stopped longer than this queue lasts at the offered
         load, no more than were offered meanwhile, is disturbed
         (:class:`routerlab.measuring.validation.TrialValidation`).
+    router_pids : list of int, optional
+        A user-space engine's own processes, set when it starts
+        (:meth:`routerlab.engines.Engine.bring_up`): each trial reads how long their
+        threads ran and waited for a CPU.
     cpu_idle : str, optional
         "poll": idle CPUs poll while the testbed is up (see the module's text); "os": the
         kernel's idle states. Default: ``ROUTERLAB_CPU_IDLE``, else "poll". Where the latency request
@@ -141,6 +145,7 @@ class NamespaceTestbed(OnThisMachine):
     router_cpu: int = 1
     sink_cpu: int | None = None
     router_queue: int | None = None
+    router_pids: list[int] = field(default_factory=list)
     prefix: str = field(default_factory=new_prefix)
     cpu_idle: str = field(default_factory=environment_cpu_idle)
     generator: str = field(default_factory=environment_generator)

@@ -127,6 +127,42 @@ def run_ns(pids) -> int | None:
     return total if found else None
 
 
+def task_times(pids) -> dict[int, tuple[int, int]]:
+    """The scheduler's clocks of every thread of the processes ``pids`` and of their
+    descendants (``/proc/<pid>/task/<tid>/schedstat``): thread id -> (how long it has run,
+    how long it has waited ready to run while another task had its CPU), nanoseconds. A
+    process gone by now gives nothing."""
+    out, todo, seen = {}, [int(p) for p in pids], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+                    run, wait = fh.read().split()[:2]
+                out[int(tid)] = (int(run), int(wait))
+                with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                    todo += [int(c) for c in fh.read().split()]
+            except (OSError, ValueError):
+                continue
+    return out
+
+
+def task_change(before: dict, after: dict) -> tuple[int, int] | None:
+    """How long the threads of two :func:`task_times` readings ran and waited between
+    them, added up over the threads in both (ns, ns); None when no thread is in both."""
+    common = before.keys() & after.keys()
+    if not common:
+        return None
+    return (sum(after[t][0] - before[t][0] for t in common), sum(after[t][1] - before[t][1] for t in common))
+
+
 def u64(value) -> int:
     """A per-CPU value as bpftool's JSON gives it: a number, or its bytes in hex."""
     if isinstance(value, int):

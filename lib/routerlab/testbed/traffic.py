@@ -28,7 +28,7 @@ from routerlab.defaults import BURST, STEAL_FLAG, STOP_FLOOR_MS, STOP_PROBE_PERI
 from routerlab.errors import ParameterError, RouterlabError
 from routerlab.testbed.interface import DEST_NET, DROP_PORT, SINK_NET, TG_NET, Testbed
 from routerlab.testbed.lifetime import OnThisMachine
-from routerlab.testbed.shell import cpu_split, cpu_usage, napi_threads, run_ns, sh
+from routerlab.testbed.shell import cpu_split, cpu_usage, napi_threads, run_ns, sh, task_change, task_times
 
 #: A trial counts as generator-limited when it offered less than this share of the
 #: requested packets (or its own socket refused any).
@@ -52,8 +52,8 @@ PROBED_FIELDS = ("cpu_stop_ms", "cpu_stops", "cpu_stopped_ms", "gen_late_ms", "g
 #: the router's CPU spent per packet, how much of it the hypervisor took, how fast it ran,
 #: how busy the generator's and the sink's CPUs were (:class:`TrialResult` says how each
 #: is measured).
-SPREAD_FIELDS = ("router_ns_per_packet", "napi_ns_per_packet", "router_steal", "cpu_speed", "memory_ns",
-                 "cpu_distance_ns", "gen_cpu_load", "sink_cpu_load")
+SPREAD_FIELDS = ("router_ns_per_packet", "napi_ns_per_packet", "engine_ns_per_packet", "engine_wait_ms",
+                 "router_steal", "cpu_speed", "memory_ns", "cpu_distance_ns", "gen_cpu_load", "sink_cpu_load")
 #: A trial's columns that the speed probe gives (:func:`machine_speed`), None where it ran none.
 SPEED_FIELDS = ("cpu_speed", "memory_ns", "cpu_distance_ns")
 #: How long the speed probe works on the router's CPU before each trial's traffic starts,
@@ -355,7 +355,12 @@ class TrialResult:
     ``/proc/stat``, sampled at the kernel's tick: :func:`ns_per_packet`; None when ``rx``
     is 0); ``napi_ns_per_packet``, how long the threaded NAPI of the router's input veth
     ran per packet the sink received (nanoseconds, the scheduler's exact clock:
-    :func:`router_napi`; None where there is none);
+    :func:`router_napi`; None where there is none); ``engine_ns_per_packet``, how long
+    a user-space engine's own threads ran per packet the sink received (nanoseconds, the
+    same clock: :attr:`Testbed.router_pids`; None for the kernel's paths) and
+    ``engine_wait_ms``, how long they waited, ready to run, while something else had
+    their CPU (milliseconds, added up over the threads: the engine's packets wait in its
+    sockets meanwhile);
     ``router_steal``, the steal share of the router's CPU alone (ratio in [0, 1];
     ``steal`` is all CPUs'); ``cpu_speed``, how fast the router's CPU ran just before the
     traffic started (loop iterations per microsecond: :func:`cpu_speed`; it drops when
@@ -399,6 +404,8 @@ class TrialResult:
     queue_ms: float | None = None
     router_ns_per_packet: float | None = None
     napi_ns_per_packet: float | None = None
+    engine_ns_per_packet: float | None = None
+    engine_wait_ms: float | None = None
     router_steal: float | None = None
     cpu_speed: float | None = None
     memory_ns: float | None = None
@@ -449,6 +456,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
              else dict.fromkeys(SPEED_FIELDS))
     napi = router_napi(tb)
     n0 = run_ns(napi)
+    e0 = task_times(getattr(tb, "router_pids", ()))
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), tb.cpu_times()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with cpu_stops(tb, tb.router_cpu, probe_period_ms) if probe_period_ms is not None else nullcontext({}) as stops:
@@ -458,6 +466,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
             res = _rlgen_results(tb, args, duration_s)
     c1 = tb.cpu_times()
     n1 = run_ns(napi)
+    engine = task_change(e0, task_times(getattr(tb, "router_pids", ())))
     time.sleep(DRAIN_S)
     k1, s1 = tb.tx_counters(), tb.sink_count()
     kernel_tx = (k1["tx_packets"] - k0["tx_packets"]) + (k1["tx_dropped"] - k0["tx_dropped"])
@@ -487,6 +496,8 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
         queue_ms=round(tb.router_queue / rate_pps * 1e3, 3) if tb.router_queue and rate_pps > 0 else None,
         router_ns_per_packet=ns_per_packet(c0, c1, tb.router_cpu, s1 - s0),
         napi_ns_per_packet=round((n1 - n0) / (s1 - s0), 2) if n0 is not None and n1 is not None and s1 > s0 else None,
+        engine_ns_per_packet=round(engine[0] / (s1 - s0), 2) if engine is not None and s1 > s0 else None,
+        engine_wait_ms=round(engine[1] / 1e6, 3) if engine is not None else None,
         router_steal=round(cpu_split(c0, c1, tb.router_cpu)["steal"], 4), **speed, **others, **found)
 
 
