@@ -305,6 +305,11 @@ _DISTURBANCES = ("steal", "router_steal", "cpu_stopped_ms", "gen_lagged_ms")
 SET_ASIDE = "set_aside"
 
 
+#: How :func:`cause_words` begins the words of a spread that the trials' own variation
+#: accounts for (:func:`disagreement`).
+WITHIN_REPEAT = "the trials' variation within a repeat accounts for the spread"
+
+
 def effect(field: str, values, trial_s: float = 1.0) -> float:
     """How much a recorded quantity moved over the repeats, as a share comparable with an
     answer's highest over lowest less one: for a cost or a speed (ns, iterations per µs),
@@ -377,6 +382,93 @@ def explain(results: pd.DataFrame, trials: pd.DataFrame, superseded: pd.DataFram
     return out.reindex(out["rho"].abs().sort_values(ascending=False).index).reset_index(drop=True)
 
 
+@dataclass(frozen=True)
+class Disagreement:
+    """Where one search's trials at one load both passed and failed: there the loss
+    crosses the threshold from one trial to the next on one testbed, and which load a
+    repeat stops at is not a difference between repeats. What made the trials disagree
+    (a quantity that comes and goes within a repeat, recorded or not, or the loss's own
+    noise) it does not say.
+
+    Attributes
+    ----------
+    loads : int
+        Loads (of one repeat) with two or more full-length trials the generator kept up in.
+    mixed : int
+        Of those, the loads where some trials passed and some failed.
+    low, high : float
+        The lowest and the highest such load, pps (NaN without one).
+    answers : tuple of float
+        The repeats' answers, pps (lowest to highest).
+    """
+
+    loads: int
+    mixed: int
+    low: float
+    high: float
+    answers: tuple
+
+    @property
+    def covered(self) -> float:
+        """How much of the answers' range (lowest to highest repeat) the mixed loads' range
+        overlaps, as a ratio less one (comparable with a spread less one); 0 without one."""
+        if not self.mixed or len(self.answers) < 2:
+            return 0.0
+        lo, hi = max(self.low, min(self.answers)), min(self.high, max(self.answers))
+        return hi / lo - 1 if hi > lo > 0 else 0.0
+
+    @property
+    def accounts(self) -> bool:
+        """Whether the trials' variation within a repeat accounts for the spread: the mixed loads' range
+        covers at least :data:`MIN_SHARE_EXPLAINED` of the answers' move (the rule a
+        recorded cause meets) over at least :data:`MIN_REPEATS_TO_EXPLAIN` repeats."""
+        a = self.answers
+        if len(a) < MIN_REPEATS_TO_EXPLAIN or not min(a) > 0:
+            return False
+        moved = max(a) / min(a) - 1
+        return moved > 0 and self.covered >= MIN_SHARE_EXPLAINED * moved
+
+    def words(self) -> str:
+        """Where the trials at one load passed and failed, and whether the answers lie there."""
+        if not self.mixed:
+            return (f"no load's trials both passed and failed ({self.loads} load{'s' if self.loads != 1 else ''} "
+                    "of one repeat tried more than once)")
+        where = (f"at {self.low:,.0f} pps" if self.low == self.high
+                 else f"from {self.low:,.0f} to {self.high:,.0f} pps")
+        head = (f"one repeat's trials at one load both passed and failed {where} ({self.mixed} of the {self.loads} loads "
+                "of one repeat tried more than once)")
+        lo, hi = min(self.answers), max(self.answers)
+        if self.low <= lo and self.high >= hi:
+            return (head + ": every repeat's answer lies in that range, where which load a repeat stops at "
+                    "depends on trials that disagree, not on a difference between repeats")
+        if self.accounts:
+            return (head + f": it covers {self.covered / (hi / lo - 1):.0%} of the answers' range, where which load "
+                    "a repeat stops at depends on trials that disagree, not on a difference between repeats")
+        return head + ", less of the answers' range than accounts for their spread"
+
+
+def disagreement(results: pd.DataFrame, trials: pd.DataFrame) -> Disagreement | None:
+    """Where one search's repeats (``results``, one row per repeat, and their ``trials``,
+    with ``passed``) ran a load on full-length trials that both passed and failed: the loss
+    there moves across the threshold from one trial to the next, so a repeat's answer
+    falls where its trials happen to stop it (:class:`Disagreement`). Trials the generator could
+    not keep up in are left out.
+    None without the columns."""
+    if trials is None or not len(trials) or "passed" not in trials or results is None or not len(results):
+        return None
+    t = trials.assign(repeat=repeat_of(trials))
+    full = t[t["duration"] == t["duration"].max()]
+    if "generator_limited" in full:
+        full = full[~stats.flag(full["generator_limited"]).to_numpy()]
+    per = full.assign(ok=stats.flag(full["passed"]).to_numpy()).groupby(["repeat", "load"])["ok"].agg(["count", "sum"])
+    tried = per[per["count"] >= 2]
+    mixed = tried[(tried["sum"] > 0) & (tried["sum"] < tried["count"])]
+    loads = mixed.index.get_level_values("load").astype(float)
+    answers = tuple(sorted(pd.to_numeric(results["lower_pps"], errors="coerce").dropna().astype(float)))
+    return Disagreement(len(tried), len(mixed), float(loads.min()) if len(mixed) else float("nan"),
+                  float(loads.max()) if len(mixed) else float("nan"), answers)
+
+
 def set_aside_of(trials: pd.DataFrame, superseded: pd.DataFrame | None) -> pd.DataFrame | None:
     """The rows of ``superseded_search_trials.csv`` that belong to one search, whose rows of
     ``search_trials.csv`` are ``trials``: those of its experiment measured for one of its
@@ -391,12 +483,15 @@ def set_aside_of(trials: pd.DataFrame, superseded: pd.DataFrame | None) -> pd.Da
     return superseded[[k in mine for k in keys(superseded)]]
 
 
-def cause_words(table: pd.DataFrame) -> str:
+def cause_words(table: pd.DataFrame, within: Disagreement | None = None) -> str:
     """The recorded cause of a spread in words, from :func:`explain`'s table: the causes
     (not :data:`CONSEQUENCES`) that moved with the answer, the machine's named as such, or
-    that none did; then how the router's time per packet moved, which restates the answer."""
+    that none did, and then, with ``within`` (:func:`disagreement`) that accounts for the spread
+    where no cause moved, that the trials' variation within a repeat does; then how the router's time per packet moved, which
+    restates the answer."""
     if table is None or not len(table):
-        return "no recorded quantity to set against the answers (too few repeats, or trials without the columns)"
+        words = "no recorded quantity to set against the answers (too few repeats, or trials without the columns)"
+        return words + (f"; {WITHIN_REPEAT}: {within.words()}" if within is not None and within.accounts else "")
     causes = table[~table["consequence"].astype(bool)]
     moved = causes[causes["moves"]]
     if len(moved):
@@ -410,6 +505,9 @@ def cause_words(table: pd.DataFrame) -> str:
                  "the highest)")
     else:
         words = "no recorded cause to set against the answers"
+    # where a recorded cause moved, it may be what made a load's trials disagree
+    if within is not None and within.accounts and not len(moved):
+        words += f"; {WITHIN_REPEAT}: {within.words()}"
     how = table[table["field"].isin(["napi_ns_per_packet", "engine_ns_per_packet", "router_ns_per_packet"])]
     if len(how):
         r = how.iloc[0]

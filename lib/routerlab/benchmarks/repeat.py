@@ -245,8 +245,9 @@ def searches(folder) -> list[dict]:
     """Every search of the dataset ``folder`` searched more than once, with its spread and
     what moved with it: one dict per experiment, kind and method, in the order measured:
     ``experiment``, ``engine``, ``kind``, ``method``, ``answer``
-    (:class:`routerlab.analysis.repeats.Repeated`) and ``causes``
-    (:func:`routerlab.analysis.repeats.explain`).
+    (:class:`routerlab.analysis.repeats.Repeated`), ``causes``
+    (:func:`routerlab.analysis.repeats.explain`) and ``disagreement``
+    (:func:`routerlab.analysis.repeats.disagreement`).
 
     Raises
     ------
@@ -256,7 +257,7 @@ def searches(folder) -> list[dict]:
     from routerlab.analysis import datasets, repeats
 
     out = [{"experiment": r["experiment"], "engine": r["engine"], "kind": r["kind"], "method": r["method"],
-            "answer": r["answer"], "causes": repeats.explain(g, t, set_aside)}
+            "answer": r["answer"], "causes": repeats.explain(g, t, set_aside), "disagreement": repeats.disagreement(g, t)}
            for r, g, t, set_aside in datasets.each_search(folder) if r["repeats"] >= 2]
     if not out:
         raise DataFormatError(folder, None, "no search here was searched more than once (search_results.csv's "
@@ -268,10 +269,11 @@ def search_report(rows: list[dict]) -> str:
     """Per search: its repeats, median, lowest and highest, and the highest over the lowest
     next to the goal (:data:`routerlab.analysis.repeats.SPREAD_GOAL`); for a spread above the
     goal, what moved with the answer (:func:`routerlab.analysis.repeats.cause_words`); then
-    how many met the goal, and how many of the others have a recorded cause."""
+    how many met the goal, and how many of the others have a recorded cause, or trials
+    whose variation within a repeat accounts for them."""
     from routerlab.analysis import repeats
 
-    lines, met, named = [], 0, 0
+    lines, met, named, within = [], 0, 0, 0
     for r in rows:
         a = r["answer"]
         ok = a.spread == a.spread and a.spread <= repeats.SPREAD_GOAL
@@ -279,12 +281,15 @@ def search_report(rows: list[dict]) -> str:
         lines.append(f"{r['experiment']} ({r['kind'].upper()}, {r['method']}): {a.words()}; highest / lowest "
                      f"{a.spread:.3f} (goal: at most {repeats.SPREAD_GOAL:g}){'' if ok else ' ABOVE THE GOAL'}")
         if not ok:
-            words = repeats.cause_words(r["causes"])
+            words = repeats.cause_words(r["causes"], r.get("disagreement"))
             named += words.startswith("moved with")
+            within += not words.startswith("moved with") and repeats.WITHIN_REPEAT in words
             lines.append(f"  {words}")
     n = len(rows)
     lines.append(f"spread within the goal: {met} of {n}; of the {n - met} above it, {named} with a recorded quantity "
                  "that moved with the answer (Spearman's ρ over the repeats, |ρ| >= "
                  f"{repeats.MOVES_WITH:g} over at least {repeats.MIN_REPEATS_TO_EXPLAIN} repeats, changed by at least "
-                 f"{repeats.MIN_SHARE_EXPLAINED:g} of the answer's change)")
+                 f"{repeats.MIN_SHARE_EXPLAINED:g} of the answer's change), {within} where the trials' variation within a "
+                 "repeat accounts for it (one repeat's trials at one load both passed and failed across that much "
+                 "of the answers' range)")
     return "\n".join(lines)
