@@ -179,7 +179,7 @@ def test_on_the_testbed_forwarding_counters_and_drop(engine):
             # the engine's own threads ran, by the scheduler's clock: some time per packet, at
             # most their one CPU's time over the trial's 2,500 packets (a DPDK engine polls;
             # the readings span less than a second)
-            assert 0 < r.engine_ns_per_packet < 400_000 and r.engine_wait_ms >= 0, r
+            assert 0 < r.engine_ns_per_packet < 400_000 and r.engine_wait_ms is not None and r.engine_wait_ms >= 0, r
             assert 0.98 * r.tx <= r.rx <= r.tx
             assert eng.forwarded(tb) - f0 == r.rx  # Click's own counter matches the sink
             assert kernel.guard_count(tb) == 0  # the kernel forwarded nothing

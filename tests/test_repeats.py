@@ -353,9 +353,10 @@ def test_bench_engines_ties_an_alternating_router_and_ranks_steady_ones(monkeypa
     assert "ties (their repeats overlap, so no order between them holds): linux with nft; nft with linux" in text
 
 
-def _tossed(answers, disagree=True, distance=None):
-    """Repeats of a search whose trials at one load both pass and fail (``disagree``) or
-    all agree; three full-length trials at each answer, two at each failing load."""
+def _tossed(answers, disagree=True, wide=(), distance=None):
+    """Repeats of a search: three full-length trials at each answer and two at each failing
+    load, which disagree there (``disagree``) or not; the first repeat also ran two trials
+    that disagreed at each load of ``wide``."""
     res = pd.DataFrame({"experiment": "e", "engine": "ebpf", "scenario": "single-flow", "kind": "pdr",
                         "method": "routerlab", "repeat": range(len(answers)), "lower_pps": answers,
                         "upper_pps": [a * 1.02 for a in answers], "limited_by_generator": False,
@@ -365,42 +366,45 @@ def _tossed(answers, disagree=True, distance=None):
     for i, (a, d) in enumerate(zip(answers, distance)):
         outcomes = [(a * 2, 0.5, False)] + [(a, 1.0, ok) for ok in (True, True, not disagree)] \
             + [(a * 1.02, 1.0, ok) for ok in (False, disagree)]
+        if i == 0:
+            outcomes += [(load, 1.0, ok) for load in wide for ok in (True, False)]
         for load, dur, ok in outcomes:
             rows.append({"experiment": "e", "repeat": i, "load": load, "duration": dur, "tx": 1000,
-                         "rx": 1000 if ok else 900, "passed": ok, "generator_limited": False,
+                         "rx": 1000 if ok else 900, "passed": ok, "generator_limited": False, "disturbed": False,
                          "cpu_distance_ns": d, "napi_ns_per_packet": 300.0})
     return res, pd.DataFrame(rows)
 
 
-def test_trials_that_disagree_at_one_load_are_named_only_where_they_do_and_no_cause_moved():
-    answers = [1.00e6, 1.10e6, 1.05e6, 1.20e6, 1.15e6]
-    res, trials = _tossed(answers)
+ANSWERS = [1.00e6, 1.10e6, 1.05e6, 1.20e6, 1.15e6]
+
+
+def test_trials_that_disagree_within_one_repeat_are_named_only_where_they_span_the_answers():
+    # every repeat's trials disagree next to its own answer only: the repeats differ, and
+    # all of them together would cover the answers' range whatever they did
+    res, trials = _tossed(ANSWERS)
     within = repeats.disagreement(res, trials)
-    # each repeat ran its answer and its failing load three and two times, and each split
-    assert (within.loads, within.mixed) == (10, 10) and within.low == 1.00e6 and within.high == pytest.approx(1.224e6)
-    assert within.accounts
-    words = repeats.cause_words(repeats.explain(res, trials), within)
-    assert repeats.WITHIN_REPEAT in words and "from 1,000,000 to 1,224,000 pps (10 of the 10 loads" in words, words
-    assert "every repeat's answer lies in that range" in words
-    # the same answers from trials that agree at every load: nothing to lay on the trials
-    res, trials = _tossed(answers, disagree=False)
-    within = repeats.disagreement(res, trials)
-    assert within.mixed == 0 and not within.accounts
+    assert (within.loads, within.mixed, within.repeats) == (10, 10, 5) and within.width == pytest.approx(1.02)
+    assert not within.accounts and "a narrower range than the answers' (1.200)" in within.words()
     assert repeats.WITHIN_REPEAT not in repeats.cause_words(repeats.explain(res, trials), within)
-    # trials the generator could not keep up in say nothing of the router
-    res, trials = _tossed(answers)
+    # the first repeat's own trials disagreed from 0.98 to 1.25 Mpps: wider than the answers
+    res, trials = _tossed(ANSWERS, wide=[0.98e6, 1.12e6, 1.25e6])
+    within = repeats.disagreement(res, trials)
+    assert within.widest == 0 and (within.low, within.high) == (0.98e6, 1.25e6) and within.accounts
+    words = repeats.cause_words(repeats.explain(res, trials), within)
+    assert repeats.WITHIN_REPEAT in words and "repeat 1's trials at one load both passed and failed from 980,000 " \
+        "to 1,250,000 pps (highest / lowest 1.276; 13 of the 13 loads" in words, words
+    assert "the repeats' answers differ by no more than one repeat's own trials do" in words
+    # trials that agree at every load: nothing to lay on them
+    res, trials = _tossed(ANSWERS, disagree=False)
+    within = repeats.disagreement(res, trials)
+    assert (within.mixed, within.widest) == (0, -1) and not within.accounts
+    # trials the generator could not keep up in, or that stayed disturbed, say nothing of the router
+    res, trials = _tossed(ANSWERS, wide=[0.98e6, 1.12e6, 1.25e6])
     assert repeats.disagreement(res, trials.assign(generator_limited=True)).mixed == 0
-    # disagreeing loads over a sliver of the answers' range account for nothing
-    res, trials = _tossed(answers)
-    keep = (trials["repeat"] != 0) | (trials["load"] > 1.01e6)
-    narrow = trials[keep | (trials["duration"] < 1)]
-    narrow.loc[narrow["repeat"] > 0, "passed"] = narrow.loc[narrow["repeat"] > 0, "load"] \
-        .isin([a for a in answers[1:]])
-    within = repeats.disagreement(res, narrow)
-    assert within.mixed == 1 and not within.accounts and "less of the answers' range" in within.words()
-    # where a recorded cause moved with the answer, it is named, not the trials' disagreement: it may be
-    # what made a load's trials disagree
-    res, trials = _tossed(answers, distance=[300.0, 150.0, 200.0, 90.0, 120.0])
+    assert repeats.disagreement(res, trials.assign(disturbed=True)).mixed == 0
+    # where a recorded cause moved with the answer, it is named, not the trials'
+    # disagreement: it may be what made them disagree
+    res, trials = _tossed(ANSWERS, wide=[0.98e6, 1.12e6, 1.25e6], distance=[300.0, 150.0, 200.0, 90.0, 120.0])
     words = repeats.cause_words(repeats.explain(res, trials), repeats.disagreement(res, trials))
     assert words.startswith("moved with the answer: the round trip") and repeats.WITHIN_REPEAT not in words, words
 
@@ -408,11 +412,12 @@ def test_trials_that_disagree_at_one_load_are_named_only_where_they_do_and_no_ca
 def test_bench_repeat_counts_the_spreads_that_trials_disagreeing_within_a_repeat_account_for(tmp_path):
     from routerlab.benchmarks import repeat
 
-    res, trials = _tossed([1.00e6, 1.10e6, 1.05e6, 1.20e6, 1.15e6])
+    res, trials = _tossed(ANSWERS, wide=[0.98e6, 1.12e6, 1.25e6])
     res.to_csv(tmp_path / "search_results.csv", index=False)
     trials.assign(engine="ebpf", scenario="single-flow", kind="pdr", method="routerlab") \
         .to_csv(tmp_path / "search_trials.csv", index=False)
     lines = repeat.search_report(repeat.searches(tmp_path)).splitlines()
     assert "ABOVE THE GOAL" in lines[0] and repeats.WITHIN_REPEAT in lines[1]
     assert lines[-1].startswith("spread within the goal: 0 of 1; of the 1 above it, 0 with a recorded quantity")
-    assert lines[-1].split("), ")[-1].startswith("1 where the trials' variation within a repeat accounts for it"), lines[-1]
+    assert lines[-1].split("), ")[-1].startswith("1 where the trials' variation within a repeat accounts for it"), \
+        lines[-1]

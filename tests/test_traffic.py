@@ -5,6 +5,7 @@ The arithmetic is checked on made-up ``/proc/stat`` samples; the speed probe and
 for real need root (network namespaces, a real-time priority) and are skipped otherwise."""
 
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -104,9 +105,10 @@ def test_the_speed_probe_reads_the_router_cpu_and_drops_when_it_is_shared():
 
 
 SPIN_WITH_CHILD = """
-import os, subprocess, sys, time
+import os, subprocess, sys, threading, time
 os.sched_setaffinity(0, {0})
-spin = "import time\\nt = time.time()\\nwhile time.time() - t < 3: pass"
+threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+spin = "import time\\nt = time.time()\\nwhile time.time() - t < 30: pass"
 child = subprocess.Popen([sys.executable, "-c", spin])
 exec(spin)
 child.wait()
@@ -114,20 +116,21 @@ child.wait()
 
 
 def test_the_scheduler_clocks_every_thread_of_a_process_and_its_children():
-    # two busy processes, a parent and its child, on one CPU: together they run at most
-    # the time that passed, and each waits while the other runs
-    p = subprocess.Popen([sys.executable, "-c", SPIN_WITH_CHILD])
+    # a busy parent with a sleeping thread and a busy child, all on one CPU: together they
+    # run at most the time that passed, and each busy one waits while the other runs
+    p = subprocess.Popen([sys.executable, "-c", SPIN_WITH_CHILD], start_new_session=True)
     try:
         deadline = time.monotonic() + 10
-        while len(shell.task_times([p.pid])) < 2 and time.monotonic() < deadline:
+        while len(shell.task_times([p.pid])) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
         t0, before = time.monotonic(), shell.task_times([p.pid])
         time.sleep(0.6)
         after, elapsed = shell.task_times([p.pid]), time.monotonic() - t0
     finally:
-        p.kill()
+        os.killpg(p.pid, signal.SIGKILL)  # the child too: it would spin on for half a minute
         p.wait()
-    assert len(before) >= 2, before
+    # the parent's two threads and its child's
+    assert len(before) == 3 and len({tid for tid, _ in before}) == 3, before
     ran, waited = shell.task_change(before, after)
     assert 0.05 < ran / 1e9 < elapsed + 0.05, (ran, elapsed)
     assert waited / 1e9 > 0.1, (waited, elapsed)

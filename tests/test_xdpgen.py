@@ -188,6 +188,9 @@ def test_the_live_frames_check_tells_what_the_kernel_does():
     # the check tries live frames on this kernel: where it refuses them, the XDP
     # generator's own loader is refused the same way; where it runs them, so does the loader
     refused = capabilities.live_frames_refused()
+    missing = capabilities.live_frames_missing()
+    if missing and not refused:
+        pytest.skip(missing)  # the loader cannot be built here
     with TB(direct=True, generator="rlgen") as tb:
         tb.generator = "xdp"  # the loader, asked directly, whatever the check said
         tb.sink_cpu = tb.gen_cpu

@@ -64,10 +64,11 @@ TRIAL_COLUMNS = {
                                   "trial (the scheduler's own clock, /proc/<pid>/schedstat: exact) per packet "
                                   "that reached the sink, nanoseconds: all the work the kernel's paths (linux, "
                                   "nft, ebpf) do for a packet; empty with rlgen and beyond one machine"),
-    "engine_ns_per_packet": (False, "how long a user-space engine's own threads ran during the trial (the "
-                                    "scheduler's clock, /proc/<pid>/task/<tid>/schedstat) per packet that reached "
-                                    "the sink, nanoseconds; empty for the kernel's paths and beyond one machine"),
-    "engine_wait_ms": (False, "how long a user-space engine's own threads waited during the trial, ready to "
+    "engine_ns_per_packet": (False, "how long a user-space engine's own threads ran from just before the "
+                                    "generator started to just after it ended (the scheduler's clock, "
+                                    "/proc/<pid>/task/<tid>/schedstat) per packet that reached the sink, "
+                                    "nanoseconds; empty for the kernel's paths and beyond one machine"),
+    "engine_wait_ms": (False, "how long a user-space engine's own threads waited over the same span, ready to "
                               "run, while something else had their CPU (the same clock), milliseconds added up "
                               "over its threads; empty for the kernel's paths and beyond one machine"),
     "router_steal": (False, "steal fraction of the router's CPU alone during the trial, ratio in [0, 1]"),

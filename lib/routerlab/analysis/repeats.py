@@ -281,10 +281,12 @@ CAUSES = {
 MACHINE_CAUSES = ("cpu_speed", "memory_ns", "cpu_distance_ns", "steal", "router_steal", "cpu_stopped_ms",
                   "gen_lagged_ms")
 #: Quantities that restate the answer rather than cause it: a time per packet at a load
-#: where the router's CPU is (nearly) full is its busy share over the answer, and a CPU's
-#: busy share follows the load a repeat's full-length trials ran at. They show *how* an
+#: where the router's CPU is (nearly) full is its busy share over the answer, a CPU's
+#: busy share follows the load a repeat's full-length trials ran at, and so does an
+#: engine's wait for its CPU, which the kernel's receive work for its packets shares. They show *how* an
 #: answer moved (the router took longer per packet), never why.
-CONSEQUENCES = ("napi_ns_per_packet", "engine_ns_per_packet", "router_ns_per_packet", "gen_cpu_load", "cpu_load")
+CONSEQUENCES = ("napi_ns_per_packet", "engine_ns_per_packet", "router_ns_per_packet", "engine_wait_ms", "gen_cpu_load",
+                "cpu_load")
 #: A recorded quantity *moves with* an answer when the rank correlation of its per-repeat
 #: values with the repeats' answers is at least this (in absolute value) over at least
 #: :data:`MIN_REPEATS_TO_EXPLAIN` repeats (with 5 repeats, |ρ| = 0.9 happens by chance
@@ -384,89 +386,96 @@ def explain(results: pd.DataFrame, trials: pd.DataFrame, superseded: pd.DataFram
 
 @dataclass(frozen=True)
 class Disagreement:
-    """Where one search's trials at one load both passed and failed: there the loss
-    crosses the threshold from one trial to the next on one testbed, and which load a
-    repeat stops at is not a difference between repeats. What made the trials disagree
-    (a quantity that comes and goes within a repeat, recorded or not, or the loss's own
-    noise) it does not say.
+    """Where one repeat of a search ran a load whose full-length trials both passed and
+    failed: there its loss crossed the threshold from one trial to the next on one
+    testbed. When one repeat's own such loads span a range at least as wide as the
+    repeats' answers do, the answers differ by no more than one repeat's own trials do.
+    What made the trials disagree (a quantity that comes and goes within a repeat,
+    recorded or not, or the loss's own noise) it does not say.
 
     Attributes
     ----------
     loads : int
-        Loads (of one repeat) with two or more full-length trials the generator kept up in.
+        The loads that a repeat tried on two or more full-length trials, counted per repeat.
     mixed : int
-        Of those, the loads where some trials passed and some failed.
+        Of those, the ones where some trials passed and some failed.
+    repeats : int
+        The repeats with at least one such load.
+    widest : int
+        The repeat whose such loads span the widest range (-1 without one).
     low, high : float
-        The lowest and the highest such load, pps (NaN without one).
+        That repeat's lowest and highest such load, pps (NaN without one).
     answers : tuple of float
         The repeats' answers, pps (lowest to highest).
     """
 
     loads: int
     mixed: int
+    repeats: int
+    widest: int
     low: float
     high: float
     answers: tuple
 
     @property
-    def covered(self) -> float:
-        """How much of the answers' range (lowest to highest repeat) the mixed loads' range
-        overlaps, as a ratio less one (comparable with a spread less one); 0 without one."""
-        if not self.mixed or len(self.answers) < 2:
-            return 0.0
-        lo, hi = max(self.low, min(self.answers)), min(self.high, max(self.answers))
-        return hi / lo - 1 if hi > lo > 0 else 0.0
+    def width(self) -> float:
+        """The widest repeat's range of loads whose trials disagreed, highest over lowest
+        (1 for one load; NaN without one)."""
+        return self.high / self.low if self.mixed and self.low > 0 else float("nan")
+
+    @property
+    def spread(self) -> float:
+        """The answers' highest over their lowest (NaN with fewer than two)."""
+        a = self.answers
+        return max(a) / min(a) if len(a) > 1 and min(a) > 0 else float("nan")
 
     @property
     def accounts(self) -> bool:
-        """Whether the trials' variation within a repeat accounts for the spread: the mixed loads' range
-        covers at least :data:`MIN_SHARE_EXPLAINED` of the answers' move (the rule a
-        recorded cause meets) over at least :data:`MIN_REPEATS_TO_EXPLAIN` repeats."""
-        a = self.answers
-        if len(a) < MIN_REPEATS_TO_EXPLAIN or not min(a) > 0:
-            return False
-        moved = max(a) / min(a) - 1
-        return moved > 0 and self.covered >= MIN_SHARE_EXPLAINED * moved
+        """Whether the trials' variation within a repeat accounts for the spread: over at
+        least :data:`MIN_REPEATS_TO_EXPLAIN` repeats that moved, one repeat's own loads
+        whose trials disagreed span at least as wide a range as the answers do."""
+        return (len(self.answers) >= MIN_REPEATS_TO_EXPLAIN and self.spread > 1
+                and self.width >= self.spread - 1e-9)
 
     def words(self) -> str:
-        """Where the trials at one load passed and failed, and whether the answers lie there."""
+        """Which repeat's trials disagreed where, set against the answers' range."""
         if not self.mixed:
-            return (f"no load's trials both passed and failed ({self.loads} load{'s' if self.loads != 1 else ''} "
-                    "of one repeat tried more than once)")
+            return (f"no repeat's trials at one load both passed and failed ({self.loads} "
+                    f"load{'s' if self.loads != 1 else ''} tried more than once)")
         where = (f"at {self.low:,.0f} pps" if self.low == self.high
                  else f"from {self.low:,.0f} to {self.high:,.0f} pps")
-        head = (f"one repeat's trials at one load both passed and failed {where} ({self.mixed} of the {self.loads} loads "
-                "of one repeat tried more than once)")
-        lo, hi = min(self.answers), max(self.answers)
-        if self.low <= lo and self.high >= hi:
-            return (head + ": every repeat's answer lies in that range, where which load a repeat stops at "
-                    "depends on trials that disagree, not on a difference between repeats")
+        head = (f"repeat {self.widest + 1}'s trials at one load both passed and failed {where} (highest / lowest "
+                f"{self.width:.3f}; {self.mixed} of the {self.loads} loads a repeat tried more than once, in "
+                f"{self.repeats} of the {len(self.answers)} repeats)")
         if self.accounts:
-            return (head + f": it covers {self.covered / (hi / lo - 1):.0%} of the answers' range, where which load "
-                    "a repeat stops at depends on trials that disagree, not on a difference between repeats")
-        return head + ", less of the answers' range than accounts for their spread"
+            return head + ": the repeats' answers differ by no more than one repeat's own trials do"
+        return head + f", a narrower range than the answers' ({self.spread:.3f})"
 
 
 def disagreement(results: pd.DataFrame, trials: pd.DataFrame) -> Disagreement | None:
-    """Where one search's repeats (``results``, one row per repeat, and their ``trials``,
-    with ``passed``) ran a load on full-length trials that both passed and failed: the loss
-    there moves across the threshold from one trial to the next, so a repeat's answer
-    falls where its trials happen to stop it (:class:`Disagreement`). Trials the generator could
-    not keep up in are left out.
-    None without the columns."""
+    """Where a search's repeats (``results``, one row per repeat, and their ``trials``,
+    with ``passed``) ran a load on full-length trials (a repeat's longest) that both passed
+    and failed (:class:`Disagreement`). Trials the generator could not keep up in, and
+    trials that stayed disturbed after every repeat trial validation allowed, are left
+    out. None without the columns."""
     if trials is None or not len(trials) or "passed" not in trials or results is None or not len(results):
         return None
     t = trials.assign(repeat=repeat_of(trials))
-    full = t[t["duration"] == t["duration"].max()]
-    if "generator_limited" in full:
-        full = full[~stats.flag(full["generator_limited"]).to_numpy()]
-    per = full.assign(ok=stats.flag(full["passed"]).to_numpy()).groupby(["repeat", "load"])["ok"].agg(["count", "sum"])
+    full = t[t["duration"] == t.groupby("repeat")["duration"].transform("max")]
+    for flagged in ("generator_limited", "disturbed"):
+        if flagged in full:
+            full = full[~stats.flag(full[flagged]).to_numpy()]
+    per = (full.assign(ok=stats.flag(full["passed"]).to_numpy()).groupby(["repeat", "load"])["ok"]
+           .agg(["count", "sum"]).reset_index())
     tried = per[per["count"] >= 2]
     mixed = tried[(tried["sum"] > 0) & (tried["sum"] < tried["count"])]
-    loads = mixed.index.get_level_values("load").astype(float)
     answers = tuple(sorted(pd.to_numeric(results["lower_pps"], errors="coerce").dropna().astype(float)))
-    return Disagreement(len(tried), len(mixed), float(loads.min()) if len(mixed) else float("nan"),
-                  float(loads.max()) if len(mixed) else float("nan"), answers)
+    if not len(mixed):
+        return Disagreement(len(tried), 0, 0, -1, float("nan"), float("nan"), answers)
+    spans = mixed.groupby("repeat")["load"].agg(["min", "max"]).astype(float)
+    widest = (spans["max"] / spans["min"]).idxmax()
+    return Disagreement(len(tried), len(mixed), len(spans), int(widest), float(spans.loc[widest, "min"]),
+                        float(spans.loc[widest, "max"]), answers)
 
 
 def set_aside_of(trials: pd.DataFrame, superseded: pd.DataFrame | None) -> pd.DataFrame | None:

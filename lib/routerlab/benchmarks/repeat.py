@@ -290,6 +290,6 @@ def search_report(rows: list[dict]) -> str:
                  "that moved with the answer (Spearman's ρ over the repeats, |ρ| >= "
                  f"{repeats.MOVES_WITH:g} over at least {repeats.MIN_REPEATS_TO_EXPLAIN} repeats, changed by at least "
                  f"{repeats.MIN_SHARE_EXPLAINED:g} of the answer's change), {within} where the trials' variation within a "
-                 "repeat accounts for it (one repeat's trials at one load both passed and failed across that much "
-                 "of the answers' range)")
+                 "repeat accounts for it (one repeat's own loads whose trials both passed and failed span at least the "
+                 "answers' range)")
     return "\n".join(lines)

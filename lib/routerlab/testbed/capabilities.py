@@ -69,11 +69,12 @@ def live_frames_missing() -> str | None:
 @functools.cache
 def live_frames_refused() -> str | None:
     """Why this kernel refuses BPF_PROG_RUN with live frames, in a few words; None when it
-    runs them, or when this process cannot tell (without root it may load no program).
-    A kernel of the right release may still refuse them (seen: EPERM from a kernel that
-    runs the same program without the flag). Told by trying, once per process: a
-    program that drops every frame (XDP_DROP: nothing reaches any interface) is loaded
-    and run with live frames on a frame of zeros."""
+    runs them, or when this process cannot tell (without root it may load no program, and
+    a kernel that runs none at all says nothing of live frames). A kernel of the right
+    release may still refuse them (seen: EPERM from a kernel that runs the same program
+    without the flag). Told by trying, once per process: a program that drops every
+    frame (XDP_DROP: nothing reaches any interface) is loaded and run on a frame of zeros,
+    without live frames and then with them."""
     nr = _SYS_BPF.get(platform.machine())
     if nr is None:
         return None
@@ -91,10 +92,16 @@ def live_frames_refused() -> str | None:
         return None
     try:
         frame = ctypes.create_string_buffer(64)
-        # BPF_PROG_TEST_RUN (10): prog_fd, retval, data_size_in, data_size_out, data_in,
-        # data_out, repeat, duration, ctx sizes and pointers, flags (live frames: 1 << 1)
-        rc, err = bpf(10, struct.pack("<IIIIQQIIIIQQI", fd, 0, 60, 0, ctypes.addressof(frame), 0, 1, 0, 0, 0, 0, 0,
-                                      1 << 1))
+
+        def run(flags: int) -> tuple[int, int]:
+            # BPF_PROG_TEST_RUN (10): prog_fd, retval, data_size_in, data_size_out, data_in,
+            # data_out, repeat, duration, ctx sizes and pointers, flags (live frames: 1 << 1)
+            return bpf(10, struct.pack("<IIIIQQIIIIQQI", fd, 0, 60, 0, ctypes.addressof(frame), 0, 1, 0, 0, 0, 0, 0,
+                                       flags))
+
+        if run(0)[0] != 0:
+            return None
+        rc, err = run(1 << 1)
     finally:
         os.close(fd)
     if rc == 0:

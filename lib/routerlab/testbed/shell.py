@@ -127,11 +127,12 @@ def run_ns(pids) -> int | None:
     return total if found else None
 
 
-def task_times(pids) -> dict[int, tuple[int, int]]:
+def task_times(pids) -> dict[tuple[int, int], tuple[int, int]]:
     """The scheduler's clocks of every thread of the processes ``pids`` and of their
-    descendants (``/proc/<pid>/task/<tid>/schedstat``): thread id -> (how long it has run,
-    how long it has waited ready to run while another task had its CPU), nanoseconds. A
-    process gone by now gives nothing."""
+    descendants (``/proc/<pid>/task/<tid>/schedstat``, the children from
+    ``.../children``): (thread id, its start time in clock ticks since boot, so that a
+    reused id is another thread) -> (how long it has run, how long it has waited ready to
+    run while another task had its CPU), nanoseconds. A process gone by now gives nothing."""
     out, todo, seen = {}, [int(p) for p in pids], set()
     while todo:
         pid = todo.pop()
@@ -143,20 +144,24 @@ def task_times(pids) -> dict[int, tuple[int, int]]:
         except OSError:
             continue
         for tid in tids:
+            base = f"/proc/{pid}/task/{tid}"
             try:
-                with open(f"/proc/{pid}/task/{tid}/schedstat") as fh:
+                with open(f"{base}/stat") as fh:
+                    start = int(fh.read().rsplit(")", 1)[1].split()[19])  # field 22, after the name
+                with open(f"{base}/schedstat") as fh:
                     run, wait = fh.read().split()[:2]
-                out[int(tid)] = (int(run), int(wait))
-                with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                out[(int(tid), start)] = (int(run), int(wait))
+                with open(f"{base}/children") as fh:
                     todo += [int(c) for c in fh.read().split()]
-            except (OSError, ValueError):
+            except (OSError, ValueError, IndexError):
                 continue
     return out
 
 
 def task_change(before: dict, after: dict) -> tuple[int, int] | None:
     """How long the threads of two :func:`task_times` readings ran and waited between
-    them, added up over the threads in both (ns, ns); None when no thread is in both."""
+    them (ns, ns), added up over the threads alive at both (one started or ended between
+    them is left out); None when no thread is in both."""
     common = before.keys() & after.keys()
     if not common:
         return None

@@ -360,7 +360,8 @@ class TrialResult:
     same clock: :attr:`Testbed.router_pids`; None for the kernel's paths) and
     ``engine_wait_ms``, how long they waited, ready to run, while something else had
     their CPU (milliseconds, added up over the threads: the engine's packets wait in its
-    sockets meanwhile);
+    sockets meanwhile), both read just before the generator starts and just after it
+    ends, over the threads alive at both readings;
     ``router_steal``, the steal share of the router's CPU alone (ratio in [0, 1];
     ``steal`` is all CPUs'); ``cpu_speed``, how fast the router's CPU ran just before the
     traffic started (loop iterations per microsecond: :func:`cpu_speed`; it drops when
