@@ -178,6 +178,7 @@ def clicktest(engine: str, tests: list[str] | None = None, *, say: Callable[[str
     prefix = builds.installed(engine)
     if prefix is None:
         raise RouterlabError(f"{engine} is not installed: routerlab engines install {engine}")
+    suite_tools(engine, say)
     src = source_tree(engine, say)
     testdir = src / "test"
     names = tests or sorted(str(p.relative_to(testdir)) for p in testdir.rglob("*.clicktest"))
@@ -253,14 +254,19 @@ def judge(engine: str, name: str, output: str) -> TestResult:
 
 
 def run(engines: list[str], *, tests: list[str] | None = None, say: Callable[[str], None] = lambda s: None) -> list[SuiteRun]:
-    """The suites of ``engines`` (each must have one: :data:`SUITES`), their tools installed
-    first."""
+    """The suites of ``engines`` (each must have one: :data:`SUITES`), each installing its
+    tools first (:func:`suite_tools`)."""
     unknown = [e for e in engines if e not in SUITES]
     if unknown:
         raise ParameterError("engine", f"no upstream suite here for {', '.join(unknown)}; suites: {', '.join(SUITES)}")
-    builds.install_debian(sorted({p for e in engines for p in SUITE_DEBIAN[e]}), say, "tools of the test suites")
     suites = {"p4c": p4c_bmv2, "vpp": vpp_tests}
     return [suites[e](tests, say=say) if e in suites else clicktest(e, tests, say=say) for e in engines]
+
+
+def suite_tools(engine: str, say: Callable[[str], None]) -> None:
+    """Install the Debian packages the suite of ``engine`` calls (:data:`SUITE_DEBIAN`) that
+    are missing: VPP's harness, for one, imports ``tshark`` as a command at its start."""
+    builds.install_debian(SUITE_DEBIAN[engine], say, f"tools of {engine}'s test suite")
 
 
 # -- p4c ---------------------------------------------------------------------------------------
@@ -345,6 +351,7 @@ def p4c_bmv2(tests: list[str] | None = None, *, say: Callable[[str], None] = lam
     for name, prefix in (("p4c", p4c_prefix), ("bmv2", bmv2_prefix)):
         if prefix is None:
             raise RouterlabError(f"{name} is not installed: routerlab engines install {name}")
+    suite_tools("p4c", say)
     src = source_tree("p4c", say)
     names = tests or p4c_tests(src)
     unknown = [t for t in names if not (src / "testdata" / t).is_file()]
@@ -674,6 +681,7 @@ def vpp_tests(tests: list[str] | None = None, *, say: Callable[[str], None] = la
     prefix = builds.installed("vpp")
     if prefix is None:
         raise RouterlabError("vpp is not installed: routerlab engines install vpp")
+    suite_tools("vpp", say)
     src = source_tree("vpp", say)
     filters = vpp_filters(src, tests)
     plugins = next(prefix.glob("lib*/**/vpp_plugins"), None)

@@ -87,6 +87,7 @@ class RerouteNet(OnThisMachine):
     gen_cpu: int = 0
     router_cpu: int = 1
     router_queue: int | None = None
+    router_pids: list = field(default_factory=list)
     prefix: str = field(default_factory=new_prefix)
     cpu_idle: str = field(default_factory=environment_cpu_idle)
     routers: tuple = field(default=("r1", "r2", "r3", "r4"), repr=False)
