@@ -187,11 +187,17 @@ def test_on_the_testbed_repeats_start_the_router_again_and_rank_only_what_separa
 
 # -- what moved with a spread, and bench repeat's searches ------------------------------------
 
+def _repeats_of(answers, step):
+    """search_results.csv of one search's repeats: each answer, and its failing load ``step``
+    times higher."""
+    return pd.DataFrame({"experiment": "e", "engine": "ebpf", "scenario": "single-flow", "kind": "pdr",
+                         "method": "routerlab", "repeat": range(len(answers)), "lower_pps": answers,
+                         "upper_pps": [a * step for a in answers], "limited_by_generator": False,
+                         "generator_ceiling_pps": 6e6})
+
+
 def _repeated_search(answers, speeds, napi, memory=None, distance=None):
-    res = pd.DataFrame({"experiment": "e", "engine": "ebpf", "scenario": "single-flow", "kind": "pdr",
-                        "method": "routerlab", "repeat": range(len(answers)), "lower_pps": answers,
-                        "upper_pps": [a * 1.01 for a in answers], "limited_by_generator": False,
-                        "generator_ceiling_pps": 6e6})
+    res = _repeats_of(answers, 1.01)
     rows = []
     memory = memory or [20.0] * len(answers)
     distance = distance or [60.0] * len(answers)
@@ -357,10 +363,7 @@ def _tossed(answers, disagree=True, wide=(), distance=None):
     """Repeats of a search: three full-length trials at each answer and two at each failing
     load, which disagree there (``disagree``) or not; the first repeat also ran two trials
     that disagreed at each load of ``wide``."""
-    res = pd.DataFrame({"experiment": "e", "engine": "ebpf", "scenario": "single-flow", "kind": "pdr",
-                        "method": "routerlab", "repeat": range(len(answers)), "lower_pps": answers,
-                        "upper_pps": [a * 1.02 for a in answers], "limited_by_generator": False,
-                        "generator_ceiling_pps": 6e6})
+    res = _repeats_of(answers, 1.02)
     rows = []
     distance = distance or [100.0] * len(answers)
     for i, (a, d) in enumerate(zip(answers, distance)):
