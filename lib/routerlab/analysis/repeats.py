@@ -348,8 +348,7 @@ def explain(results: pd.DataFrame, trials: pd.DataFrame, superseded: pd.DataFram
     res = res.dropna(subset=["lower_pps"]).sort_values("repeat")
     if len(res) < 3 or trials is None or not len(trials):
         return pd.DataFrame(columns=cols)
-    t = trials.assign(repeat=repeat_of(trials))
-    full = t[t["duration"] == t.groupby("repeat")["duration"].transform("max")]
+    full = full_length(trials)
     answers = res.set_index("repeat")["lower_pps"].astype(float)
     # the trials that passed at a repeat's answer decided it: what comes and goes within a
     # repeat (the host moving a virtual CPU) moves the answer through them, not through
@@ -382,6 +381,13 @@ def explain(results: pd.DataFrame, trials: pd.DataFrame, superseded: pd.DataFram
                      "machine": f in MACHINE_CAUSES or f == SET_ASIDE, "consequence": f in CONSEQUENCES})
     out = pd.DataFrame(rows, columns=cols)
     return out.reindex(out["rho"].abs().sort_values(ascending=False).index).reset_index(drop=True)
+
+
+def full_length(trials: pd.DataFrame) -> pd.DataFrame:
+    """A search's trials at their repeat's full length (each repeat's longest trials: its
+    final phase), with their ``repeat`` (:func:`repeat_of`)."""
+    t = trials.assign(repeat=repeat_of(trials))
+    return t[t["duration"] == t.groupby("repeat")["duration"].transform("max")]
 
 
 @dataclass(frozen=True)
@@ -460,8 +466,7 @@ def disagreement(results: pd.DataFrame, trials: pd.DataFrame) -> Disagreement | 
     out. None without the columns."""
     if trials is None or not len(trials) or "passed" not in trials or results is None or not len(results):
         return None
-    t = trials.assign(repeat=repeat_of(trials))
-    full = t[t["duration"] == t.groupby("repeat")["duration"].transform("max")]
+    full = full_length(trials)
     for flagged in ("generator_limited", "disturbed"):
         if flagged in full:
             full = full[~stats.flag(full[flagged]).to_numpy()]

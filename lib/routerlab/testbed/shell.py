@@ -113,18 +113,11 @@ def napi_threads(dev: str, timeout_s: float = 1.0) -> list[str]:
 
 
 def run_ns(pids) -> int | None:
-    """How long the tasks ``pids`` have run so far, added up (nanoseconds, the first field
-    of ``/proc/<pid>/schedstat``: the scheduler's own clock, exact, where ``/proc/stat``
-    samples at the tick); None when none of them is there."""
-    total, found = 0, False
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/schedstat") as fh:
-                total += int(fh.read().split()[0])
-            found = True
-        except (OSError, ValueError, IndexError):
-            continue
-    return total if found else None
+    """How long the tasks ``pids`` have run so far, added up (nanoseconds, the scheduler's
+    own clock, :func:`task_times`: exact, where ``/proc/stat`` samples at the tick); None
+    when none of them is there."""
+    times = task_times(pids)
+    return sum(run for run, _ in times.values()) if times else None
 
 
 def task_times(pids) -> dict[tuple[int, int], tuple[int, int]]:

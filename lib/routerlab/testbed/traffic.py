@@ -457,7 +457,8 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
              else dict.fromkeys(SPEED_FIELDS))
     napi = router_napi(tb)
     n0 = run_ns(napi)
-    e0 = task_times(getattr(tb, "router_pids", ()))
+    engine_pids = getattr(tb, "router_pids", ())
+    e0 = task_times(engine_pids)
     k0, s0, c0 = tb.tx_counters(), tb.sink_count(), tb.cpu_times()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with cpu_stops(tb, tb.router_cpu, probe_period_ms) if probe_period_ms is not None else nullcontext({}) as stops:
@@ -467,7 +468,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
             res = _rlgen_results(tb, args, duration_s)
     c1 = tb.cpu_times()
     n1 = run_ns(napi)
-    engine = task_change(e0, task_times(getattr(tb, "router_pids", ())))
+    engine = task_change(e0, task_times(engine_pids))
     time.sleep(DRAIN_S)
     k1, s1 = tb.tx_counters(), tb.sink_count()
     kernel_tx = (k1["tx_packets"] - k0["tx_packets"]) + (k1["tx_dropped"] - k0["tx_dropped"])
