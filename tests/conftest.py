@@ -1,5 +1,6 @@
 """Shared fixtures: data locations, a seeded RNG, and figures closed after each test."""
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -231,3 +232,31 @@ def podman_or_skip(what: str) -> None:
         if REQUIRE_ENGINES:
             pytest.fail(f"{why} (ROUTERLAB_REQUIRE_ENGINES=1: {what} must run)", pytrace=False)
         pytest.skip(why)
+
+
+@contextlib.contextmanager
+def trial_in_background(tb, name: str, rate_pps: float, duration_s: float):
+    """Run a trial of ``rate_pps`` for ``duration_s`` on ``tb`` in a thread, and yield
+    (the pid of its generator, the program ``name``, once the sink counts its first
+    frames: its schedule has started; a dict whose ``"r"`` is the trial's result once the
+    block has ended). For tests that stop the generator mid-trial."""
+    import threading
+    import time
+
+    from routerlab.testbed import traffic
+
+    done = {}
+    t = threading.Thread(target=lambda: done.update(r=traffic.run_trial(
+        tb, rate_pps, duration_s, traffic.TrafficSpec(), probe_period_ms=None)))
+    t.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not (gen := [p for p in list(tb.procs) if name in " ".join(map(str, p.args))]):
+            assert time.monotonic() < deadline, "the generator did not start"
+            time.sleep(0.005)
+        c = tb.sink_count()
+        while tb.sink_count() == c:
+            time.sleep(0.001)
+        yield gen[0].pid, done  # ip netns exec and taskset exec it: the same process
+    finally:
+        t.join(30)

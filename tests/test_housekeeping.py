@@ -1,17 +1,22 @@
-"""The kernel's housekeeping threads kept off the router's CPU while a testbed is up, with
-this machine's own kernel threads: moved when it comes up, given back when it goes down,
-after a kill -9 by routerlab clean, and once only when two testbeds overlap.
+"""The machine's other work kept off the router's CPU while a testbed is up, with this
+machine's own kernel threads, a process of its own outside the run and the unbound
+workqueues: moved when it comes up, given back when it goes down (with what a moved
+process started meanwhile), after a kill -9 by routerlab clean, and once only when two
+testbeds overlap.
 
 The tests with this machine's threads need root (moving kernel threads, network
 namespaces) and a kernel thread that may run on the router's CPU and another; skipped
 otherwise, with that reason. The state's bookkeeping (holders, interruptions, reused
 process ids) is tested on stand-in threads, without root."""
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import pytest
 
@@ -53,7 +58,7 @@ def test_the_router_cpu_is_left_to_the_router_while_up_and_given_back_after(thre
         assert now and all(ROUTER_CPU not in s for s in now.values())
         assert housekeeping.movable(ROUTER_CPU) == []
         assert set(tb.housekept) >= {threads[p].name for p in now}
-        assert f"kernel threads kept off CPU {ROUTER_CPU}: " in tb.chain()
+        assert f"kept off CPU {ROUTER_CPU}: " in tb.chain()
     after = sets(threads)
     assert after == {p: threads[p].cpus for p in after}
 
@@ -66,7 +71,7 @@ def test_wired_straight_to_the_sink_the_generators_cpu_is_kept_free(threads):
         assert tb.kept_cpu == gen_cpu != ROUTER_CPU
         now = sets(threads)
         assert now and all(gen_cpu not in s and ROUTER_CPU in s for s in now.values())
-        assert f"kernel threads kept off CPU {gen_cpu}: " in tb.chain()
+        assert f"kept off CPU {gen_cpu}: " in tb.chain()
     after = sets(threads)
     assert after == {p: threads[p].cpus for p in after}
 
@@ -86,10 +91,63 @@ def test_leave_mode_moves_nothing(threads, monkeypatch):
     monkeypatch.setenv("ROUTERLAB_HOUSEKEEPING", "leave")
     with namespaces.NamespaceTestbed() as tb:
         assert sets(threads) == {p: threads[p].cpus for p in sets(threads)}
-        assert tb.housekept == [] and "kernel threads left where they were (ROUTERLAB_HOUSEKEEPING=leave)" in tb.chain()
+        assert tb.housekept == [] and "other work left where it was (ROUTERLAB_HOUSEKEEPING=leave)" in tb.chain()
     monkeypatch.setenv("ROUTERLAB_HOUSEKEEPING", "pin")
     with pytest.raises(ParameterError, match="ROUTERLAB_HOUSEKEEPING.*move, leave.*'pin'"):
         housekeeping.mode()
+
+
+@pytest.fixture
+def outsider(tmp_path):
+    """A process of this machine outside the run's own (reparented away from this one),
+    waiting to start a child when its fifo is written to: (its pid, the fifo, the file
+    its child's pid goes to)."""
+    if (os.cpu_count() or 1) <= ROUTER_CPU:
+        pytest.skip(f"needs CPU {ROUTER_CPU}, the router's")
+    fifo, pidfile, mine = tmp_path / "go", tmp_path / "child", tmp_path / "outsider"
+    os.mkfifo(fifo)
+    script = f"read x < {fifo}; sleep 300 & echo $! > {pidfile}; wait"
+    # started twice removed, its parent gone at once: not a descendant of this process
+    subprocess.run(["sh", "-c", f"setsid sh -c '{script}' & echo $! > {mine}"], check=True)
+    pid = int(mine.read_text())
+    deadline = time.monotonic() + 10
+    # setsid execs sh, which then waits on the fifo: named so when the testbed comes up
+    while not (Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[2:3] == [script.encode()]
+               and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "S"):
+        assert time.monotonic() < deadline, "the outsider did not start"
+        time.sleep(0.01)
+    yield pid, fifo, pidfile
+    for f in (pidfile, mine):
+        if f.exists():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(f.read_text()), 9)
+
+
+@needs_root
+def test_another_process_and_the_workqueues_leave_the_router_cpu_and_what_it_starts_gets_it_back(outsider):
+    pid, fifo, pidfile = outsider
+    full = frozenset(os.sched_getaffinity(pid))
+    assert ROUTER_CPU in full and len(full) > 1
+    mask = housekeeping.WORKQUEUE_MASK.read_text() if housekeeping.WORKQUEUE_MASK.exists() else None
+    own = os.sched_getaffinity(os.getpid())
+    with namespaces.NamespaceTestbed() as tb:
+        assert os.sched_getaffinity(pid) == full - {ROUTER_CPU}
+        assert f"sh (pid {pid})" in tb.housekept
+        assert os.sched_getaffinity(os.getpid()) == own, "the run's own process was moved"
+        if mask is not None:
+            assert housekeeping.WORKQUEUES in tb.housekept
+            assert ROUTER_CPU not in housekeeping._mask_cpus(housekeeping.WORKQUEUE_MASK.read_text())
+        fifo.write_text("go\n")
+        for _ in range(100):
+            if pidfile.exists() and pidfile.read_text().strip():
+                break
+            time.sleep(0.05)
+        child = int(pidfile.read_text())
+        assert os.sched_getaffinity(child) == full - {ROUTER_CPU}  # inherited from the moved one
+    assert os.sched_getaffinity(pid) == full
+    assert os.sched_getaffinity(child) == full
+    if mask is not None:
+        assert housekeeping.WORKQUEUE_MASK.read_text() == mask
 
 
 RUN = textwrap.dedent("""
@@ -131,6 +189,9 @@ class Threads:
         monkeypatch.setattr(housekeeping, "movable", lambda cpu: [t for t in self.t.values()
                                                                   if cpu in t.cpus and len(t.cpus) > 1])
         monkeypatch.setattr(housekeeping.os, "sched_setaffinity", self.set)
+        # no real process is a stand-in's child (the real ones: test_another_process_...)
+        monkeypatch.setattr(housekeeping, "_give_back_inherited", lambda st: [])
+        monkeypatch.setattr(housekeeping, "WORKQUEUE_MASK", tmp_path / "no-workqueue-mask")
 
     def set(self, pid, cpus):
         self.moves += 1

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import checked_engine, engine_absent
+from conftest import checked_engine, engine_absent, trial_in_background
 
 from routerlab import engines
 from routerlab.engines import kernel
@@ -117,7 +117,7 @@ def test_the_stop_probe_sees_the_router_cpu_taken_away():
 
 def test_the_generator_reports_its_lags_and_their_sum():
     """The generator's CPU taken for 30 ms, then 20 ms, in a trial: it falls behind twice and
-    sends what it owes in bursts; its worst lag and the lags added up say so."""
+    makes up what it owes; its worst lag and the lags added up say so."""
     traffic.generator_binary(), traffic.stop_probe_binary()  # built before the clock starts
     with namespaces.NamespaceTestbed() as tb:
         engines.get("linux").start(tb, scenarios.load("single-flow"))
@@ -127,6 +127,34 @@ def test_the_generator_reports_its_lags_and_their_sum():
         finally:
             hog.wait()
         assert r.gen_late_ms >= 25 and r.gen_lagged_ms >= r.gen_late_ms + 15, r
+
+
+def test_rlgen_makes_a_lag_up_at_one_and_a_half_times_the_rate():
+    """At 100,000 pps, rlgen is stopped for 300 ms, 400 ms into a 1.5-s trial: it then owes
+    30,000 frames and makes them up at 1.5 times the rate (over about 600 ms), never at
+    once. Between a count of the sink taken at the end of the stop and one taken 50 ms
+    after, the sink gains no more than 1.5 times the rate over that time (and a few
+    batches), where sending what it owed at once, at its top speed, would have added the
+    30,000 within some tens of ms. It still sends the whole trial's frames, and reports the
+    lag. Before 2026-12-07 it sent them at once."""
+    rate, stop_s = 100_000, 0.3
+    traffic.generator_binary()  # built before the clock starts
+    with namespaces.NamespaceTestbed(direct=True, generator="rlgen") as tb:
+        with trial_in_background(tb, "rlgen", rate, 1.5) as (pid, done):
+            time.sleep(0.4)
+            os.kill(pid, signal.SIGSTOP)
+            time.sleep(stop_s)
+            a = tb.sink_count()
+            a0 = time.monotonic()
+            os.kill(pid, signal.SIGCONT)
+            time.sleep(0.05)
+            b = tb.sink_count()
+            a1 = time.monotonic()
+        r = done["r"]
+    ran_s, owed, slack = a1 - a0, rate * stop_s, 4 * traffic.BURST
+    assert owed > 0.5 * rate * ran_s + slack, f"the test was held up ({ran_s:.3f} s between counts): it cannot tell"
+    assert b - a <= 1.5 * rate * ran_s + slack, (b - a, ran_s)
+    assert r.tx >= 150_000 and r.rx >= 0.99 * r.tx and r.gen_late_ms > 0.8 * stop_s * 1e3, r
 
 
 def test_drop_scenario_counts_only_legit_traffic():

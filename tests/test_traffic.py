@@ -14,12 +14,13 @@ import types
 from pathlib import Path
 
 import pytest
+from conftest import checked_engine
 
 from routerlab import engines
 from routerlab.analysis import datasets, scenarios
 from routerlab.errors import RouterlabError
 from routerlab.measuring import sweep
-from routerlab.testbed import namespaces, shell, traffic
+from routerlab.testbed import interface, namespaces, shell, traffic
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: network namespaces and a real-time priority")
 
@@ -162,6 +163,30 @@ def test_a_trial_records_what_could_explain_its_spread():
         none = traffic.run_trial(tb, 20_000, 0.3, traffic.TrafficSpec(), speed_ms=None)
         assert none.cpu_speed is None and none.memory_ns is None and none.cpu_distance_ns is None
         assert tb.procs == []
+
+
+@needs_root
+def test_the_xdp_routers_receive_with_rlgen_is_above_ordinary_tasks_and_clocked():
+    """With rlgen the XDP router receives through its input veth's threaded NAPI, pinned to
+    the router's CPU at the receive's real-time priority, as with the XDP generator: an
+    ordinary task woken on that CPU kept it waiting while its ring overflowed
+    (docs/journal/2026-12-07-the-machine-s-agent-on-the-router-cpu.md). Its time per packet
+    is clocked by the scheduler as the XDP generator's testbed clocks it."""
+    sc = scenarios.load("single-flow")
+    eng = checked_engine("ebpf", sc)
+    with namespaces.NamespaceTestbed(generator="rlgen") as tb:
+        eng.start(tb, sc)
+        try:
+            pids = [int(p) for p in shell.napi_threads(tb.dut_in)]
+            assert pids
+            for pid in pids:
+                assert os.sched_getscheduler(pid) == os.SCHED_FIFO, pid
+                assert os.sched_getparam(pid).sched_priority == interface.RECEIVE_PRIORITY
+                assert os.sched_getaffinity(pid) == {tb.router_cpu}
+            r = traffic.run_trial(tb, 20_000, 0.5, traffic.TrafficSpec())
+            assert r.rx > 0.98 * r.tx and 10 < r.napi_ns_per_packet < 100_000, r
+        finally:
+            eng.stop(tb)
 
 
 @needs_root

@@ -5,6 +5,7 @@ or later)."""
 import os
 
 import pytest
+from conftest import trial_in_background
 
 from routerlab.testbed import traffic, xdpgen
 from routerlab.testbed import capabilities, namespaces, shell
@@ -99,24 +100,12 @@ def test_a_lag_is_made_up_at_one_and_a_half_times_the_rate():
     calls last longer on a busy machine). The first stop puts a catch-up under way at the
     second: before 2026-12-02 the program sent a stop during a catch-up at once."""
     import signal
-    import threading
     import time
 
     rate, stop_s = 100_000, 0.3
     with TB(direct=True, generator="xdp") as tb:
-        k0, done = tb.tx_counters(), {}
-        t = threading.Thread(target=lambda: done.update(r=traffic.run_trial(
-            tb, rate, 1.5, traffic.TrafficSpec(), probe_period_ms=None)))
-        t.start()
-        try:
-            deadline = time.monotonic() + 10
-            while not (gen := [p for p in list(tb.procs) if "rlxdpgen" in " ".join(map(str, p.args))]):
-                assert time.monotonic() < deadline, "the generator did not start"
-                time.sleep(0.005)
-            pid = gen[0].pid
-            c = tb.sink_count()
-            while tb.sink_count() == c:  # its first frames: the schedule has started
-                time.sleep(0.001)
+        k0 = tb.tx_counters()
+        with trial_in_background(tb, "rlxdpgen", rate, 1.5) as (pid, done):
             time.sleep(0.4)
             os.kill(pid, signal.SIGSTOP)
             time.sleep(0.05)
@@ -131,8 +120,6 @@ def test_a_lag_is_made_up_at_one_and_a_half_times_the_rate():
             time.sleep(0.05)
             b = tb.sink_count()
             b1 = time.monotonic()
-        finally:
-            t.join(30)
         r = done["r"]
         taken, refused = _taken(tb, k0)
     ran_s = (a1 - a0) + (b1 - b0)  # the most the generator may have run between the counts

@@ -50,7 +50,7 @@ TRIAL_COLUMNS = {
     "cpu_stopped_ms": (False, "their lateness added up, milliseconds: each stop reads up to one "
                               "probe period short"),
     "gen_late_ms": (False, "how far behind its schedule the generator fell at worst, "
-                           "milliseconds: it then catches up (rlgen at once, the XDP generator at 1.5 times the rate)"),
+                           "milliseconds: it then catches up at 1.5 times the rate (rlgen, before 2026-12-07, at once)"),
     "gen_lagged_ms": (False, "how far behind its schedule the generator fell at worst, added up "
                              "over every time it fell more than 5 ms behind: milliseconds of load "
                              "sent in bursts"),
@@ -63,7 +63,8 @@ TRIAL_COLUMNS = {
     "napi_ns_per_packet": (False, "how long the threaded NAPI of the router's input veth ran during the "
                                   "trial (the scheduler's own clock, /proc/<pid>/schedstat: exact) per packet "
                                   "that reached the sink, nanoseconds: all the work the kernel's paths (linux, "
-                                  "nft, ebpf) do for a packet; empty with rlgen and beyond one machine"),
+                                  "nft, ebpf) do for a packet; with rlgen, the XDP router's alone; empty for "
+                                  "the other engines with rlgen and beyond one machine"),
     "engine_ns_per_packet": (False, "how long a user-space engine's own threads ran from just before the "
                                     "generator started to just after it ended (the scheduler's clock, "
                                     "/proc/<pid>/task/<tid>/schedstat) per packet that reached the sink, "

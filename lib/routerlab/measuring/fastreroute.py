@@ -74,7 +74,7 @@ def _host(node: str, net: str) -> str:
 class RerouteNet(OnThisMachine):
     """Six namespaces (src, r1-r4, dst) joined as in the module docstring; cleaned up like
     every testbed (down, signals, ``routerlab clean``), its idle CPUs polling and the
-    kernel's housekeeping threads kept off ``router_cpu`` while up, as on the namespace
+    machine's other work kept off ``router_cpu`` while up, as on the namespace
     testbed.
 
     It offers what every testbed does (:class:`routerlab.testbed.interface.Testbed`), so

@@ -12,8 +12,8 @@ A trial is *disturbed* when the machine, not the router, may have lost its packe
   for it); or
 - it lost packets, the generator fell behind its schedule (``gen_late_ms``) longer than
   the probe's period, and the loss is no more than the packets offered during its lags.
-  The generator then catches up (rlgen sends what it owes at once, one burst at the
-  router; the XDP generator at 1.5 times the rate), and whether the router's queue takes
+  The generator then catches up (both generators at no more than 1.5 times the rate),
+  and whether the router's queue takes
   that depends on how full the queue is when it comes: near
   saturation (or on a token bucket the load keeps drained) it is not empty, so a lag
   shorter than the queue can cost packets too (the calibrate run at 28d8e4b kept a trial

@@ -1,5 +1,5 @@
 """What a testbed leaves behind when its run dies, removed: processes, namespaces, run
-folders, BPF pins, a host's journalled set-up, the housekeeping threads' CPUs."""
+folders, BPF pins, a host's journalled set-up, the CPUs of the work kept off the router's."""
 
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ def clean(all_runs: bool = False) -> list[str]:
     """
     capabilities.require_root()
     try:
-        removed = [f"kernel thread {name}'s CPUs given back" for name in housekeeping.clean()]
+        removed = [f"CPUs given back to {name}" for name in housekeeping.clean()]
     except OSError as e:  # the rest of the clean-up goes on
-        removed = [f"kernel threads' CPUs not given back: {e}"]
+        removed = [f"housekeeping's CPUs not given back: {e}"]
     live = set()
     if STATE_DIR.is_dir():
         for f in STATE_DIR.glob("rl*.json"):

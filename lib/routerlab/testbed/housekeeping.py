@@ -1,4 +1,4 @@
-"""The kernel's housekeeping threads, kept off the router's CPU while a testbed is up.
+"""The machine's other work, kept off the router's CPU while a testbed is up.
 
 Unbound kernel threads (``kdamond``, ``kswapd``, ``kcompactd``, ``khugepaged``, the RCU
 grace-period threads...) run on any CPU. On a kernel without preemption (this machine's
@@ -7,20 +7,31 @@ real-time priority of the thread that should run: ``kdamond.0`` (DAMON's monitor
 the machine is set up) held the router's CPU several times per trial, the router's receive
 thread waiting meanwhile, for as long as its 256-slot ring lasts near the calibration
 router's capacities, so the ring overflowed whatever the router did
-(docs/journal/2026-11-28-housekeeping-off-the-router-cpu.md). Benchmarking setups move
-such threads to housekeeping CPUs (isolcpus, tuna, CSIT's CPU isolation); the testbed does
-that for its lifetime only: every kernel thread whose allowed CPUs include the router's
-CPU and at least one other loses the router's CPU, and gets its own set back when the last
-testbed that moved it goes down. Per-CPU threads (``ksoftirqd/1``, ``kworker/1:0``) and
-those the kernel does not let move (unbound workqueue workers) stay where they are.
+(docs/journal/2026-11-28-housekeeping-off-the-router-cpu.md). Other processes do the same:
+this machine's own agent (its init, ``process_api``) runs worker threads at nice -10 that
+held the router's CPU for 1 to 5 ms about once a second, in kernel code, so that the XDP
+router lost a share of its load near the loss criterion at any load
+(docs/journal/2026-12-07-the-machine-s-agent-on-the-router-cpu.md); the unbound
+workqueues' workers too. Benchmarking setups move such work to housekeeping CPUs
+(isolcpus, tuna, cset shield, CSIT's CPU isolation); the testbed does that for its
+lifetime only:
+
+- every kernel thread, and every thread of a process outside the run's own (the process
+  that brings the testbed up and its descendants, which place themselves), whose allowed
+  CPUs include the router's CPU and at least one other loses the router's CPU;
+- the unbound workqueues' CPU mask (:data:`WORKQUEUE_MASK`) loses it too;
+
+and each gets its own set back when the last testbed that moved it goes down. Per-CPU
+threads (``ksoftirqd/1``, ``kworker/1:0``), those the kernel does not let move and a
+process pinned to the router's CPU alone stay where they are.
 
 What was moved, and the set each had, is in :data:`STATE` with the testbeds that hold it
-(process id and start time, so a later process given the same id is not taken for one),
+(thread id and start time, so a later thread given the same id is not taken for one),
 written before a thread is moved: a killed run's threads get their sets back from
 ``routerlab clean`` (or from the next testbed's release), and two testbeds at once give
 them back only once both are down.
-``ROUTERLAB_HOUSEKEEPING=leave`` leaves every thread where it is. The environment record
-names the threads moved.
+``ROUTERLAB_HOUSEKEEPING=leave`` leaves everything where it is. The environment record
+names what was moved.
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ import contextlib
 import fcntl
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +55,10 @@ MODES = ("move", "leave")
 PF_KTHREAD, PF_NO_SETAFFINITY = 0x00200000, 0x04000000
 #: Kernel threads not moved: kthreadd (every new kernel thread would start on its set).
 KEPT = ("kthreadd",)
+#: Where the unbound workqueues' workers may run (a hex CPU mask; absent on older kernels).
+WORKQUEUE_MASK = Path("/sys/devices/virtual/workqueue/cpumask")
+#: How :func:`hold` names the unbound workqueues among what it moved.
+WORKQUEUES = "unbound workqueues"
 
 
 def mode() -> str:
@@ -55,8 +71,9 @@ def mode() -> str:
 
 @dataclass(frozen=True)
 class Thread:
-    """A kernel thread: its pid, name, start time (clock ticks since boot, which tells it
-    from a later thread with the same pid) and the CPUs it may run on."""
+    """A thread: its id, name (a kernel thread's own; another's process's, with its pid),
+    start time (clock ticks since boot, which tells it from a later thread with the same
+    id) and the CPUs it may run on."""
 
     pid: int
     name: str
@@ -82,30 +99,79 @@ def _start(pid: int) -> int | None:
     return None if st is None or st[1] in "ZX" else int(st[2][18])
 
 
-def _thread(pid: int) -> Thread | None:
-    """The kernel thread ``pid``, or None when it is not one (or gone)."""
-    st = _stat(pid)
+def _thread(tid: int, process: str | None = None) -> Thread | None:
+    """The thread ``tid`` (kernel or not; ``process``: its process's name for a thread of
+    user space), or None when it is gone or the kernel keeps it where it is."""
+    st = _stat(tid)
     if st is None:
         return None
     flags, start = int(st[2][5]), int(st[2][18])
-    if not flags & PF_KTHREAD or flags & PF_NO_SETAFFINITY:
+    if flags & PF_NO_SETAFFINITY:
         return None
     try:
-        cpus = frozenset(os.sched_getaffinity(pid))
+        cpus = frozenset(os.sched_getaffinity(tid))
     except OSError:
         return None
-    return Thread(pid, st[0], start, cpus)
+    return Thread(tid, st[0] if flags & PF_KTHREAD or process is None else process, start, cpus)
+
+
+def _own() -> set[int]:
+    """The process running this and its descendants: the run's own, which place themselves."""
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and (st := _stat(int(d.name))) is not None:
+            children.setdefault(int(st[2][0]), []).append(int(d.name))
+    own, todo = set(), [os.getpid()]
+    while todo:
+        p = todo.pop()
+        own.add(p)
+        todo += children.get(p, [])
+    return own
 
 
 def movable(cpu: int) -> list[Thread]:
-    """The kernel threads that may run on ``cpu`` and on another CPU, and may be moved."""
-    out = []
+    """The threads that may run on ``cpu`` and on another CPU and may be moved: kernel
+    threads, and the threads of processes outside the run's own (:func:`_own`)."""
+    out, own = [], _own()
     for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            t = _thread(int(d.name))
+        if not d.name.isdigit() or int(d.name) in own or (st := _stat(int(d.name))) is None:
+            continue
+        try:
+            tids = sorted(int(t.name) for t in (d / "task").iterdir())
+        except OSError:  # gone
+            continue
+        process = None if int(st[2][5]) & PF_KTHREAD else f"{st[0]} (pid {d.name})"
+        for tid in tids:
+            t = _thread(tid, process)
             if t and cpu in t.cpus and len(t.cpus) > 1 and t.name not in KEPT:
                 out.append(t)
     return sorted(out, key=lambda t: t.pid)
+
+
+def _mask_cpus(mask: str) -> set[int]:
+    """The CPUs of a hex CPU mask as the kernel writes it (``3``, ``ff,ffffffff``)."""
+    n = int(mask.strip().replace(",", ""), 16)
+    return {i for i in range(n.bit_length()) if n >> i & 1}
+
+
+def _hold_workqueues(st: dict, cpu: int) -> bool:
+    """Take ``cpu`` out of the unbound workqueues' mask (its old value recorded first);
+    whether they are off it now."""
+    try:
+        now = WORKQUEUE_MASK.read_text().strip()
+    except OSError:
+        return False
+    cpus = _mask_cpus(now)
+    if cpu not in cpus:
+        return "workqueues" in st
+    if len(cpus) < 2:
+        return False
+    st.setdefault("workqueues", now)
+    try:
+        WORKQUEUE_MASK.write_text(f"{sum(1 << c for c in cpus - {cpu}):x}\n")
+    except OSError:
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -122,11 +188,13 @@ def _state():
                 st = {}
         except (OSError, ValueError):
             st = {}
-        st = {"moved": dict(st.get("moved") or {}), "holders": list(st.get("holders") or [])}
+        st = {"moved": dict(st.get("moved") or {}), "holders": list(st.get("holders") or []),
+              **{k: st[k] for k, kind in (("workqueues", str), ("since", int), ("cpu", int))
+                 if isinstance(st.get(k), kind)}}
         try:
             yield st
         finally:
-            if st["moved"] or st["holders"]:
+            if st["moved"] or st["holders"] or "workqueues" in st:
                 processes.write_state(STATE, st)
             else:
                 STATE.unlink(missing_ok=True)
@@ -140,10 +208,11 @@ def _alive(holder) -> bool:
 
 
 def hold(cpu: int, holder: str) -> list[str]:
-    """Move the housekeeping threads off ``cpu`` for the testbed ``holder`` (a name of
+    """Move the machine's other work off ``cpu`` for the testbed ``holder`` (a name of
     its own, e.g. ``"<pid>/<testbed prefix>"``: a process may bring up testbeds one inside
-    another) until :func:`release`. Returns the names of the threads off ``cpu`` now, for
-    this testbed or one still up; empty in ``leave`` mode."""
+    another) until :func:`release`. Returns the names of what is off ``cpu`` now, for
+    this testbed or one still up (kernel threads by name, other processes by name and pid,
+    :data:`WORKQUEUES`), each once; empty in ``leave`` mode."""
     if mode() == "leave":
         return []
     me = os.getpid()
@@ -151,6 +220,9 @@ def hold(cpu: int, holder: str) -> list[str]:
         _give_back_if_unheld(st)
         if not any(h.get("id") == holder for h in st["holders"]):
             st["holders"].append({"id": holder, "pid": me, "start": _start(me)})
+        # what moved processes start from now on inherits the narrowed set: given back too
+        st.setdefault("since", _ticks_now())
+        st.setdefault("cpu", cpu)
         for t in movable(cpu):
             key, before = str(t.pid), st["moved"].get(str(t.pid))
             if before is None or before.get("start") != t.start:
@@ -161,8 +233,9 @@ def hold(cpu: int, holder: str) -> list[str]:
             except OSError:  # gone, or the kernel keeps it
                 if before is None:
                     del st["moved"][key]
-        return sorted(m["name"] for pid, m in st["moved"].items()
-                      if (t := _thread(int(pid))) is not None and t.start == m["start"] and cpu not in t.cpus)
+        names = {m["name"] for pid, m in st["moved"].items()
+                 if (t := _thread(int(pid))) is not None and t.start == m["start"] and cpu not in t.cpus}
+        return sorted(names) + ([WORKQUEUES] if _hold_workqueues(st, cpu) else [])
 
 
 def release(holder: str) -> list[str]:
@@ -176,19 +249,65 @@ def release(holder: str) -> list[str]:
 
 
 def _give_back_if_unheld(st: dict) -> list[str]:
-    """Drop dead holders; with none left, give every moved thread its set back."""
+    """Drop dead holders; with none left, give every moved thread its set back, and the
+    unbound workqueues their mask."""
     st["holders"] = [h for h in st["holders"] if _alive(h)]
     if st["holders"]:
         return []
     names = []
+    if (mask := st.pop("workqueues", None)) is not None:
+        with contextlib.suppress(OSError):
+            WORKQUEUE_MASK.write_text(f"{mask}\n")
+            names.append(WORKQUEUES)
     for pid, m in st["moved"].items():
         t = _thread(int(pid))
         if t is not None and t.start == m.get("start"):
             with contextlib.suppress(OSError):
                 os.sched_setaffinity(t.pid, m["cpus"])
                 names.append(m["name"])
+    names += _give_back_inherited(st)
     st["moved"] = {}
-    return sorted(names)
+    st.pop("since", None)
+    st.pop("cpu", None)
+    return sorted(set(names))
+
+
+def _ticks_now() -> int:
+    """Now, in clock ticks since boot (the unit of a task's start time in ``/proc``)."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
+
+
+def _give_back_inherited(st: dict) -> list[str]:
+    """The processes started while the work was held off ``st["cpu"]`` by a moved process
+    (or a descendant of one) inherited its narrowed set: each thread of theirs still on
+    exactly that set gets the set its nearest moved ancestor had. Returns their names."""
+    since, cpu, moved = st.get("since"), st.get("cpu"), st["moved"]
+    if since is None or cpu is None or not moved:
+        return []
+    parent, start, name = {}, {}, {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and (s := _stat(int(d.name))) is not None and not int(s[2][5]) & PF_KTHREAD:
+            parent[int(d.name)], start[int(d.name)], name[int(d.name)] = int(s[2][0]), int(s[2][18]), s[0]
+    out = []
+    for pid in parent:
+        if start[pid] < since or str(pid) in moved:
+            continue
+        a = parent.get(pid)
+        while a is not None and not (str(a) in moved and moved[str(a)].get("start") == start.get(a)):
+            a = parent.get(a)
+        if a is None:
+            continue
+        cpus = set(moved[str(a)]["cpus"])
+        try:
+            tids = [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()]
+        except OSError:
+            continue
+        for tid in tids:
+            with contextlib.suppress(OSError):
+                if set(os.sched_getaffinity(tid)) == cpus - {cpu}:
+                    os.sched_setaffinity(tid, cpus)
+                    out.append(f"{name[pid]} (pid {pid})")
+    return out
 
 
 def clean() -> list[str]:

@@ -37,6 +37,14 @@ FILL_NET = ipaddress.ip_network("10.128.0.0/9")
 #: redirected into a veth, and sk_buffs sent to one that receives through NAPI, wait. The
 #: router's first queue on every testbed made of veth links.
 VETH_RING_SIZE = 256
+#: Real-time priority (SCHED_FIFO, the lowest) of the NAPI threads of the router's input
+#: and of the sink: above every ordinary task on their CPUs, as a NIC's interrupt work is.
+#: The sink's goes before the generator, which spins on the same CPU; the router's before
+#: the engine's own process (a polling DPDK thread never sleeps), and before anything
+#: else ordinary on the router's CPU (with either generator, for an engine that receives
+#: through threaded NAPI), so its 256-slot ring does not fill while it waits
+#: for the CPU. The CPU-stop probe runs above them (SCHED_FIFO 2, ``csrc/rlstop.c``).
+RECEIVE_PRIORITY = 1
 
 
 @runtime_checkable

@@ -6,8 +6,8 @@ file by which ``routerlab clean`` finds what a killed run left.
 
 :class:`OnThisMachine`, for the testbeds made of network namespaces of this machine (the
 namespace testbed, the fast-reroute network): their namespaces made and removed, their
-processes, idle CPUs held polling and the kernel's housekeeping threads kept off the
-router's CPU while up (:mod:`routerlab.testbed.namespaces` says why).
+processes, idle CPUs held polling and the machine's other work kept off the router's
+CPU while up (:mod:`routerlab.testbed.namespaces` says why).
 
 Mixins, not testbeds: a testbed class takes the one it needs and declares its own
 parameters (``prefix``, ``direct``, the CPUs...).
@@ -158,21 +158,21 @@ class OnThisMachine(Lifetime):
     """
 
     _latency_fd: int | None = field(default=None, init=False, repr=False)
-    #: The kernel threads kept off :attr:`kept_cpu` while up (:mod:`routerlab.testbed.housekeeping`).
+    #: The machine's other work kept off :attr:`kept_cpu` while up (:mod:`routerlab.testbed.housekeeping`).
     housekept: list = field(default_factory=list, init=False, repr=False)
     #: :func:`routerlab.testbed.housekeeping.mode` when the testbed came up.
     housekeeping_mode: str = field(default="", init=False, repr=False)
 
     @property
     def kept_cpu(self) -> int:
-        """The CPU the kernel's housekeeping threads are kept off while up
+        """The CPU the machine's other work is kept off while up
         (:mod:`routerlab.testbed.housekeeping`): the router's; wired straight to the sink, the
         generator's, the router's CPU then being idle or the sink's."""
         return self.gen_cpu if self.direct else self.router_cpu
 
     @property
     def _holder(self) -> str:
-        """Who holds the housekeeping threads off the router's CPU (:mod:`routerlab.testbed.housekeeping`)."""
+        """Who holds the other work off the router's CPU (:mod:`routerlab.testbed.housekeeping`)."""
         return f"{os.getpid()}/{self.prefix}"
 
     def _may_start(self):
@@ -245,7 +245,7 @@ class OnThisMachine(Lifetime):
 
     def down(self):
         """Remove every process, link and namespace of this run, and drop its CPU latency
-        request and give the housekeeping threads their CPUs back (idempotent)."""
+        request and give the other work its CPUs back (idempotent)."""
         self.release_idle()
         try:
             if not self._up:
@@ -268,11 +268,11 @@ class OnThisMachine(Lifetime):
                 housekeeping.release(self._holder)
 
     def _kept(self) -> str:
-        """Where the kernel's housekeeping threads were while up, as the environment
+        """Where the machine's other work was while up, as the environment
         record's ``pinning`` ends."""
-        return (f"; kernel threads kept off CPU {self.kept_cpu}: {', '.join(self.housekept)}" if self.housekept
-                else f"; no kernel thread to keep off CPU {self.kept_cpu}" if self.housekeeping_mode == "move"
-                else "; kernel threads left where they were (ROUTERLAB_HOUSEKEEPING=leave)")
+        return (f"; kept off CPU {self.kept_cpu}: {', '.join(self.housekept)}" if self.housekept
+                else f"; nothing to keep off CPU {self.kept_cpu}" if self.housekeeping_mode == "move"
+                else "; other work left where it was (ROUTERLAB_HOUSEKEEPING=leave)")
 
     # what a measurement asks of a testbed on this machine ---------------------------------
     @property

@@ -31,8 +31,9 @@ sending CPU unless told otherwise.
   router's), from its own input queue (its veth's NAPI ring), not from the router's: see
   :meth:`NamespaceTestbed._sink_queue`.
 
-With either generator, the kernel's housekeeping threads (``kdamond``, ``kswapd``...) are
-kept off ``router_cpu`` while the testbed is up (:mod:`routerlab.testbed.housekeeping`): on this
+With either generator, the machine's other work (the kernel's housekeeping threads
+``kdamond``, ``kswapd``..., other processes' threads, the unbound workqueues) is kept off
+``router_cpu`` while the testbed is up (:mod:`routerlab.testbed.housekeeping`): on this
 kernel, without preemption, one of them in kernel code keeps the router's receive thread
 waiting longer than the router's ring lasts. Wired straight to the sink (``direct``) they
 are kept off the generator's CPU instead (:attr:`NamespaceTestbed.kept_cpu`).
@@ -64,7 +65,7 @@ from typing import ClassVar
 from routerlab import cache
 from routerlab.errors import ParameterError
 from routerlab.testbed import capabilities, settings
-from routerlab.testbed.interface import SINK_NET, TG_NET, VETH_RING_SIZE
+from routerlab.testbed.interface import RECEIVE_PRIORITY, SINK_NET, TG_NET, VETH_RING_SIZE
 from routerlab.testbed.lifetime import OnThisMachine, check_cpus, check_mtu, check_prefix, new_prefix
 from routerlab.testbed.settings import Settings, environment_cpu_idle, environment_generator
 from routerlab.testbed.shell import link_stats, napi_threads, nsexec, sh, u64, veth_queue_counters
@@ -74,13 +75,6 @@ TSO_FEATURES = ("tso", "tx-tcp6-segmentation", "tx-tcp-ecn-segmentation", "tx-tc
 #: What the environment record's ``pinning`` says before a testbed's idle mode
 #: (:attr:`NamespaceTestbed.idle_held`); :mod:`routerlab.benchmarks.idle` reads it back.
 IDLE_NOTE = "idle CPUs: "
-#: Real-time priority (SCHED_FIFO, the lowest) of the NAPI threads of the router's input
-#: and of the sink: above every ordinary task on their CPUs, as a NIC's interrupt work is.
-#: The sink's goes before the generator, which spins on the same CPU; the router's before
-#: the engine's own process (a polling DPDK thread never sleeps), and before anything
-#: else ordinary on the router's CPU, so its 256-slot ring does not fill while it waits
-#: for the CPU. The CPU-stop probe runs above them (SCHED_FIFO 2, ``csrc/rlstop.c``).
-RECEIVE_PRIORITY = 1
 
 
 def make(settings: Settings | None = None, **kw):

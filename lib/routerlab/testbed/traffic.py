@@ -236,14 +236,14 @@ def cpu_speed(tb: Testbed, cpu: int, ms: float = SPEED_PROBE_MS, priority: int =
 
 
 def router_napi(tb: Testbed) -> list[str]:
-    """The pids of the threaded NAPI of the router's input veth on a namespace testbed
-    with the XDP generator (:meth:`routerlab.testbed.namespaces.NamespaceTestbed.pin_receive`
-    puts it on the router's CPU): where the kernel's paths (linux, nft, the XDP router) do
-    all their work for a packet, from its arrival to its hand-over to the output veth.
-    Empty elsewhere (rlgen, a direct chain, a testbed beyond one machine)."""
+    """The pids of the threaded NAPI of the router's input veth on a namespace testbed,
+    where it has one: with the XDP generator (:meth:`routerlab.testbed.namespaces.NamespaceTestbed.pin_receive`
+    puts it on the router's CPU), where the kernel's paths (linux, nft, the XDP router) do
+    all their work for a packet, from its arrival to its hand-over to the output veth;
+    with rlgen, the XDP router's (:mod:`routerlab.engines.ebpf` pins it there). Empty
+    elsewhere (rlgen's backlog, a direct chain, a testbed beyond one machine)."""
     dev = getattr(tb, "dut_in", None)
-    if getattr(tb, "generator", None) != "xdp" or getattr(tb, "direct", True) or not dev \
-            or not hasattr(tb, "ns_dut"):
+    if getattr(tb, "direct", True) or not dev or not hasattr(tb, "ns_dut"):
         return []
     try:
         return napi_threads(dev, timeout_s=0)
@@ -340,8 +340,7 @@ class TrialResult:
     ``cpu_stops`` how many wake-ups of the probe were later than
     :func:`stop_total_over_ms` and ``cpu_stopped_ms`` their lateness added up
     (milliseconds), ``gen_late_ms`` how far behind its schedule the generator fell at worst
-    (milliseconds: it then catches up, rlgen at once, the XDP generator at 1.5 times the
-    rate), ``gen_lagged_ms``
+    (milliseconds: it then catches up at 1.5 times the rate), ``gen_lagged_ms``
     the same added up over every time it fell more than :data:`STOP_TOTAL_OVER_MS` behind
     (milliseconds of load sent in bursts) and ``queue_ms`` how long the
     router's queue (``Testbed.router_queue`` packets) lasts at the offered load
