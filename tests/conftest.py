@@ -246,17 +246,27 @@ def trial_in_background(tb, name: str, rate_pps: float, duration_s: float):
     from routerlab.testbed import traffic
 
     done = {}
-    t = threading.Thread(target=lambda: done.update(r=traffic.run_trial(
-        tb, rate_pps, duration_s, traffic.TrafficSpec(), probe_period_ms=None)))
+
+    def trial():
+        try:
+            done["r"] = traffic.run_trial(tb, rate_pps, duration_s, traffic.TrafficSpec(), probe_period_ms=None)
+        except BaseException as e:  # noqa: BLE001 - raised again in the test's thread
+            done["error"] = e
+
+    t = threading.Thread(target=trial)
     t.start()
     try:
         deadline = time.monotonic() + 10
         while not (gen := [p for p in list(tb.procs) if name in " ".join(map(str, p.args))]):
-            assert time.monotonic() < deadline, "the generator did not start"
+            assert "error" not in done and time.monotonic() < deadline, f"the generator did not start: {done}"
             time.sleep(0.005)
         c = tb.sink_count()
         while tb.sink_count() == c:
+            assert time.monotonic() < deadline, "the sink counted none of the generator's frames"
             time.sleep(0.001)
         yield gen[0].pid, done  # ip netns exec and taskset exec it: the same process
     finally:
         t.join(30)
+    assert not t.is_alive(), "the trial did not end"
+    if "error" in done:
+        raise done["error"]

@@ -425,5 +425,7 @@ def test_bench_install_prints_the_bundles_install_next_to_its_floor():
     m = re.search(r": ([\d.]+) s; floor \(tar -xzf of the same\): ([\d.]+) s; ratio ([\d.]+); target: under 120 s", line)
     assert m, line
     install_s, tar_s, ratio = map(float, m.groups())
-    assert ratio == pytest.approx(install_s / tar_s, rel=0.05) and install_s > tar_s > 0  # printed rounded
+    # the times are printed to 0.1 s, the ratio of the unrounded ones to 0.01
+    assert (install_s - 0.05) / (tar_s + 0.05) - 0.005 <= ratio <= (install_s + 0.05) / max(tar_s - 0.05, 1e-9) + 0.005
+    assert install_s >= tar_s > 0
     assert (sorted(p.name for p in builds.engines_dir().glob("*")) if builds.engines_dir().is_dir() else []) == before

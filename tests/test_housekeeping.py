@@ -97,57 +97,91 @@ def test_leave_mode_moves_nothing(threads, monkeypatch):
         housekeeping.mode()
 
 
+OUTSIDER = textwrap.dedent("""
+    import json, os, subprocess, sys, threading, time
+    fifo, out = sys.argv[1], sys.argv[2]
+    with open(fifo) as f:  # blocks until the test opens it to write
+        f.read()
+    ready = threading.Event()
+    tid = {}
+    def thread():
+        tid["t"] = threading.get_native_id()
+        ready.set()
+        time.sleep(300)
+    threading.Thread(target=thread, daemon=True).start()
+    ready.wait()
+    child = subprocess.Popen(["sleep", "300"])
+    with open(out + ".tmp", "w") as f:
+        json.dump({"thread": tid["t"], "child": child.pid}, f)
+    os.rename(out + ".tmp", out)
+    time.sleep(300)
+""")
+
+
 @pytest.fixture
 def outsider(tmp_path):
     """A process of this machine outside the run's own (reparented away from this one),
-    waiting to start a child when its fifo is written to: (its pid, the fifo, the file
-    its child's pid goes to)."""
+    waiting, when its fifo is written to, to start a thread and a child process and write
+    their ids: (its pid, the fifo, the file of the ids)."""
     if (os.cpu_count() or 1) <= ROUTER_CPU:
         pytest.skip(f"needs CPU {ROUTER_CPU}, the router's")
-    fifo, pidfile, mine = tmp_path / "go", tmp_path / "child", tmp_path / "outsider"
+    fifo, out, mine, script = tmp_path / "go", tmp_path / "started.json", tmp_path / "outsider", tmp_path / "outsider.py"
     os.mkfifo(fifo)
-    script = f"read x < {fifo}; sleep 300 & echo $! > {pidfile}; wait"
+    script.write_text(OUTSIDER)
     # started twice removed, its parent gone at once: not a descendant of this process
-    subprocess.run(["sh", "-c", f"setsid sh -c '{script}' & echo $! > {mine}"], check=True)
+    subprocess.run(["sh", "-c", f"setsid {sys.executable} {script} {fifo} {out} & echo $! > {mine}"], check=True)
     pid = int(mine.read_text())
     deadline = time.monotonic() + 10
-    # setsid execs sh, which then waits on the fifo: named so when the testbed comes up
-    while not (Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[2:3] == [script.encode()]
+    # waiting on its fifo when the testbed comes up
+    while not (str(script).encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
                and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "S"):
         assert time.monotonic() < deadline, "the outsider did not start"
         time.sleep(0.01)
-    yield pid, fifo, pidfile
-    for f in (pidfile, mine):
-        if f.exists():
-            with contextlib.suppress(ProcessLookupError, ValueError):
-                os.kill(int(f.read_text()), 9)
+    yield pid, fifo, out
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(json.loads(out.read_text())["child"], 9)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, 9)
 
 
 @needs_root
-def test_another_process_and_the_workqueues_leave_the_router_cpu_and_what_it_starts_gets_it_back(outsider):
-    pid, fifo, pidfile = outsider
+def test_another_process_leaves_the_router_cpu_and_what_it_starts_meanwhile_gets_it_back(outsider):
+    pid, fifo, out = outsider
     full = frozenset(os.sched_getaffinity(pid))
     assert ROUTER_CPU in full and len(full) > 1
-    mask = housekeeping.WORKQUEUE_MASK.read_text() if housekeeping.WORKQUEUE_MASK.exists() else None
     own = os.sched_getaffinity(os.getpid())
     with namespaces.NamespaceTestbed() as tb:
         assert os.sched_getaffinity(pid) == full - {ROUTER_CPU}
-        assert f"sh (pid {pid})" in tb.housekept
+        assert housekeeping.OTHERS in tb.housekept
+        state = json.loads(housekeeping.STATE.read_text())
+        assert state["moved"][str(pid)]["process"].endswith(f"(pid {pid})"), state["moved"].get(str(pid))
         assert os.sched_getaffinity(os.getpid()) == own, "the run's own process was moved"
-        if mask is not None:
-            assert housekeeping.WORKQUEUES in tb.housekept
-            assert ROUTER_CPU not in housekeeping._mask_cpus(housekeeping.WORKQUEUE_MASK.read_text())
-        fifo.write_text("go\n")
-        for _ in range(100):
-            if pidfile.exists() and pidfile.read_text().strip():
-                break
-            time.sleep(0.05)
-        child = int(pidfile.read_text())
-        assert os.sched_getaffinity(child) == full - {ROUTER_CPU}  # inherited from the moved one
+        with open(fifo, "w") as f:
+            f.write("go\n")
+        deadline = time.monotonic() + 10
+        while not out.exists():
+            assert time.monotonic() < deadline, "the outsider started nothing"
+            time.sleep(0.02)
+        started = json.loads(out.read_text())
+        # inherited from the moved process: its new thread, its new child
+        assert os.sched_getaffinity(started["thread"]) == full - {ROUTER_CPU}
+        assert os.sched_getaffinity(started["child"]) == full - {ROUTER_CPU}
     assert os.sched_getaffinity(pid) == full
-    assert os.sched_getaffinity(child) == full
-    if mask is not None:
-        assert housekeeping.WORKQUEUE_MASK.read_text() == mask
+    assert os.sched_getaffinity(started["thread"]) == full
+    assert os.sched_getaffinity(started["child"]) == full
+
+
+@needs_root
+def test_the_unbound_workqueues_leave_the_router_cpu_and_get_it_back(threads):
+    if not housekeeping.WORKQUEUE_MASK.exists():
+        pytest.skip(f"this kernel has no {housekeeping.WORKQUEUE_MASK}")
+    mask = housekeeping.WORKQUEUE_MASK.read_text()
+    if ROUTER_CPU not in housekeeping._mask_cpus(mask) or len(housekeeping._mask_cpus(mask)) < 2:
+        pytest.skip(f"the unbound workqueues may not run on CPU {ROUTER_CPU} and another (mask {mask.strip()})")
+    with namespaces.NamespaceTestbed() as tb:
+        assert housekeeping.WORKQUEUES in tb.housekept
+        assert housekeeping._mask_cpus(housekeeping.WORKQUEUE_MASK.read_text()) == housekeeping._mask_cpus(mask) - {ROUTER_CPU}
+    assert housekeeping.WORKQUEUE_MASK.read_text() == mask
 
 
 RUN = textwrap.dedent("""
@@ -181,7 +215,7 @@ def test_a_killed_run_s_threads_get_their_cpus_back_from_clean(threads):
 class Threads:
     """Stand-in kernel threads: pid -> Thread, whose CPU sets housekeeping changes."""
 
-    def __init__(self, monkeypatch, tmp_path, n=3, fail_at=None):
+    def __init__(self, monkeypatch, tmp_path, n=3, fail_at=None, mask=None):
         self.t = {pid: housekeeping.Thread(pid, f"kthread{pid}", 100 + pid, frozenset({0, 1})) for pid in range(1, n + 1)}
         self.moves, self.fail_at = 0, fail_at
         monkeypatch.setattr(housekeeping, "STATE", tmp_path / "housekeeping.json")
@@ -191,7 +225,10 @@ class Threads:
         monkeypatch.setattr(housekeeping.os, "sched_setaffinity", self.set)
         # no real process is a stand-in's child (the real ones: test_another_process_...)
         monkeypatch.setattr(housekeeping, "_give_back_inherited", lambda st: [])
-        monkeypatch.setattr(housekeeping, "WORKQUEUE_MASK", tmp_path / "no-workqueue-mask")
+        # the unbound workqueues' mask: a file of the test's (none unless ``mask`` is given)
+        monkeypatch.setattr(housekeeping, "WORKQUEUE_MASK", tmp_path / "workqueue-cpumask")
+        if mask is not None:
+            housekeeping.WORKQUEUE_MASK.write_text(mask + "\n")
 
     def set(self, pid, cpus):
         self.moves += 1
@@ -231,7 +268,8 @@ def test_an_interrupted_hold_still_gives_back_what_it_moved(monkeypatch, tmp_pat
     with pytest.raises(KeyboardInterrupt):
         housekeeping.hold(1, "a")
     assert th.cpus() == {1: {0}, 2: {0, 1}, 3: {0, 1}}
-    assert housekeeping.release("a") == ["kthread1", "kthread2"]  # the second was recorded, not moved
+    # the second was recorded, not moved: nothing to give it back
+    assert housekeeping.release("a") == ["kthread1"]
     assert th.cpus() == {1: {0, 1}, 2: {0, 1}, 3: {0, 1}}
 
 
@@ -247,3 +285,32 @@ def test_a_spoilt_state_file_is_started_afresh(monkeypatch, tmp_path):
     housekeeping.STATE.write_text("[1, 2")
     assert housekeeping.hold(1, "a") == ["kthread1", "kthread2", "kthread3"]
     assert housekeeping.release("a") == ["kthread1", "kthread2", "kthread3"] and th.cpus()[1] == {0, 1}
+
+
+def test_the_workqueues_mask_is_given_back_and_kept_until_it_can_be(monkeypatch, tmp_path):
+    th = Threads(monkeypatch, tmp_path, mask="3")
+    assert housekeeping.hold(1, "a") == ["kthread1", "kthread2", "kthread3", housekeeping.WORKQUEUES]
+    assert housekeeping.WORKQUEUE_MASK.read_text() == "1\n"
+    assert json.loads(housekeeping.STATE.read_text())["workqueues"] == "3"
+    # the mask cannot be written back now: it stays in the state, for release or clean
+    monkeypatch.setattr(housekeeping, "WORKQUEUE_MASK", tmp_path)  # a folder: writing it fails
+    assert housekeeping.release("a") == ["kthread1", "kthread2", "kthread3"] and th.cpus()[1] == {0, 1}
+    assert json.loads(housekeeping.STATE.read_text())["workqueues"] == "3"
+    monkeypatch.setattr(housekeeping, "WORKQUEUE_MASK", tmp_path / "workqueue-cpumask")
+    assert housekeeping.clean() == [housekeeping.WORKQUEUES]
+    assert housekeeping.WORKQUEUE_MASK.read_text() == "3\n" and not housekeeping.STATE.exists()
+
+
+def test_a_thread_placed_elsewhere_meanwhile_is_left_there(monkeypatch, tmp_path):
+    th = Threads(monkeypatch, tmp_path)
+    housekeeping.hold(1, "a")
+    th.set(2, {1})  # its owner pinned it to CPU 1 while the testbed was up
+    assert housekeeping.release("a") == ["kthread1", "kthread3"]
+    assert th.cpus() == {1: {0, 1}, 2: {1}, 3: {0, 1}}
+
+
+def test_a_mask_is_written_as_the_kernel_reads_it():
+    assert housekeeping._mask({0}) == "1" and housekeeping._mask({0, 1}) == "3"
+    # beyond 32 CPUs, 32-bit groups with commas, as the kernel prints and parses them
+    assert housekeeping._mask(set(range(40))) == "ff,ffffffff" and housekeeping._mask({35}) == "8,00000000"
+    assert housekeeping._mask_cpus(housekeeping._mask({1, 33, 70})) == {1, 33, 70}

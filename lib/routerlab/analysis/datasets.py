@@ -53,7 +53,7 @@ TRIAL_COLUMNS = {
                            "milliseconds: it then catches up at 1.5 times the rate (rlgen, before 2026-12-07, at once)"),
     "gen_lagged_ms": (False, "how far behind its schedule the generator fell at worst, added up "
                              "over every time it fell more than 5 ms behind: milliseconds of load "
-                             "sent in bursts"),
+                             "made up late"),
     "queue_ms": (False, "how long the router's queue lasts at the offered load (its packets / "
                         "offered_pps), milliseconds: a longer stop can lose packets"),
     "router_ns_per_packet": (False, "the router CPU's own work during the trial (user, system, irq and "

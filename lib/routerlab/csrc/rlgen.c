@@ -10,10 +10,11 @@
  *
  * Output: RESULT-<name>=<value> lines on stdout (one per metric). max_late_ms is how far
  * behind its schedule the generator fell at worst (milliseconds): what it then owes is
- * made up at no more than CATCHUP times the rate, as the XDP generator does.
+ * made up at no more than CATCHUP times the rate, as the XDP generator does, past the
+ * duration if need be.
  * lags counts the times it fell more than --lag-over-ms behind (default 5; one lag lasts
  * until it is back within LAG_END_MS of its schedule) and lagged_ms adds up how far behind
- * each fell at worst: the load of all those bursts together, milliseconds.
+ * each fell at worst: the load of all those lags together, milliseconds.
  *
  * --print-frames prints the frames it would send, one per line (1 or 0: whether the frame
  * is meant to pass the firewall, then the frame in hex), and sends nothing: the XDP
@@ -227,11 +228,14 @@ int main(int argc, char **argv)
     unsigned long long sent = 0, refused = 0, blocked = 0, legit_sent = 0, legit_refused = 0;
     unsigned long long i = 0; /* index of the next packet in the schedule */
     double t0 = now(), end = t0 + o.duration, max_late = 0, lagged = 0, lag = 0;
+    /* a lag near the end is still made up, as the XDP generator does (csrc/rlxdpgen.c):
+     * the schedule's frames all leave unless that takes past twice the duration and 0.5 s */
+    double give_up = o.rate > 0 ? t0 + 2 * o.duration + 0.5 : end;
     double paced = 0; /* the earliest the next batch leaves: catching up, CATCHUP times the rate */
     unsigned long long lags = 0;
     while (!stop) {
         double t = now();
-        if (t >= end) break;
+        if (t >= give_up) break;
         if (o.rate > 0) {
             double due = t0 + i / o.rate;
             if (due >= end) break;

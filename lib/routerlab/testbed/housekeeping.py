@@ -8,9 +8,9 @@ the machine is set up) held the router's CPU several times per trial, the router
 thread waiting meanwhile, for as long as its 256-slot ring lasts near the calibration
 router's capacities, so the ring overflowed whatever the router did
 (docs/journal/2026-11-28-housekeeping-off-the-router-cpu.md). Other processes do the same:
-this machine's own agent (its init, ``process_api``) runs worker threads at nice -10 that
-held the router's CPU for 1 to 5 ms about once a second, in kernel code, so that the XDP
-router lost a share of its load near the loss criterion at any load
+this machine's own agent (its init, ``process_api``) runs worker threads above nice 0
+that held the router's CPU in kernel code, often enough that the XDP router lost a share
+of its load near the loss criterion at any load
 (docs/journal/2026-12-07-the-machine-s-agent-on-the-router-cpu.md); the unbound
 workqueues' workers too. Benchmarking setups move such work to housekeeping CPUs
 (isolcpus, tuna, cset shield, CSIT's CPU isolation); the testbed does that for its
@@ -21,7 +21,9 @@ lifetime only:
   CPUs include the router's CPU and at least one other loses the router's CPU;
 - the unbound workqueues' CPU mask (:data:`WORKQUEUE_MASK`) loses it too;
 
-and each gets its own set back when the last testbed that moved it goes down. Per-CPU
+and each gets its own set back when the last testbed that moved it goes down, unless it
+has been placed elsewhere meanwhile; so do the threads and processes a moved process
+started meanwhile, which inherited its narrowed set. Per-CPU
 threads (``ksoftirqd/1``, ``kworker/1:0``), those the kernel does not let move and a
 process pinned to the router's CPU alone stay where they are.
 
@@ -49,7 +51,7 @@ from routerlab.errors import ParameterError
 
 #: What the testbed moved, the sets to give back and the testbeds holding them (JSON).
 STATE = Path(os.environ.get("ROUTERLAB_STATE_DIR", "/run/routerlab")) / "housekeeping.json"
-#: Ways to treat the housekeeping threads: ``move`` (the default) or ``leave``.
+#: Ways to treat the other work: ``move`` (the default) or ``leave``.
 MODES = ("move", "leave")
 #: Flags of a task (``/proc/PID/stat``, field 9): a kernel thread; one the kernel pins itself.
 PF_KTHREAD, PF_NO_SETAFFINITY = 0x00200000, 0x04000000
@@ -59,6 +61,10 @@ KEPT = ("kthreadd",)
 WORKQUEUE_MASK = Path("/sys/devices/virtual/workqueue/cpumask")
 #: How :func:`hold` names the unbound workqueues among what it moved.
 WORKQUEUES = "unbound workqueues"
+#: How :func:`hold` names the threads of other processes among what it moved: one name
+#: for them all, so that the environment record stays the same from one experiment to the
+#: next (the state file names each with its process).
+OTHERS = "other processes"
 
 
 def mode() -> str:
@@ -71,8 +77,7 @@ def mode() -> str:
 
 @dataclass(frozen=True)
 class Thread:
-    """A thread: its id, name (a kernel thread's own; another's process's, with its pid),
-    start time (clock ticks since boot, which tells it from a later thread with the same
+    """A thread: its id, name (a kernel thread's own; :data:`OTHERS` for another's), start time (clock ticks since boot, which tells it from a later thread with the same
     id) and the CPUs it may run on."""
 
     pid: int
@@ -99,9 +104,9 @@ def _start(pid: int) -> int | None:
     return None if st is None or st[1] in "ZX" else int(st[2][18])
 
 
-def _thread(tid: int, process: str | None = None) -> Thread | None:
-    """The thread ``tid`` (kernel or not; ``process``: its process's name for a thread of
-    user space), or None when it is gone or the kernel keeps it where it is."""
+def _thread(tid: int) -> Thread | None:
+    """The thread ``tid`` (kernel or not), or None when it is gone or the kernel keeps it
+    where it is."""
     st = _stat(tid)
     if st is None:
         return None
@@ -112,7 +117,7 @@ def _thread(tid: int, process: str | None = None) -> Thread | None:
         cpus = frozenset(os.sched_getaffinity(tid))
     except OSError:
         return None
-    return Thread(tid, st[0] if flags & PF_KTHREAD or process is None else process, start, cpus)
+    return Thread(tid, st[0] if flags & PF_KTHREAD else OTHERS, start, cpus)
 
 
 def _own() -> set[int]:
@@ -140,9 +145,8 @@ def movable(cpu: int) -> list[Thread]:
             tids = sorted(int(t.name) for t in (d / "task").iterdir())
         except OSError:  # gone
             continue
-        process = None if int(st[2][5]) & PF_KTHREAD else f"{st[0]} (pid {d.name})"
         for tid in tids:
-            t = _thread(tid, process)
+            t = _thread(tid)
             if t and cpu in t.cpus and len(t.cpus) > 1 and t.name not in KEPT:
                 out.append(t)
     return sorted(out, key=lambda t: t.pid)
@@ -152,6 +156,13 @@ def _mask_cpus(mask: str) -> set[int]:
     """The CPUs of a hex CPU mask as the kernel writes it (``3``, ``ff,ffffffff``)."""
     n = int(mask.strip().replace(",", ""), 16)
     return {i for i in range(n.bit_length()) if n >> i & 1}
+
+
+def _mask(cpus) -> str:
+    """A hex CPU mask of ``cpus`` as the kernel reads it: 32-bit groups, commas between."""
+    digits = f"{sum(1 << c for c in cpus):x}"
+    digits = digits.zfill(-(-len(digits) // 8) * 8)
+    return ",".join(digits[i:i + 8] for i in range(0, len(digits), 8)).lstrip("0,") or "0"
 
 
 def _hold_workqueues(st: dict, cpu: int) -> bool:
@@ -168,7 +179,7 @@ def _hold_workqueues(st: dict, cpu: int) -> bool:
         return False
     st.setdefault("workqueues", now)
     try:
-        WORKQUEUE_MASK.write_text(f"{sum(1 << c for c in cpus - {cpu}):x}\n")
+        WORKQUEUE_MASK.write_text(_mask(cpus - {cpu}) + "\n")
     except OSError:
         return False
     return True
@@ -189,7 +200,7 @@ def _state():
         except (OSError, ValueError):
             st = {}
         st = {"moved": dict(st.get("moved") or {}), "holders": list(st.get("holders") or []),
-              **{k: st[k] for k, kind in (("workqueues", str), ("since", int), ("cpu", int))
+              **{k: st[k] for k, kind in (("workqueues", str), ("since", int), ("held", list))
                  if isinstance(st.get(k), kind)}}
         try:
             yield st
@@ -211,8 +222,8 @@ def hold(cpu: int, holder: str) -> list[str]:
     """Move the machine's other work off ``cpu`` for the testbed ``holder`` (a name of
     its own, e.g. ``"<pid>/<testbed prefix>"``: a process may bring up testbeds one inside
     another) until :func:`release`. Returns the names of what is off ``cpu`` now, for
-    this testbed or one still up (kernel threads by name, other processes by name and pid,
-    :data:`WORKQUEUES`), each once; empty in ``leave`` mode."""
+    this testbed or one still up (kernel threads by name, :data:`OTHERS`, :data:`WORKQUEUES`),
+    each once; empty in ``leave`` mode."""
     if mode() == "leave":
         return []
     me = os.getpid()
@@ -222,12 +233,14 @@ def hold(cpu: int, holder: str) -> list[str]:
             st["holders"].append({"id": holder, "pid": me, "start": _start(me)})
         # what moved processes start from now on inherits the narrowed set: given back too
         st.setdefault("since", _ticks_now())
-        st.setdefault("cpu", cpu)
+        st["held"] = sorted(set(st.get("held", [])) | {cpu})
         for t in movable(cpu):
             key, before = str(t.pid), st["moved"].get(str(t.pid))
             if before is None or before.get("start") != t.start:
                 # recorded before it moves: an interrupted hold still gives it back
                 st["moved"][key] = {"name": t.name, "start": t.start, "cpus": sorted(t.cpus)}
+                if t.name == OTHERS:
+                    st["moved"][key]["process"] = _process_name(t.pid)
             try:
                 os.sched_setaffinity(t.pid, t.cpus - {cpu})
             except OSError:  # gone, or the kernel keeps it
@@ -255,21 +268,46 @@ def _give_back_if_unheld(st: dict) -> list[str]:
     if st["holders"]:
         return []
     names = []
-    if (mask := st.pop("workqueues", None)) is not None:
-        with contextlib.suppress(OSError):
+    if (mask := st.get("workqueues")) is not None:
+        try:
             WORKQUEUE_MASK.write_text(f"{mask}\n")
             names.append(WORKQUEUES)
+        except FileNotFoundError:  # not this kernel's any more: nothing to give back
+            pass
+        except OSError:
+            mask = None  # kept in the state for the next release or routerlab clean
+        if mask is not None:
+            del st["workqueues"]
+    held = set(st.get("held", []))
     for pid, m in st["moved"].items():
         t = _thread(int(pid))
-        if t is not None and t.start == m.get("start"):
+        # a thread placed elsewhere meanwhile (by itself or its owner) is left there
+        if t is not None and t.start == m.get("start") and _narrowed(t.cpus, set(m["cpus"]), held):
             with contextlib.suppress(OSError):
                 os.sched_setaffinity(t.pid, m["cpus"])
                 names.append(m["name"])
     names += _give_back_inherited(st)
     st["moved"] = {}
     st.pop("since", None)
-    st.pop("cpu", None)
+    st.pop("held", None)
     return sorted(set(names))
+
+
+def _narrowed(now: set[int], before: set[int], held: set[int]) -> bool:
+    """Whether a set ``now`` is ``before`` with some of the ``held`` CPUs taken out, as
+    holding them leaves it (and not a set its thread was given since)."""
+    return now < before and before - now <= held
+
+
+def _process_name(pid: int) -> str:
+    """``name (pid N)`` of the process thread ``pid`` belongs to, for the state file."""
+    try:
+        tgid = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                    if line.startswith("Tgid:"))
+    except (OSError, StopIteration, ValueError):
+        return f"? (thread {pid})"
+    st = _stat(tgid)
+    return f"{st[0] if st else '?'} (pid {tgid})"
 
 
 def _ticks_now() -> int:
@@ -278,35 +316,50 @@ def _ticks_now() -> int:
 
 
 def _give_back_inherited(st: dict) -> list[str]:
-    """The processes started while the work was held off ``st["cpu"]`` by a moved process
-    (or a descendant of one) inherited its narrowed set: each thread of theirs still on
-    exactly that set gets the set its nearest moved ancestor had. Returns their names."""
-    since, cpu, moved = st.get("since"), st.get("cpu"), st["moved"]
-    if since is None or cpu is None or not moved:
+    """The threads started while the work was held off ``st["held"]``, in a moved process
+    or in a process a moved one started (or a descendant of such), inherited a narrowed
+    set: each still on it gets the set its moved process, or nearest moved ancestor, had.
+    A process that has its own set (started before the hold and not moved, or placed
+    since) breaks the line. Returns :data:`OTHERS` when it gave any back."""
+    since, held, moved = st.get("since"), set(st.get("held", [])), st["moved"]
+    if since is None or not held or not moved:
         return []
-    parent, start, name = {}, {}, {}
+    parent, start = {}, {}
     for d in Path("/proc").iterdir():
         if d.name.isdigit() and (s := _stat(int(d.name))) is not None and not int(s[2][5]) & PF_KTHREAD:
-            parent[int(d.name)], start[int(d.name)], name[int(d.name)] = int(s[2][0]), int(s[2][18]), s[0]
+            parent[int(d.name)], start[int(d.name)] = int(s[2][0]), int(s[2][18])
+
+    def was_moved(pid):
+        m = moved.get(str(pid))
+        return m is not None and m.get("start") == start.get(pid)
+
+    def origin(pid) -> set[int] | None:
+        """The set the threads of ``pid`` had before the hold, if they inherited a narrowed one."""
+        while pid is not None:
+            if was_moved(pid):
+                return set(moved[str(pid)]["cpus"])
+            if start.get(pid, 0) < since:
+                return None
+            pid = parent.get(pid)
+        return None
+
     out = []
     for pid in parent:
-        if start[pid] < since or str(pid) in moved:
+        cpus = origin(pid)
+        if cpus is None:
             continue
-        a = parent.get(pid)
-        while a is not None and not (str(a) in moved and moved[str(a)].get("start") == start.get(a)):
-            a = parent.get(a)
-        if a is None:
-            continue
-        cpus = set(moved[str(a)]["cpus"])
         try:
             tids = [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()]
         except OSError:
             continue
         for tid in tids:
-            with contextlib.suppress(OSError):
-                if set(os.sched_getaffinity(tid)) == cpus - {cpu}:
+            t = _thread(tid)
+            if t is None or t.start < since or (str(tid) in moved and moved[str(tid)].get("start") == t.start):
+                continue
+            if _narrowed(set(t.cpus), cpus, held):
+                with contextlib.suppress(OSError):
                     os.sched_setaffinity(tid, cpus)
-                    out.append(f"{name[pid]} (pid {pid})")
+                    out.append(OTHERS)
     return out
 
 

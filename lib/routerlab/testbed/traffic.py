@@ -128,7 +128,7 @@ def stop_total_over_ms(generator: str) -> float:
 def cpu_stops(tb: Testbed, cpu: int, period_ms: float = STOP_PROBE_PERIOD_MS):
     """Probe ``cpu`` for stops while the block runs (``csrc/rlstop.c``: a task of the
     real-time priority SCHED_FIFO 2, above every ordinary task and the router's receive
-    thread (:data:`routerlab.testbed.namespaces.RECEIVE_PRIORITY`), that wakes every ``period_ms``
+    thread (:data:`routerlab.testbed.interface.RECEIVE_PRIORITY`), that wakes every ``period_ms``
     on it).
 
     Yields a dict that holds, after the block, ``max_stop_ms``: the longest any wake-up
@@ -243,7 +243,8 @@ def router_napi(tb: Testbed) -> list[str]:
     with rlgen, the XDP router's (:mod:`routerlab.engines.ebpf` pins it there). Empty
     elsewhere (rlgen's backlog, a direct chain, a testbed beyond one machine)."""
     dev = getattr(tb, "dut_in", None)
-    if getattr(tb, "direct", True) or not dev or not hasattr(tb, "ns_dut"):
+    # the kernel threads are found by name on this machine: a remote host's are not here
+    if not isinstance(tb, OnThisMachine) or getattr(tb, "direct", True) or not dev or not hasattr(tb, "ns_dut"):
         return []
     try:
         return napi_threads(dev, timeout_s=0)
@@ -342,7 +343,7 @@ class TrialResult:
     (milliseconds), ``gen_late_ms`` how far behind its schedule the generator fell at worst
     (milliseconds: it then catches up at 1.5 times the rate), ``gen_lagged_ms``
     the same added up over every time it fell more than :data:`STOP_TOTAL_OVER_MS` behind
-    (milliseconds of load sent in bursts) and ``queue_ms`` how long the
+    (milliseconds of load made up late) and ``queue_ms`` how long the
     router's queue (``Testbed.router_queue`` packets) lasts at the offered load
     (milliseconds; None when unknown): a stop or a lag longer than that loses packets
     whatever the router does (:class:`routerlab.measuring.validation.TrialValidation`).
