@@ -12,7 +12,7 @@ from pathlib import Path
 from routerlab import cache
 from routerlab.errors import EngineNotFound
 from routerlab.testbed.interface import RECEIVE_PRIORITY, SINK_NET, VETH_RING_SIZE
-from routerlab.testbed.shell import napi_threads, nsexec, sh
+from routerlab.testbed.shell import receive_in_thread, sh
 from routerlab.engines.base import Engine, register
 from routerlab.engines.kernel import install_guard, install_routes, sysctl
 from routerlab.engines.rules import firewall
@@ -65,9 +65,10 @@ class Ebpf(Engine):
         sh("ip", "-n", tb.ns_dut, "link", "set", "dev", tb.dut_in, "xdpdrv", "obj", str(objs["xdp_router"]), "sec", "xdp")
         # with XDP the veth receives through NAPI, not the backlog: RPS does not apply, so the
         # NAPI poll runs in its own thread, pinned to the router's CPU at the receive's
-        # real-time priority (the XDP generator's testbed puts it there too)
-        nsexec(tb.ns_dut, "sh", "-c", f"echo 1 > /sys/class/net/{tb.dut_in}/threaded")
-        self._pin_napi(tb)
+        # real-time priority, as the XDP generator's testbed puts it: as an ordinary task it
+        # waited behind another task that woke on the router's CPU, its ring overflowing
+        # (docs/journal/2026-12-07-the-machine-s-agent-on-the-router-cpu.md)
+        receive_in_thread(tb.ns_dut, tb.dut_in, tb.router_cpu, RECEIVE_PRIORITY)
         self._configure(tb, sc)
         return {"routes_load_s": round(t, 2), "xdp_mode": "native (veth)",
                 "napi": f"threaded, pinned, SCHED_FIFO {RECEIVE_PRIORITY}"}
@@ -76,13 +77,6 @@ class Ebpf(Engine):
         """The veth's XDP receive ring (the kernel's VETH_RING_SIZE): with XDP the packets
         wait there for the NAPI thread, not in the backlog."""
         return VETH_RING_SIZE
-
-    def _pin_napi(self, tb):
-        for pid in napi_threads(tb.dut_in):
-            sh("taskset", "-pc", str(tb.router_cpu), pid)
-            # as an ordinary task it waited behind another task that woke on the router's CPU,
-            # its ring overflowing (docs/journal/2026-12-07-the-machine-s-agent-on-the-router-cpu.md)
-            sh("chrt", "-f", "-p", str(RECEIVE_PRIORITY), pid)
 
     def _maps(self, tb) -> dict[str, int]:
         link = json.loads(sh("ip", "-n", tb.ns_dut, "-j", "-d", "link", "show", "dev", tb.dut_in))[0]

@@ -43,7 +43,7 @@ import fcntl
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from routerlab import processes
@@ -77,13 +77,16 @@ def mode() -> str:
 
 @dataclass(frozen=True)
 class Thread:
-    """A thread: its id, name (a kernel thread's own; :data:`OTHERS` for another's), start time (clock ticks since boot, which tells it from a later thread with the same
-    id) and the CPUs it may run on."""
+    """A thread: its id, name (a kernel thread's own; :data:`OTHERS` for another's), start
+    time (clock ticks since boot, which tells it from a later thread with the same id), the
+    CPUs it may run on and, for a thread of user space found by :func:`movable`, its
+    process as ``name (pid N)``."""
 
     pid: int
     name: str
     start: int
     cpus: frozenset[int]
+    process: str = ""
 
 
 def _stat(pid: int) -> tuple[str, str, list[str]] | None:
@@ -120,12 +123,39 @@ def _thread(tid: int) -> Thread | None:
     return Thread(tid, st[0] if flags & PF_KTHREAD else OTHERS, start, cpus)
 
 
-def _own() -> set[int]:
-    """The process running this and its descendants: the run's own, which place themselves."""
-    children: dict[int, list[int]] = {}
+@dataclass(frozen=True)
+class Process:
+    """A process as ``/proc/PID/stat`` has it: its parent's pid, its start time (clock
+    ticks since boot), its name and whether it is a kernel thread."""
+
+    parent: int
+    start: int
+    name: str
+    kernel: bool
+
+
+def _processes() -> dict[int, Process]:
+    """Every process there is now, by pid."""
+    out = {}
     for d in Path("/proc").iterdir():
         if d.name.isdigit() and (st := _stat(int(d.name))) is not None:
-            children.setdefault(int(st[2][0]), []).append(int(d.name))
+            out[int(d.name)] = Process(int(st[2][0]), int(st[2][18]), st[0], bool(int(st[2][5]) & PF_KTHREAD))
+    return out
+
+
+def _tids(pid: int) -> list[int]:
+    """The thread ids of process ``pid`` (none when it is gone)."""
+    try:
+        return sorted(int(t.name) for t in Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return []
+
+
+def _own(procs: dict[int, Process]) -> set[int]:
+    """The process running this and its descendants: the run's own, which place themselves."""
+    children: dict[int, list[int]] = {}
+    for pid, p in procs.items():
+        children.setdefault(p.parent, []).append(pid)
     own, todo = set(), [os.getpid()]
     while todo:
         p = todo.pop()
@@ -137,18 +167,15 @@ def _own() -> set[int]:
 def movable(cpu: int) -> list[Thread]:
     """The threads that may run on ``cpu`` and on another CPU and may be moved: kernel
     threads, and the threads of processes outside the run's own (:func:`_own`)."""
-    out, own = [], _own()
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit() or int(d.name) in own or (st := _stat(int(d.name))) is None:
+    procs = _processes()
+    own, out = _own(procs), []
+    for pid, p in procs.items():
+        if pid in own:
             continue
-        try:
-            tids = sorted(int(t.name) for t in (d / "task").iterdir())
-        except OSError:  # gone
-            continue
-        for tid in tids:
+        for tid in _tids(pid):
             t = _thread(tid)
             if t and cpu in t.cpus and len(t.cpus) > 1 and t.name not in KEPT:
-                out.append(t)
+                out.append(t if p.kernel else replace(t, process=f"{p.name} (pid {pid})"))
     return sorted(out, key=lambda t: t.pid)
 
 
@@ -239,8 +266,8 @@ def hold(cpu: int, holder: str) -> list[str]:
             if before is None or before.get("start") != t.start:
                 # recorded before it moves: an interrupted hold still gives it back
                 st["moved"][key] = {"name": t.name, "start": t.start, "cpus": sorted(t.cpus)}
-                if t.name == OTHERS:
-                    st["moved"][key]["process"] = _process_name(t.pid)
+                if t.process:
+                    st["moved"][key]["process"] = t.process
             try:
                 os.sched_setaffinity(t.pid, t.cpus - {cpu})
             except OSError:  # gone, or the kernel keeps it
@@ -299,17 +326,6 @@ def _narrowed(now: set[int], before: set[int], held: set[int]) -> bool:
     return now < before and before - now <= held
 
 
-def _process_name(pid: int) -> str:
-    """``name (pid N)`` of the process thread ``pid`` belongs to, for the state file."""
-    try:
-        tgid = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-                    if line.startswith("Tgid:"))
-    except (OSError, StopIteration, ValueError):
-        return f"? (thread {pid})"
-    st = _stat(tgid)
-    return f"{st[0] if st else '?'} (pid {tgid})"
-
-
 def _ticks_now() -> int:
     """Now, in clock ticks since boot (the unit of a task's start time in ``/proc``)."""
     return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
@@ -324,35 +340,23 @@ def _give_back_inherited(st: dict) -> list[str]:
     since, held, moved = st.get("since"), set(st.get("held", [])), st["moved"]
     if since is None or not held or not moved:
         return []
-    parent, start = {}, {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit() and (s := _stat(int(d.name))) is not None and not int(s[2][5]) & PF_KTHREAD:
-            parent[int(d.name)], start[int(d.name)] = int(s[2][0]), int(s[2][18])
-
-    def was_moved(pid):
-        m = moved.get(str(pid))
-        return m is not None and m.get("start") == start.get(pid)
+    procs = {pid: p for pid, p in _processes().items() if not p.kernel}
 
     def origin(pid) -> set[int] | None:
         """The set the threads of ``pid`` had before the hold, if they inherited a narrowed one."""
-        while pid is not None:
-            if was_moved(pid):
-                return set(moved[str(pid)]["cpus"])
-            if start.get(pid, 0) < since:
+        while (p := procs.get(pid)) is not None:
+            if (m := moved.get(str(pid))) is not None and m.get("start") == p.start:
+                return set(m["cpus"])
+            if p.start < since:
                 return None
-            pid = parent.get(pid)
+            pid = p.parent
         return None
 
     out = []
-    for pid in parent:
-        cpus = origin(pid)
-        if cpus is None:
+    for pid in procs:
+        if (cpus := origin(pid)) is None:
             continue
-        try:
-            tids = [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()]
-        except OSError:
-            continue
-        for tid in tids:
+        for tid in _tids(pid):
             t = _thread(tid)
             if t is None or t.start < since or (str(tid) in moved and moved[str(tid)].get("start") == t.start):
                 continue

@@ -68,7 +68,7 @@ from routerlab.testbed import capabilities, settings
 from routerlab.testbed.interface import RECEIVE_PRIORITY, SINK_NET, TG_NET, VETH_RING_SIZE
 from routerlab.testbed.lifetime import OnThisMachine, check_cpus, check_mtu, check_prefix, new_prefix
 from routerlab.testbed.settings import Settings, environment_cpu_idle, environment_generator
-from routerlab.testbed.shell import link_stats, napi_threads, nsexec, sh, u64, veth_queue_counters
+from routerlab.testbed.shell import link_stats, nsexec, receive_in_thread, sh, u64, veth_queue_counters
 
 #: ethtool's names of the TSO features (the kernel's NETIF_F_ALL_TSO).
 TSO_FEATURES = ("tso", "tx-tcp6-segmentation", "tx-tcp-ecn-segmentation", "tx-tcp-mangleid-segmentation")
@@ -231,10 +231,7 @@ class NamespaceTestbed(OnThisMachine):
             places.append((self.ns_dut, self.dut_in, self.router_cpu))
         for ns, dev, cpu in places:
             self.set_rps(ns, dev, None)
-            nsexec(ns, "sh", "-c", f"echo 1 > /sys/class/net/{dev}/threaded")
-            for pid in napi_threads(dev):
-                sh("taskset", "-pc", str(cpu), pid)
-                sh("chrt", "-f", "-p", str(RECEIVE_PRIORITY), pid)
+            receive_in_thread(ns, dev, cpu, RECEIVE_PRIORITY)
 
     def _sink_queue(self):
         """Give the sink's receive its own input queue: the sink's veth NAPI ring.

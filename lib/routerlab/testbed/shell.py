@@ -99,6 +99,15 @@ def veth_queue_counters(ns: str, dev: str) -> dict[str, int]:
     return out
 
 
+def receive_in_thread(ns: str, dev: str, cpu: int, priority: int) -> None:
+    """Make ``dev`` (in namespace ``ns``) receive through threaded NAPI, its threads pinned
+    to ``cpu`` at real-time priority ``priority`` (SCHED_FIFO)."""
+    nsexec(ns, "sh", "-c", f"echo 1 > /sys/class/net/{dev}/threaded")
+    for pid in napi_threads(dev):
+        sh("taskset", "-pc", str(cpu), pid)
+        sh("chrt", "-f", "-p", str(priority), pid)
+
+
 def napi_threads(dev: str, timeout_s: float = 1.0) -> list[str]:
     """The pids of the threaded NAPI kthreads of ``dev`` (``napi/<dev>-<id>``), waiting up
     to ``timeout_s`` for the kernel to start them."""
