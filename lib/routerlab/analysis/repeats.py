@@ -503,26 +503,29 @@ def cause_words(table: pd.DataFrame, within: Disagreement | None = None) -> str:
     that none did, and then, with ``within`` (:func:`disagreement`) that accounts for the spread
     where no cause moved, that the trials' variation within a repeat does; then how the router's time per packet moved, which
     restates the answer."""
+    moved_any = False
     if table is None or not len(table):
         words = "no recorded quantity to set against the answers (too few repeats, or trials without the columns)"
-        return words + (f"; {WITHIN_REPEAT}: {within.words()}" if within is not None and within.accounts else "")
-    causes = table[~table["consequence"].astype(bool)]
-    moved = causes[causes["moves"]]
-    if len(moved):
-        words = "moved with the answer: " + "; ".join(
-            f"{r.what}, ρ = {r.rho:.2f}: {r.at_lowest:.4g} in the lowest repeat, {r.at_highest:.4g} in the highest"
-            + (" (the machine's)" if r.machine else "") for r in moved.itertuples())
-    elif len(causes):
-        best = causes.iloc[0]
-        words = (f"no recorded cause moved with the answer enough to account for it (the closest: {best['what']}, "
-                 f"ρ = {best['rho']:.2f}, {best['at_lowest']:.4g} in the lowest repeat, {best['at_highest']:.4g} in "
-                 "the highest)")
     else:
-        words = "no recorded cause to set against the answers"
+        causes = table[~table["consequence"].astype(bool)]
+        moved = causes[causes["moves"]]
+        moved_any = bool(len(moved))
+        if moved_any:
+            words = "moved with the answer: " + "; ".join(
+                f"{r.what}, ρ = {r.rho:.2f}: {r.at_lowest:.4g} in the lowest repeat, {r.at_highest:.4g} in the highest"
+                + (" (the machine's)" if r.machine else "") for r in moved.itertuples())
+        elif len(causes):
+            best = causes.iloc[0]
+            words = (f"no recorded cause moved with the answer enough to account for it (the closest: {best['what']}, "
+                     f"ρ = {best['rho']:.2f}, {best['at_lowest']:.4g} in the lowest repeat, {best['at_highest']:.4g} "
+                     "in the highest)")
+        else:
+            words = "no recorded cause to set against the answers"
     # where a recorded cause moved, it may be what made a load's trials disagree
-    if within is not None and within.accounts and not len(moved):
+    if within is not None and within.accounts and not moved_any:
         words += f"; {WITHIN_REPEAT}: {within.words()}"
-    how = table[table["field"].isin(["napi_ns_per_packet", "engine_ns_per_packet", "router_ns_per_packet"])]
+    how = table[table["field"].isin(["napi_ns_per_packet", "engine_ns_per_packet", "router_ns_per_packet"])] \
+        if table is not None and len(table) else ()
     if len(how):
         r = how.iloc[0]
         words += (f"; {r['what']} went from {r['at_highest']:.4g} in the highest repeat to {r['at_lowest']:.4g} in "

@@ -264,11 +264,11 @@ def searches(folder) -> dict:
         if p is not None:
             p = p.assign(loss=p["lost"] / p["tx"] if "lost" in p else 1 - p["rx"] / p["tx"])
             at_answer, at_failing = [], []
+            full = repeats.full_length(p)
             for q in g.itertuples():
-                pr = p[p["repeat"] == q.repeat]
-                full = pr[pr["duration"] == pr["duration"].max()] if len(pr) else pr
-                at_answer += full.loc[full["load"] == q.lower_pps, "loss"].tolist()
-                at_failing += full.loc[full["load"] == q.upper_pps, "loss"].tolist()
+                fr = full[full["repeat"] == q.repeat]
+                at_answer += fr.loc[fr["load"] == q.lower_pps, "loss"].tolist()
+                at_failing += fr.loc[fr["load"] == q.upper_pps, "loss"].tolist()
             cause = ""
             if r["repeats"] > 1 and r["spread"] == r["spread"] and r["spread"] > repeats.SPREAD_GOAL:
                 cause = repeats.cause_words(repeats.explain(g, p, set_aside), repeats.disagreement(g, p))
