@@ -10,11 +10,13 @@
  *
  * Output: RESULT-<name>=<value> lines on stdout (one per metric). max_late_ms is how far
  * behind its schedule the generator fell at worst (milliseconds): what it then owes is
- * made up at no more than CATCHUP times the rate, as the XDP generator does, past the
- * duration if need be.
+ * made up at no more than CATCHUP times the rate, past the duration if need be.
  * lags counts the times it fell more than --lag-over-ms behind (default 5; one lag lasts
  * until it is back within LAG_END_MS of its schedule) and lagged_ms adds up how far behind
- * each fell at worst: the load of all those lags together, milliseconds.
+ * each fell at worst: the load of all those lags together, milliseconds. flat_out_ms is
+ * how long it sent as fast as it could, behind its schedule with no pacing left (more than
+ * LAG_END_MS behind), and flat_out_frames the frames it sent meanwhile: a generator slower
+ * than the rate sends so all along, at less than the rate.
  *
  * --print-frames prints the frames it would send, one per line (1 or 0: whether the frame
  * is meant to pass the firewall, then the frame in hex), and sends nothing: the XDP
@@ -44,10 +46,15 @@
 #define MAX_TEMPLATES 1024
 #define MAX_BATCH 256
 #define MAX_FRAME 1518
-/* what a lag owes is sent at no more than this many times the rate: sent at once, it
+/* what a lag owes is sent at no more than this many times the rate. Sent at once, it
  * reached the router as one burst at the generator's top speed, which overflowed the XDP
- * router's 256-slot ring at any load (docs/journal/2026-12-07-the-machine-s-agent-on-the-router-cpu.md) */
-#define CATCHUP 1.5
+ * router's 256-slot ring at any load (docs/journal/2026-12-07-the-machine-s-agent-on-the-router-cpu.md).
+ * At 1.5 times the rate, a router with less than half the rate to spare (any router near its
+ * PDR) lost most of what the lag owed, and the machine's agent holds rlgen back for a few
+ * ms about once a second: click lost a steady share just under its criterion at loads
+ * well under its capacity. A router with a twentieth of the rate to spare takes this
+ * catch-up without a loss (docs/journal/2026-12-07-the-generator-s-catch-up-near-capacity.md). */
+#define CATCHUP 1.05
 
 /* a lag ends back within this of the schedule: lateness that hovers around the
  * --lag-over-ms threshold is one lag, not many */
@@ -233,8 +240,18 @@ int main(int argc, char **argv)
     double give_up = o.rate > 0 ? t0 + 2 * o.duration + 0.5 : end;
     double paced = 0; /* the earliest the next batch leaves: catching up, CATCHUP times the rate */
     unsigned long long lags = 0;
+    /* behind its schedule with nothing left to wait for, it sends as fast as it can: the time
+     * and the frames of those batches tell a generator slower than the rate (flat out all
+     * along) from one held up now and then (one such batch after each hold) */
+    double flat_out = 0, flat_since = -1;
+    unsigned long long flat_frames = 0;
     while (!stop) {
         double t = now();
+        if (flat_since >= 0) {
+            flat_out += t - flat_since;
+            flat_frames += o.batch;
+            flat_since = -1;
+        }
         if (t >= give_up) break;
         if (o.rate > 0) {
             double due = t0 + i / o.rate;
@@ -250,6 +267,7 @@ int main(int argc, char **argv)
             }
             double at = due > paced ? due : paced;
             if (at > t) wait_until(at);
+            else if (late > LAG_END_MS * 1e-3) flat_since = t;
             paced = (at > t ? at : t) + o.batch / (CATCHUP * o.rate);
         }
         int n = o.batch;
@@ -294,6 +312,10 @@ int main(int argc, char **argv)
         lagged += lag;
     }
     double elapsed = now() - t0;
+    if (flat_since >= 0) {
+        flat_out += t0 + elapsed - flat_since;
+        flat_frames += o.batch;
+    }
     double requested = o.rate > 0 ? o.rate * o.duration : 0;
     printf("RESULT-requested=%.0f\n", requested);
     printf("RESULT-scheduled=%llu\n", i);
@@ -308,5 +330,7 @@ int main(int argc, char **argv)
     printf("RESULT-max_late_ms=%.3f\n", max_late * 1e3);
     printf("RESULT-lags=%llu\n", lags);
     printf("RESULT-lagged_ms=%.3f\n", lagged * 1e3);
+    printf("RESULT-flat_out_ms=%.3f\n", flat_out * 1e3);
+    printf("RESULT-flat_out_frames=%llu\n", flat_frames);
     return 0;
 }

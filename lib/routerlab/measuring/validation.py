@@ -12,7 +12,8 @@ A trial is *disturbed* when the machine, not the router, may have lost its packe
   for it); or
 - it lost packets, the generator fell behind its schedule (``gen_late_ms``) longer than
   the probe's period, and the loss is no more than the packets offered during its lags.
-  The generator then catches up (both generators at no more than 1.5 times the rate),
+  The generator then catches up (rlgen at no more than 1.05 times the rate, the XDP
+  generator at 1.5 times),
   and whether the router's queue takes
   that depends on how full the queue is when it comes: near
   saturation (or on a token bucket the load keeps drained) it is not empty, so a lag

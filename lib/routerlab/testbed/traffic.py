@@ -31,8 +31,15 @@ from routerlab.testbed.lifetime import OnThisMachine
 from routerlab.testbed.shell import cpu_split, cpu_usage, napi_threads, run_ns, sh, task_change, task_times
 
 #: A trial counts as generator-limited when it offered less than this share of the
-#: requested packets (or its own socket refused any).
+#: requested packets (or its own socket refused any), or, rlgen, when it kept less than this
+#: share of the rate while it sent as fast as it could (:data:`FLAT_OUT_JUDGED`).
 GENERATOR_TOLERANCE = 0.995
+#: rlgen makes up a lag past the trial's end, so a generator slower than the rate still
+#: sends all its frames, late: when it sent as fast as it could, behind its schedule
+#: (``flat_out_ms`` of ``csrc/rlgen.c``), for at least this share of the trial, the rate it
+#: kept meanwhile is judged against :data:`GENERATOR_TOLERANCE`. A generator held up now
+#: and then sends so for one batch after each hold, then at its catch-up pace.
+FLAT_OUT_JUDGED = 0.1
 #: Time for packets in flight to reach the sink before the counters are read, seconds.
 DRAIN_S = 0.1
 #: How long the stop probe may take to say it runs, seconds.
@@ -341,7 +348,8 @@ class TrialResult:
     ``cpu_stops`` how many wake-ups of the probe were later than
     :func:`stop_total_over_ms` and ``cpu_stopped_ms`` their lateness added up
     (milliseconds), ``gen_late_ms`` how far behind its schedule the generator fell at worst
-    (milliseconds: it then catches up at 1.5 times the rate), ``gen_lagged_ms``
+    (milliseconds: it then catches up, rlgen at 1.05 times the rate, the XDP generator at
+    1.5 times), ``gen_lagged_ms``
     the same added up over every time it fell more than :data:`STOP_TOTAL_OVER_MS` behind
     (milliseconds of load made up late) and ``queue_ms`` how long the
     router's queue (``Testbed.router_queue`` packets) lasts at the offered load
@@ -481,7 +489,8 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
     others = {f"{role}_cpu_load": round(cpu_split(c0, c1, cpu)["busy"], 4) if cpu is not None else None
               for role, cpu in other_cpus(tb).items()}
     requested = res["requested"]
-    limited = res["blocked"] > 0 or (requested > 0 and offered < GENERATOR_TOLERANCE * requested)
+    limited = res["blocked"] > 0 or (requested > 0 and offered < GENERATOR_TOLERANCE * requested) \
+        or _slower_than(res, rate_pps, duration_s)
     found = {}
     if drops is not None:
         a = drops.attribute(d0, drops.read(), tx=tx, rx=s1 - s0, offered=int(res["sent"]) if xdp else int(kernel_tx),
@@ -534,6 +543,15 @@ def _rlgen_results(tb: Testbed, args: list[str], duration_s: float) -> dict[str,
     if p.returncode != 0:
         raise RouterlabError(f"traffic generator failed ({p.returncode}): {err.strip()}")
     return _results(out)
+
+
+def _slower_than(res: dict, rate_pps: float, duration_s: float) -> bool:
+    """Whether rlgen, sending as fast as it could behind its schedule for at least
+    :data:`FLAT_OUT_JUDGED` of the trial, kept less than :data:`GENERATOR_TOLERANCE` of the
+    rate meanwhile (``res``: its results; the XDP generator's have no such times)."""
+    flat_s = res.get("flat_out_ms", 0) / 1e3
+    return (rate_pps > 0 and flat_s >= FLAT_OUT_JUDGED * duration_s
+            and res["flat_out_frames"] < GENERATOR_TOLERANCE * rate_pps * flat_s)
 
 
 def _xdp_results(r, rate_pps: float, duration_s: float, burst: int) -> dict[str, float]:
