@@ -131,8 +131,8 @@ def test_steal_disturbs_even_a_lossless_trial():
 
 
 def test_a_lag_of_the_generator_counts_too():
-    """The generator catches up faster than the load (rlgen at once, the XDP generator at 1.5
-    times the rate): the router's queue takes it as a burst."""
+    """The generator catches up faster than the load (rlgen at 1.05 times the rate, the XDP
+    generator at 1.5 times): near saturation the router's queue takes it on top of the load."""
     v = TrialValidation()
     assert v.why_disturbed(stopped(0.4, 5.5, gen_late_ms=7.0)) == ("generator fell behind 7.0 ms (the queue lasts "
                                                                    "5.5 ms) and 100 packets were lost")

@@ -50,7 +50,8 @@ TRIAL_COLUMNS = {
     "cpu_stopped_ms": (False, "their lateness added up, milliseconds: each stop reads up to one "
                               "probe period short"),
     "gen_late_ms": (False, "how far behind its schedule the generator fell at worst, "
-                           "milliseconds: it then catches up at 1.5 times the rate (rlgen, before 2026-12-07, at once)"),
+                           "milliseconds: it then catches up, rlgen at 1.05 times the rate (before "
+                           "2026-12-07 at once, then at 1.5 times), the XDP generator at 1.5 times"),
     "gen_lagged_ms": (False, "how far behind its schedule the generator fell at worst, added up "
                              "over every time it fell more than 5 ms behind: milliseconds of load "
                              "made up late"),

@@ -12,11 +12,15 @@
  * behind its schedule the generator fell at worst (milliseconds): what it then owes is
  * made up at no more than CATCHUP times the rate, past the duration if need be.
  * lags counts the times it fell more than --lag-over-ms behind (default 5; one lag lasts
- * until it is back within LAG_END_MS of its schedule) and lagged_ms adds up how far behind
- * each fell at worst: the load of all those lags together, milliseconds. flat_out_ms is
- * how long it sent as fast as it could, behind its schedule with no pacing left (more than
- * LAG_END_MS behind), and flat_out_frames the frames it sent meanwhile: a generator slower
- * than the rate sends so all along, at less than the rate.
+ * until it is back within LAG_END_MS of its schedule) and lagged_ms adds up what each owed:
+ * how far behind it fell at worst, or, where it was held up again while it made up a lag,
+ * how far behind it was when the lag began and every rise of more than LAG_END_MS in one
+ * batch after, if that is more (the load of all those lags together, milliseconds).
+ * behind_ms is how long it was more than LAG_END_MS behind its schedule, its waits
+ * included, less the batches a hold of more than --lag-over-ms interrupted (those are
+ * lags), and behind_frames the frames of those batches: made up at CATCHUP times the rate
+ * a lag keeps more than the rate; a generator slower than the rate, or held up for more
+ * than the catch-up leaves, keeps less.
  *
  * --print-frames prints the frames it would send, one per line (1 or 0: whether the frame
  * is meant to pass the firewall, then the frame in hex), and sends nothing: the XDP
@@ -240,17 +244,18 @@ int main(int argc, char **argv)
     double give_up = o.rate > 0 ? t0 + 2 * o.duration + 0.5 : end;
     double paced = 0; /* the earliest the next batch leaves: catching up, CATCHUP times the rate */
     unsigned long long lags = 0;
-    /* behind its schedule with nothing left to wait for, it sends as fast as it can: the time
-     * and the frames of those batches tell a generator slower than the rate (flat out all
-     * along) from one held up now and then (one such batch after each hold) */
-    double flat_out = 0, flat_since = -1;
-    unsigned long long flat_frames = 0;
+    double owed = 0, prev_late = 0; /* this lag's load: see lagged_ms above */
+    /* the batches sent behind the schedule: the rate kept while making up a lag */
+    double behind = 0, behind_since = -1;
+    unsigned long long behind_frames = 0;
     while (!stop) {
         double t = now();
-        if (flat_since >= 0) {
-            flat_out += t - flat_since;
-            flat_frames += o.batch;
-            flat_since = -1;
+        if (behind_since >= 0) {
+            if (t - behind_since <= o.lag_over_ms * 1e-3) {
+                behind += t - behind_since;
+                behind_frames += o.batch;
+            }
+            behind_since = -1;
         }
         if (t >= give_up) break;
         if (o.rate > 0) {
@@ -259,15 +264,18 @@ int main(int argc, char **argv)
             double late = t - due;
             if (late > max_late) max_late = late;
             if (late > o.lag_over_ms * 1e-3 || (lag > 0 && late > LAG_END_MS * 1e-3)) {
+                if (lag == 0) owed = late;
+                else if (late - prev_late > LAG_END_MS * 1e-3) owed += late - prev_late; /* held again */
                 if (late > lag) lag = late; /* the worst of this lag so far */
             } else if (lag > 0) {
                 lags++;
-                lagged += lag;
+                lagged += owed > lag ? owed : lag;
                 lag = 0;
             }
+            prev_late = late;
+            if (late > LAG_END_MS * 1e-3) behind_since = t;
             double at = due > paced ? due : paced;
             if (at > t) wait_until(at);
-            else if (late > LAG_END_MS * 1e-3) flat_since = t;
             paced = (at > t ? at : t) + o.batch / (CATCHUP * o.rate);
         }
         int n = o.batch;
@@ -309,12 +317,12 @@ int main(int argc, char **argv)
     }
     if (lag > 0) {
         lags++;
-        lagged += lag;
+        lagged += owed > lag ? owed : lag;
     }
     double elapsed = now() - t0;
-    if (flat_since >= 0) {
-        flat_out += t0 + elapsed - flat_since;
-        flat_frames += o.batch;
+    if (behind_since >= 0 && t0 + elapsed - behind_since <= o.lag_over_ms * 1e-3) {
+        behind += t0 + elapsed - behind_since;
+        behind_frames += o.batch;
     }
     double requested = o.rate > 0 ? o.rate * o.duration : 0;
     printf("RESULT-requested=%.0f\n", requested);
@@ -330,7 +338,7 @@ int main(int argc, char **argv)
     printf("RESULT-max_late_ms=%.3f\n", max_late * 1e3);
     printf("RESULT-lags=%llu\n", lags);
     printf("RESULT-lagged_ms=%.3f\n", lagged * 1e3);
-    printf("RESULT-flat_out_ms=%.3f\n", flat_out * 1e3);
-    printf("RESULT-flat_out_frames=%llu\n", flat_frames);
+    printf("RESULT-behind_ms=%.3f\n", behind * 1e3);
+    printf("RESULT-behind_frames=%llu\n", behind_frames);
     return 0;
 }

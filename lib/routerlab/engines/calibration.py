@@ -28,8 +28,9 @@ NDR = 38,191 pps and PDR@0.5% = 38,383 pps, 1.0% above N; with T = 0.5 s (a shor
 search trial) the burst adds 760 pps. At 2N = 76,000 pps the loss is 49.75%.
 
 The bucket must absorb the arrivals' own bunching, or the limiter drops below N: the
-generator sends in batches of 32 and catches up after it was held up (at 1.5 times the
-rate; rlgen sent what it owed at once before 2026-12-07), and the router's
+generator sends in batches of 32 and catches up after it was held up (rlgen at 1.05 times
+the rate, the XDP generator at 1.5 times; rlgen sent what it owed at once before
+2026-12-07), and the router's
 CPU serves its input queue (the backlog, or its input veth's ring) in bursts. The default burst is 10 ms at the capacity (at least
 64 packets); its effect is in the truth above, not ignored. (With B = 64 at 92,862 pps,
 on this project's 2-vCPU VM, the limiter itself dropped 0.3% at 0.9 N and up to 0.8% at

@@ -32,14 +32,15 @@ from routerlab.testbed.shell import cpu_split, cpu_usage, napi_threads, run_ns, 
 
 #: A trial counts as generator-limited when it offered less than this share of the
 #: requested packets (or its own socket refused any), or, rlgen, when it kept less than this
-#: share of the rate while it sent as fast as it could (:data:`FLAT_OUT_JUDGED`).
+#: share of the rate while it was behind its schedule (:data:`BEHIND_JUDGED`).
 GENERATOR_TOLERANCE = 0.995
 #: rlgen makes up a lag past the trial's end, so a generator slower than the rate still
-#: sends all its frames, late: when it sent as fast as it could, behind its schedule
-#: (``flat_out_ms`` of ``csrc/rlgen.c``), for at least this share of the trial, the rate it
-#: kept meanwhile is judged against :data:`GENERATOR_TOLERANCE`. A generator held up now
-#: and then sends so for one batch after each hold, then at its catch-up pace.
-FLAT_OUT_JUDGED = 0.1
+#: sends all its frames, late. When it was behind its schedule for at least this share of
+#: the trial (``behind_ms`` of ``csrc/rlgen.c``: the holds it reports as lags left out), the
+#: rate it kept meanwhile is judged against :data:`GENERATOR_TOLERANCE`. Making up a lag
+#: at its catch-up pace it keeps more than the rate; slower than the rate, or held up so
+#: often that the catch-up cannot make it up, it keeps less.
+BEHIND_JUDGED = 0.1
 #: Time for packets in flight to reach the sink before the counters are read, seconds.
 DRAIN_S = 0.1
 #: How long the stop probe may take to say it runs, seconds.
@@ -490,7 +491,7 @@ def run_trial(tb: Testbed, rate_pps: float, duration_s: float, spec: TrafficSpec
               for role, cpu in other_cpus(tb).items()}
     requested = res["requested"]
     limited = res["blocked"] > 0 or (requested > 0 and offered < GENERATOR_TOLERANCE * requested) \
-        or _slower_than(res, rate_pps, duration_s)
+        or _kept_less_behind(res, rate_pps, duration_s)
     found = {}
     if drops is not None:
         a = drops.attribute(d0, drops.read(), tx=tx, rx=s1 - s0, offered=int(res["sent"]) if xdp else int(kernel_tx),
@@ -545,13 +546,13 @@ def _rlgen_results(tb: Testbed, args: list[str], duration_s: float) -> dict[str,
     return _results(out)
 
 
-def _slower_than(res: dict, rate_pps: float, duration_s: float) -> bool:
-    """Whether rlgen, sending as fast as it could behind its schedule for at least
-    :data:`FLAT_OUT_JUDGED` of the trial, kept less than :data:`GENERATOR_TOLERANCE` of the
-    rate meanwhile (``res``: its results; the XDP generator's have no such times)."""
-    flat_s = res.get("flat_out_ms", 0) / 1e3
-    return (rate_pps > 0 and flat_s >= FLAT_OUT_JUDGED * duration_s
-            and res["flat_out_frames"] < GENERATOR_TOLERANCE * rate_pps * flat_s)
+def _kept_less_behind(res: dict, rate_pps: float, duration_s: float) -> bool:
+    """Whether rlgen, behind its schedule for at least :data:`BEHIND_JUDGED` of the trial,
+    kept less than :data:`GENERATOR_TOLERANCE` of the rate meanwhile (``res``: its results;
+    the XDP generator's have no such times)."""
+    behind_s = res.get("behind_ms", 0) / 1e3
+    return (rate_pps > 0 and behind_s >= BEHIND_JUDGED * duration_s
+            and res["behind_frames"] < GENERATOR_TOLERANCE * rate_pps * behind_s)
 
 
 def _xdp_results(r, rate_pps: float, duration_s: float, burst: int) -> dict[str, float]:
