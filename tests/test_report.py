@@ -233,6 +233,24 @@ def test_each_record_is_judged_with_the_burst_it_was_measured_with(demo):
     assert facts.validation(demo)["sweep"]["set_aside_for"]["stop"] == 1
 
 
+def test_each_record_is_judged_with_the_router_steal_rule_it_was_measured_with(demo):
+    """A set-aside attempt that lost what a tick of steal on the router's CPU offered, its
+    probe reading a 4-ms stop (too short alone): a record made before that steal was held
+    (no ``router_steal_held`` in its notes) did not hold it; one with
+    ``router_steal_held=1`` does."""
+    import pandas as pd
+
+    again = pd.read_csv(demo / "superseded_trials.csv")
+    lost = int(again.loc[1, "offered_pps"] * 8.0 / 1e3)
+    again.loc[1, ["cpu_stop_ms", "queue_ms", "lost", "steal", "router_steal"]] = [4.0, 0.5, lost, 0.0, 0.01]
+    again.to_csv(demo / "superseded_trials.csv", index=False)
+    before = facts.validation(demo)["sweep"]["set_aside_for"]
+    records = pd.read_csv(demo / "experiments.csv")
+    records["notes"] = records["notes"].str.replace("probe_period_ms=2.0", "probe_period_ms=2.0; router_steal_held=1")
+    records.to_csv(demo / "experiments.csv", index=False)
+    assert facts.validation(demo)["sweep"]["set_aside_for"] == {**before, "steal": before["steal"] + 1}
+
+
 def test_each_record_is_judged_with_the_stop_floor_it_was_measured_with(demo):
     """A set-aside attempt whose probe read a 1.0-ms stop against a 0.5-ms queue, 2 packets
     lost: a record made before the stop floor existed (no ``stop_floor_ms`` in its notes)

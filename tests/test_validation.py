@@ -64,7 +64,8 @@ def test_the_threshold_is_exclusive_and_defaults_to_the_steal_flag():
     assert v.steal_threshold == traffic.STEAL_FLAG and v.max_repeats == 3
     assert not v.disturbed({"steal": traffic.STEAL_FLAG}) and v.disturbed({"steal": traffic.STEAL_FLAG + 1e-4})
     assert v.facts() == {"steal_threshold": traffic.STEAL_FLAG, "probe_period_ms": traffic.STOP_PROBE_PERIOD_MS,
-                         "max_repeats": 3, "stop_floor_ms": traffic.STOP_FLOOR_MS, "generator_burst": traffic.BURST}
+                         "max_repeats": 3, "stop_floor_ms": traffic.STOP_FLOOR_MS, "generator_burst": traffic.BURST,
+                         "router_steal_held": 1}
 
 
 def stopped(stop_ms, queue_ms, lost=100, load=200_000, steal=0.0, gen_late_ms=None, limited=False, **totals):
@@ -128,6 +129,25 @@ def test_an_unknown_loss_holds_no_stop_and_an_unknown_rate_holds_any(missing):
 
 def test_steal_disturbs_even_a_lossless_trial():
     assert TrialValidation().why_disturbed(stopped(0.5, 5.0, lost=0, steal=0.03)) == "steal 3.0% > 2.0%"
+
+
+def test_steal_on_the_router_cpu_below_the_threshold_that_can_account_for_the_loss_disturbs_it():
+    """A trial of the XDP router at 376,710 pps (2026-12-07 03:48:43, rlgen): the host took the
+    router's CPU in pieces of about 4 ms, read as one 10-ms tick of steal, far below the 2%
+    threshold, and each piece too short for the probe's stops to be added up. The time
+    stolen accounts for the loss; a loss beyond it, or steal the probe never saw as a stop,
+    is the router's."""
+    v = TrialValidation(probe_period_ms=2)
+    row = stopped(3.995, 0.68, lost=3001, load=376_710, steal=0.0051, router_steal=0.0102, duration_s=1.0)
+    assert v.why_disturbed(row) == "steal on the router's CPU 10 ms, stops up to 4.0 ms, and 3001 packets were lost"
+    assert not v.disturbed({**row, "lost": 3900})  # 10.2 ms at 376,710 pps, and a burst, is 3,874
+    assert not v.disturbed({**row, "cpu_stop_ms": 0.3})  # no stop over the floor: not the router's CPU
+    assert not v.disturbed({**row, "router_steal": 0.0})
+    # a search's row names its length "duration"
+    search_row = {k: v for k, v in row.items() if k != "duration_s"} | {"duration": 0.5}
+    assert not v.disturbed(search_row)  # 5.1 ms at 376,710 pps is 1,921
+    assert v.disturbed({**search_row, "lost": 1900})
+    assert not TrialValidation(router_steal_held=False).disturbed(row)  # as records made before it were judged
 
 
 def test_a_lag_of_the_generator_counts_too():

@@ -10,6 +10,10 @@ A trial is *disturbed* when the machine, not the router, may have lost its packe
   :func:`routerlab.testbed.traffic.cpu_stops` reads a stop of d ms as d - P to d), and the loss
   is no more than the packets offered during the trial's stops (the stops can account
   for it); or
+- it lost packets, the hypervisor took some of the router's CPU time (``router_steal``, in
+  ``/proc/stat``'s 10-ms ticks, however far below the threshold), the probe read a stop
+  over the stop floor where it ran, and the loss is no more than the packets offered
+  during the time taken; or
 - it lost packets, the generator fell behind its schedule (``gen_late_ms``) longer than
   the probe's period, and the loss is no more than the packets offered during its lags.
   The generator then catches up (rlgen at no more than 1.05 times the rate, the XDP
@@ -60,7 +64,7 @@ most ``1 + max_repeats`` attempts), and every attempt is kept:
 The threshold, the probe's period, the limit, the stop floor and the router's queue are
 in the experiment's environment record (``notes`` of ``experiments.csv``:
 ``router_queue_packets=...; steal_threshold=...; probe_period_ms=...; max_repeats=...;
-stop_floor_ms=...; generator_burst=...``) and in the columns of ``search_results.csv``.
+stop_floor_ms=...; generator_burst=...; router_steal_held=...``) and in the columns of ``search_results.csv``.
 """
 
 from __future__ import annotations
@@ -104,6 +108,9 @@ class TrialValidation:
         Packets the generator sends at once (default :data:`routerlab.testbed.traffic.BURST`): the
         packets offered during d seconds count as rate x d and this many more (records made
         before it existed were judged with 0).
+    router_steal_held : bool
+        Whether steal on the router's CPU below the threshold is held against a loss it can
+        account for (records made before it existed were judged without).
     """
 
     steal_threshold: float = defaults.STEAL_FLAG
@@ -111,6 +118,7 @@ class TrialValidation:
     max_repeats: int = defaults.MAX_REPEATS
     stop_floor_ms: float = defaults.STOP_FLOOR_MS
     generator_burst: int = defaults.BURST
+    router_steal_held: bool = True
 
     def __post_init__(self):
         if not 0 <= self.steal_threshold < 1:
@@ -126,6 +134,8 @@ class TrialValidation:
         b = self.generator_burst
         if isinstance(b, bool) or not isinstance(b, int) or b < 0:
             raise ParameterError("generator_burst", f"must be a whole number >= 0, got {b!r}")
+        if not isinstance(self.router_steal_held, bool):
+            raise ParameterError("router_steal_held", f"must be true or false, got {self.router_steal_held!r}")
 
     def why_disturbed(self, trial: Mapping) -> str:
         """What disturbed a trial, in words ("" when nothing did).
@@ -134,8 +144,9 @@ class TrialValidation:
         ``lost``, the offered rate (``offered_pps``, or ``load`` as in
         ``search_trials.csv``), ``cpu_stop_ms``, ``gen_late_ms``, ``queue_ms`` and
         ``generator_limited``, as :meth:`routerlab.testbed.traffic.TrialResult.row` gives it or a
-        CSV reader reads it back, and ``cpu_stops``, ``cpu_stopped_ms`` and
-        ``gen_lagged_ms`` where it has them. A missing number counts as unknown: with
+        CSV reader reads it back, and ``cpu_stops``, ``cpu_stopped_ms``, ``gen_lagged_ms``,
+        ``router_steal`` and the trial's length (``duration_s``, or ``duration`` as in
+        ``search_trials.csv``) where it has them. A missing number counts as unknown: with
         ``lost`` unknown no stop is held against the trial; with the queue or the rate
         unknown, a stop is held against any loss; without the totals, the longest stop
         (or lag) alone is what can account for the loss.
@@ -171,6 +182,16 @@ class TrialValidation:
             if (queue is None or longest > queue) and fits(total):
                 why.append(f"router CPU stopped {stop:.1f}-{longest:.1f} ms" + (in_all(total, n) if total > longest else "")
                            + f" ({lasts}) and {lost:.0f} packets were lost")
+        # the hypervisor took the router's CPU for a while: /proc/stat reads its steal in
+        # ticks (10 ms), below the threshold above for a 1-s trial, and the probe reads each
+        # piece of it as a stop too short to add up
+        router_steal = _number(trial.get("router_steal"))
+        seconds = _number(trial["duration_s"] if "duration_s" in trial else trial.get("duration"))
+        if self.router_steal_held and router_steal and seconds and (stop is None or stop > self.stop_floor_ms):
+            stolen = router_steal * seconds * 1e3
+            if fits(stolen):
+                why.append(f"steal on the router's CPU {stolen:.0f} ms" + (f", stops up to {stop:.1f} ms" if stop else "")
+                           + f", and {lost:.0f} packets were lost")
         lag = _number(trial.get("gen_late_ms"))
         if lag is not None and lag > self.probe_period_ms and not flag([trial.get("generator_limited")])[0]:
             lagged = _number(trial.get("gen_lagged_ms"))
@@ -213,11 +234,11 @@ class TrialValidation:
                 return
 
     def facts(self) -> dict:
-        """The thresholds, the probe's period, the limit, the stop floor and the burst,
-        for an environment record."""
+        """The thresholds, the probe's period, the limit, the stop floor, the burst and
+        whether the router CPU's steal is held (1 or 0), for an environment record."""
         return {"steal_threshold": self.steal_threshold, "probe_period_ms": self.probe_period_ms,
                 "max_repeats": self.max_repeats, "stop_floor_ms": self.stop_floor_ms,
-                "generator_burst": self.generator_burst}
+                "generator_burst": self.generator_burst, "router_steal_held": int(self.router_steal_held)}
 
 
 def _number(x) -> float | None:

@@ -428,12 +428,13 @@ def validation(folder) -> dict:
 def _rule(folder) -> Callable[[str], TrialValidation]:
     """Per experiment, the validation thresholds it was measured with, from its record's
     notes (``steal_threshold``, ``probe_period_ms``, ``max_repeats``, ``stop_floor_ms``,
-    ``generator_burst``): a threshold its record lacks is the folder's first record's that
-    has it, else the default; a record without a stop floor was judged with its probe's
-    period as the floor, one without a burst with none (records made before they existed)."""
+    ``generator_burst``, ``router_steal_held``): a threshold its record lacks is the folder's
+    first record's that has it, else the default; a record without a stop floor was judged
+    with its probe's period as the floor, one without a burst with none, one without
+    ``router_steal_held`` without that rule (records made before they existed)."""
     e = datasets.read_experiments(folder) if (Path(folder) / "experiments.csv").is_file() else pd.DataFrame()
     keys = (("steal_threshold", float), ("probe_period_ms", float), ("max_repeats", int), ("stop_floor_ms", float),
-            ("generator_burst", int))
+            ("generator_burst", int), ("router_steal_held", lambda v: bool(int(float(v)))))
     own, folder_wide = {}, {}
     for exp, text in zip(e.get("experiment", []), e.get("notes", [])):
         n, given = _notes(text), {}
@@ -444,7 +445,7 @@ def _rule(folder) -> Callable[[str], TrialValidation]:
                 pass
         own.setdefault(exp, given)
         for key, value in given.items():
-            if key not in ("stop_floor_ms", "generator_burst"):
+            if key not in ("stop_floor_ms", "generator_burst", "router_steal_held"):
                 folder_wide.setdefault(key, value)
 
     @functools.cache
@@ -452,6 +453,7 @@ def _rule(folder) -> Callable[[str], TrialValidation]:
         given = {**folder_wide, **own.get(exp, {})}
         given.setdefault("stop_floor_ms", given.get("probe_period_ms", TrialValidation.probe_period_ms))
         given.setdefault("generator_burst", 0)
+        given.setdefault("router_steal_held", False)
         return TrialValidation(**given)
 
     return rule
