@@ -53,6 +53,20 @@ def test_the_router_cpus_steal_is_its_own_not_every_cpus():
     assert shell.cpu_usage(before, after, 1) == (pytest.approx(0.60), pytest.approx(0.05))
 
 
+def test_rlgen_is_judged_on_the_rate_it_kept_while_behind_its_schedule():
+    """rlgen's results at 100,000 pps in a 1-s trial: making up a lag at its catch-up pace
+    (1.05 times the rate) it is not generator-limited; keeping half the rate all trial long,
+    or 99% of it for 0.2 s, it is; behind for less than a tenth of the trial it is not
+    judged on it; the XDP generator's results carry no such times."""
+    def limited(behind_ms, frames):
+        res = {"behind_ms": behind_ms, "behind_frames": frames}
+        return traffic._kept_less_behind(res, 100_000, 1.0)
+    assert not limited(200.0, 21_000)
+    assert limited(1000.0, 50_000) and limited(200.0, 19_800)
+    assert not limited(99.0, 0) and not traffic._kept_less_behind({}, 100_000, 1.0)
+    assert not traffic._kept_less_behind({"behind_ms": 500.0, "behind_frames": 0}, 0, 1.0)  # as fast as it can
+
+
 def test_the_other_cpus_are_named_after_who_runs_there(monkeypatch):
     # the XDP generator: the sink's receive shares the generator's CPU, one column says both
     xdp = namespaces.NamespaceTestbed.__new__(namespaces.NamespaceTestbed)

@@ -142,11 +142,14 @@ def test_steal_on_the_router_cpu_below_the_threshold_that_can_account_for_the_lo
     assert v.why_disturbed(row) == "steal on the router's CPU 10 ms, stops up to 4.0 ms, and 3001 packets were lost"
     assert not v.disturbed({**row, "lost": 3900})  # 10.2 ms at 376,710 pps, and a burst, is 3,874
     assert not v.disturbed({**row, "cpu_stop_ms": 0.3})  # no stop over the floor: not the router's CPU
+    assert not v.disturbed({**row, "queue_ms": 7.0})  # the queue outlasted any stop read
     assert not v.disturbed({**row, "router_steal": 0.0})
-    # a search's row names its length "duration"
-    search_row = {k: v for k, v in row.items() if k != "duration_s"} | {"duration": 0.5}
-    assert not v.disturbed(search_row)  # 5.1 ms at 376,710 pps is 1,921
-    assert v.disturbed({**search_row, "lost": 1900})
+    # a search's row names its length "duration": 5.1 ms at 376,710 pps, and a burst, is 1,953;
+    # the stop (1.0 ms read, up to 3.0) accounts for 1,162
+    search_row = {k: v for k, v in row.items() if k != "duration_s"} | {"duration": 0.5, "cpu_stop_ms": 1.0}
+    assert not v.disturbed({**search_row, "lost": 1960})
+    assert v.why_disturbed({**search_row, "lost": 1900}) == ("steal on the router's CPU 5 ms, stops up to 1.0 ms, "
+                                                             "and 1900 packets were lost")
     assert not TrialValidation(router_steal_held=False).disturbed(row)  # as records made before it were judged
 
 

@@ -54,7 +54,8 @@ TRIAL_COLUMNS = {
                            "2026-12-07 at once, then at 1.5 times), the XDP generator at 1.5 times"),
     "gen_lagged_ms": (False, "how far behind its schedule the generator fell at worst, added up "
                              "over every time it fell more than 5 ms behind: milliseconds of load "
-                             "made up late"),
+                             "made up late (rlgen's, since 2026-12-07, count a later hold within "
+                             "one such time too)"),
     "queue_ms": (False, "how long the router's queue lasts at the offered load (its packets / "
                         "offered_pps), milliseconds: a longer stop can lose packets"),
     "router_ns_per_packet": (False, "the router CPU's own work during the trial (user, system, irq and "

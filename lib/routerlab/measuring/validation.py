@@ -10,10 +10,11 @@ A trial is *disturbed* when the machine, not the router, may have lost its packe
   :func:`routerlab.testbed.traffic.cpu_stops` reads a stop of d ms as d - P to d), and the loss
   is no more than the packets offered during the trial's stops (the stops can account
   for it); or
-- it lost packets, the hypervisor took some of the router's CPU time (``router_steal``, in
-  ``/proc/stat``'s 10-ms ticks, however far below the threshold), the probe read a stop
-  over the stop floor where it ran, and the loss is no more than the packets offered
-  during the time taken; or
+- it lost packets, the hypervisor took some of the router's CPU time (``router_steal``, a
+  share of the trial that ``/proc/stat`` counts in 10-ms ticks, however far below the
+  threshold), the probe read a stop over the stop floor that may outlast the router's
+  queue (where it ran), and the loss is no more than the packets offered during the time
+  taken (that share of the trial's length); or
 - it lost packets, the generator fell behind its schedule (``gen_late_ms``) longer than
   the probe's period, and the loss is no more than the packets offered during its lags.
   The generator then catches up (rlgen at no more than 1.05 times the rate, the XDP
@@ -184,10 +185,14 @@ class TrialValidation:
                            + f" ({lasts}) and {lost:.0f} packets were lost")
         # the hypervisor took the router's CPU for a while: /proc/stat reads its steal in
         # ticks (10 ms), below the threshold above for a 1-s trial, and the probe reads each
-        # piece of it as a stop too short to add up
+        # piece of it as a stop too short to add up. The share is of a span a little longer
+        # than the trial (the generator may finish late), so share x length is at most the
+        # time stolen, to within a tick either way
         router_steal = _number(trial.get("router_steal"))
         seconds = _number(trial["duration_s"] if "duration_s" in trial else trial.get("duration"))
-        if self.router_steal_held and router_steal and seconds and (stop is None or stop > self.stop_floor_ms):
+        outlasts = stop is None or (stop > self.stop_floor_ms
+                                    and (queue is None or stop + self.probe_period_ms > queue))
+        if self.router_steal_held and router_steal and seconds and outlasts:
             stolen = router_steal * seconds * 1e3
             if fits(stolen):
                 why.append(f"steal on the router's CPU {stolen:.0f} ms" + (f", stops up to {stop:.1f} ms" if stop else "")

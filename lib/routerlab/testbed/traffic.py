@@ -36,7 +36,8 @@ from routerlab.testbed.shell import cpu_split, cpu_usage, napi_threads, run_ns, 
 GENERATOR_TOLERANCE = 0.995
 #: rlgen makes up a lag past the trial's end, so a generator slower than the rate still
 #: sends all its frames, late. When it was behind its schedule for at least this share of
-#: the trial (``behind_ms`` of ``csrc/rlgen.c``: the holds it reports as lags left out), the
+#: the trial (``behind_ms`` of ``csrc/rlgen.c``: its batches a hold longer than
+#: :data:`STOP_TOTAL_OVER_MS` interrupted left out), the
 #: rate it kept meanwhile is judged against :data:`GENERATOR_TOLERANCE`. Making up a lag
 #: at its catch-up pace it keeps more than the rate; slower than the rate, or held up so
 #: often that the catch-up cannot make it up, it keeps less.
@@ -352,7 +353,7 @@ class TrialResult:
     (milliseconds: it then catches up, rlgen at 1.05 times the rate, the XDP generator at
     1.5 times), ``gen_lagged_ms``
     the same added up over every time it fell more than :data:`STOP_TOTAL_OVER_MS` behind
-    (milliseconds of load made up late) and ``queue_ms`` how long the
+    (milliseconds of load made up late; rlgen's lag counts a later hold within it too) and ``queue_ms`` how long the
     router's queue (``Testbed.router_queue`` packets) lasts at the offered load
     (milliseconds; None when unknown): a stop or a lag longer than that loses packets
     whatever the router does (:class:`routerlab.measuring.validation.TrialValidation`).
