@@ -147,12 +147,15 @@ def _left(marker: str) -> list[str]:
 
 
 def _start_waiting(marker: str, down: Path) -> subprocess.Popen:
-    code = f"from routerlab.testbed import userns; userns.call('test_userns:up_then_wait', {marker!r}, {str(down)!r})"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent)] + sys.path))
     # as a user at a terminal: Ctrl-C not ignored, even where this test runs under a shell
-    # that ignores it (a job started with `&`, or under nohup)
+    # that ignores it (a job started with `&`, or under nohup). Set in the child's own code:
+    # a preexec_fn runs Python in a fork of this process, whose gRPC threads (the P4Runtime
+    # tests') sometimes broke that fork before it could exec
+    code = ("import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            f"from routerlab.testbed import userns; userns.call('test_userns:up_then_wait', {marker!r}, {str(down)!r})")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).parent)] + sys.path))
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                         env=env)
     assert p.stdout.readline().strip() == "up", p.stderr.read()
     assert _left(marker)
     return p
