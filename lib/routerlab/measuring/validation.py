@@ -175,12 +175,14 @@ class TrialValidation:
         # a reading at or below the floor is not held against a trial: a chosen
         # minimum, as such readings are common in trials that lost nothing
         stop = _number(trial.get("cpu_stop_ms"))
-        if stop is not None and stop > self.stop_floor_ms:
-            # the probe reads a stop of d ms as d - P to d: each stop may have lasted P more
-            longest = stop + self.probe_period_ms
+        # the probe reads a stop of d ms as d - P to d: each stop may have lasted P more
+        longest = stop + self.probe_period_ms if stop is not None else None
+        # a stop read over the floor that may have outlasted the router's queue
+        outlasts = stop is not None and stop > self.stop_floor_ms and (queue is None or longest > queue)
+        if outlasts:
             n, stopped = _number(trial.get("cpu_stops")), _number(trial.get("cpu_stopped_ms"))
             total = max(longest, stopped + n * self.probe_period_ms if n is not None and stopped is not None else 0)
-            if (queue is None or longest > queue) and fits(total):
+            if fits(total):
                 why.append(f"router CPU stopped {stop:.1f}-{longest:.1f} ms" + (in_all(total, n) if total > longest else "")
                            + f" ({lasts}) and {lost:.0f} packets were lost")
         # the hypervisor took the router's CPU for a while: /proc/stat reads its steal in
@@ -190,9 +192,7 @@ class TrialValidation:
         # time stolen, to within a tick either way
         router_steal = _number(trial.get("router_steal"))
         seconds = _number(trial["duration_s"] if "duration_s" in trial else trial.get("duration"))
-        outlasts = stop is None or (stop > self.stop_floor_ms
-                                    and (queue is None or stop + self.probe_period_ms > queue))
-        if self.router_steal_held and router_steal and seconds and outlasts:
+        if self.router_steal_held and router_steal and seconds and (stop is None or outlasts):
             stolen = router_steal * seconds * 1e3
             if fits(stolen):
                 why.append(f"steal on the router's CPU {stolen:.0f} ms" + (f", stops up to {stop:.1f} ms" if stop else "")
