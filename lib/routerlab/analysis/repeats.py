@@ -116,6 +116,22 @@ class Repeated:
         return any(self.at_least)
 
     @property
+    def lowest_bound(self) -> str:
+        """Why the lowest repeat's answer is only a lower bound: "limited by the generator"
+        (a trial at its failing load was generator-limited) or "passed at the ceiling" (no
+        load failed); "" when it is the router's own, as it is when any repeat that shares
+        the lowest answer is the router's own. The router of such a repeat may carry more,
+        so the spread then says how far the generator's reach moved, not the router's
+        answers."""
+        if self.n < 2 or self.below:
+            return ""
+        lowest = [i for i, v in enumerate(self._known) if v == self.low]
+        if not all(self.at_least[i] for i in lowest):
+            return ""
+        return ("passed at the ceiling" if all(math.isnan(self.uppers[i]) for i in lowest)
+                else "limited by the generator")
+
+    @property
     def interval(self) -> tuple[float, float]:
         """The Student-t 95% interval of the repeats' mean (pps); NaN with fewer than two,
         with a repeat below the search range, or with one that is a lower bound (whose
@@ -310,6 +326,9 @@ SET_ASIDE = "set_aside"
 #: How :func:`cause_words` begins the words of a spread that the trials' own variation
 #: accounts for (:func:`disagreement`).
 WITHIN_REPEAT = "the trials' variation within a repeat accounts for the spread"
+#: How :func:`cause_words` begins the words of a spread whose lowest repeat is only a
+#: lower bound (:attr:`Repeated.lowest_bound`).
+LOWEST_BOUND = "the lowest repeat's answer is only a lower bound"
 
 
 def effect(field: str, values, trial_s: float = 1.0) -> float:
@@ -497,12 +516,17 @@ def set_aside_of(trials: pd.DataFrame, superseded: pd.DataFrame | None) -> pd.Da
     return superseded[[k in mine for k in keys(superseded)]]
 
 
-def cause_words(table: pd.DataFrame, within: Disagreement | None = None) -> str:
+def cause_words(table: pd.DataFrame, within: Disagreement | None = None, answer: Repeated | None = None) -> str:
     """The recorded cause of a spread in words, from :func:`explain`'s table: the causes
     (not :data:`CONSEQUENCES`) that moved with the answer, the machine's named as such, or
     that none did, and then, with ``within`` (:func:`disagreement`) that accounts for the spread
     where no cause moved, that the trials' variation within a repeat does; then how the router's time per packet moved, which
-    restates the answer."""
+    restates the answer. With ``answer`` (the repeats) whose lowest repeat is only a lower
+    bound (:attr:`Repeated.lowest_bound`), that alone: the router's own spread is not
+    measured, and nothing the trials recorded is set against a bound."""
+    if answer is not None and answer.lowest_bound:
+        return (f"{LOWEST_BOUND} ({answer.lowest_bound}, at {answer.low:,.0f} pps): its router may carry more, so the "
+                "spread says how far the search's limit moved, not the router's answer")
     moved_any = False
     if table is None or not len(table):
         words = "no recorded quantity to set against the answers (too few repeats, or trials without the columns)"

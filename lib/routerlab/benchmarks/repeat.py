@@ -269,11 +269,12 @@ def search_report(rows: list[dict]) -> str:
     """Per search: its repeats, median, lowest and highest, and the highest over the lowest
     next to the goal (:data:`routerlab.analysis.repeats.SPREAD_GOAL`); for a spread above the
     goal, what moved with the answer (:func:`routerlab.analysis.repeats.cause_words`); then
-    how many met the goal, and how many of the others have a recorded cause, or trials
-    whose variation within a repeat accounts for them."""
+    how many met the goal, and how many of the others have a recorded cause, trials
+    whose variation within a repeat accounts for them, or a lowest repeat that is only a
+    lower bound."""
     from routerlab.analysis import repeats
 
-    lines, met, named, within = [], 0, 0, 0
+    lines, met, named, within, bounded = [], 0, 0, 0, 0
     for r in rows:
         a = r["answer"]
         ok = a.spread == a.spread and a.spread <= repeats.SPREAD_GOAL
@@ -281,9 +282,10 @@ def search_report(rows: list[dict]) -> str:
         lines.append(f"{r['experiment']} ({r['kind'].upper()}, {r['method']}): {a.words()}; highest / lowest "
                      f"{a.spread:.3f} (goal: at most {repeats.SPREAD_GOAL:g}){'' if ok else ' ABOVE THE GOAL'}")
         if not ok:
-            words = repeats.cause_words(r["causes"], r.get("disagreement"))
+            words = repeats.cause_words(r["causes"], r.get("disagreement"), a)
             named += words.startswith("moved with")
             within += not words.startswith("moved with") and repeats.WITHIN_REPEAT in words
+            bounded += words.startswith(repeats.LOWEST_BOUND)
             lines.append(f"  {words}")
     n = len(rows)
     lines.append(f"spread within the goal: {met} of {n}; of the {n - met} above it, {named} with a recorded quantity "
@@ -291,5 +293,6 @@ def search_report(rows: list[dict]) -> str:
                  f"{repeats.MOVES_WITH:g} over at least {repeats.MIN_REPEATS_TO_EXPLAIN} repeats, changed by at least "
                  f"{repeats.MIN_SHARE_EXPLAINED:g} of the answer's change), {within} where the trials' variation within a "
                  "repeat accounts for it (one repeat's own loads whose trials both passed and failed span at least the "
-                 "answers' range)")
+                 f"answers' range), {bounded} whose lowest repeat is only a lower bound (the generator's limit or the "
+                 "ceiling, not the router's answer)")
     return "\n".join(lines)

@@ -271,7 +271,7 @@ def searches(folder) -> dict:
                 at_failing += fr.loc[fr["load"] == q.upper_pps, "loss"].tolist()
             cause = ""
             if r["repeats"] > 1 and r["spread"] == r["spread"] and r["spread"] > repeats.SPREAD_GOAL:
-                cause = repeats.cause_words(repeats.explain(g, p, set_aside), repeats.disagreement(g, p))
+                cause = repeats.cause_words(repeats.explain(g, p, set_aside), repeats.disagreement(g, p), r["answer"])
             extra = {"spread_cause": cause,
                      "generator_limited_trials": int(stats.flag(p["generator_limited"]).sum()),
                      "full_trial_s": p["duration"].max() if len(p) else None,
