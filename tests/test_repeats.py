@@ -314,21 +314,35 @@ def test_a_spread_whose_lowest_repeat_is_a_lower_bound_is_not_the_routers():
     # the lowest repeat stopped where the generator could not keep up: the router may carry more
     gen = Repeated((1_222_935, 1_299_528, 1_380_822), at_least=(True, True, False),
                    uppers=(1_250_000, 1_330_000, 1_410_000))
-    assert gen.lowest_bound == "limited by the generator"
+    assert gen.lowest_bound_reason == "limited by the generator"
     words = repeats.cause_words(pd.DataFrame(), None, gen)
     assert words.startswith(repeats.LOWEST_BOUND + " (limited by the generator, at 1,222,935 pps)"), words
     # the lowest passed at the ceiling: no failing load above it
-    assert Repeated((1.0e6, 1.2e6), at_least=(True, False), uppers=(float("nan"), 1.3e6)).lowest_bound == \
+    assert Repeated((1.0e6, 1.2e6), at_least=(True, False), uppers=(float("nan"), 1.3e6)).lowest_bound_reason == \
         "passed at the ceiling"
     # a lower bound elsewhere leaves an exact lowest repeat the router's own, and so does an
     # exact repeat that shares the lowest answer with a bound
     exact_low = Repeated((1.0e6, 1.2e6), at_least=(False, True), uppers=(1.1e6, 1.3e6))
     shared = Repeated((1.0e6, 1.0e6, 1.2e6), at_least=(True, False, False), uppers=(1.1e6, 1.1e6, 1.3e6))
     for a in (exact_low, shared, Repeated((1.0e6, 1.2e6))):
-        assert a.lowest_bound == "" and not repeats.cause_words(pd.DataFrame(), None, a).startswith(
+        assert a.lowest_bound_reason == "" and not repeats.cause_words(pd.DataFrame(), None, a).startswith(
             repeats.LOWEST_BOUND)
     # one repeat has no spread to explain
-    assert Repeated((1.0e6,), at_least=(True,), uppers=(1.1e6,)).lowest_bound == ""
+    assert Repeated((1.0e6,), at_least=(True,), uppers=(1.1e6,)).lowest_bound_reason == ""
+    # read from search results: the generator may bound a repeat where no load failed, and
+    # the reason is then the generator's, as the answer's own words say
+    rows = _repeats_of([1.0e6, 1.2e6, 1.1e6], 1.01).assign(generator_bound=[True, False, False])
+    for upper in (1.01e6, float("nan")):
+        rows.loc[0, "upper_pps"] = upper
+        a = repeats.from_searches(rows)["answer"].iloc[0]
+        assert a.lowest_bound_reason == "limited by the generator" and a.words().startswith("at least")
+    # and where it did not, a repeat with no failing load passed at the ceiling
+    a = repeats.from_searches(rows.assign(generator_bound=False))["answer"].iloc[0]
+    assert a.lowest_bound_reason == "passed at the ceiling"
+    # tied at the lowest, one bound for each reason: both said
+    tied = Repeated((1.0e6, 1.0e6, 1.2e6), at_least=(True, True, False), uppers=(float("nan"), float("nan"), 1.3e6),
+                    generator=(True, False, False))
+    assert tied.lowest_bound_reason == "limited by the generator or passed at the ceiling"
 
 
 def test_bench_repeat_counts_the_spreads_whose_lowest_repeat_the_generator_bounded(tmp_path):
@@ -354,6 +368,7 @@ def test_bench_repeat_counts_the_spreads_whose_lowest_repeat_the_generator_bound
     trials["generator_limited"] = False
     trials.to_csv(tmp_path / "search_trials.csv", index=False)
     lines = repeat.search_report(repeat.searches(tmp_path)).splitlines()
+    assert "the router's NAPI time per packet (ns) went from 235 in the highest repeat to 500" in lines[1], lines[1]
     assert not lines[1].strip().startswith(repeats.LOWEST_BOUND) and lines[-1].endswith("0 whose lowest repeat is "
                                                                                         "only a lower bound (the "
                                                                                         "generator's limit or the "

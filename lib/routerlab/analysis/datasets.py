@@ -581,7 +581,7 @@ def search_pdr(searches: pd.DataFrame) -> pd.DataFrame:
     out = out.reset_index(drop=True).assign(generator_bound=gen)
     at_least = one["at_least"].astype(bool).to_numpy()
     out["at_least"] = at_least
-    out["bound"] = np.where(gen, "limited by the generator", np.where(at_least, "passed at the ceiling", ""))
+    out["bound"] = np.where(gen, stats.LIMITED_BY_GENERATOR, np.where(at_least, stats.PASSED_AT_CEILING, ""))
     return out
 
 

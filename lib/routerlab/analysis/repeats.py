@@ -56,11 +56,15 @@ class Repeated:
         Whether each repeat's answer is only a lower bound.
     uppers : tuple of float
         Each repeat's lowest failing load, pps (NaN: none failed).
+    generator : tuple of bool
+        Whether the generator bounded each repeat's answer
+        (:func:`routerlab.analysis.stats.generator_bound`).
     """
 
     values: tuple
     at_least: tuple = ()
     uppers: tuple = ()
+    generator: tuple = ()
 
     def __post_init__(self):
         vals = tuple(float("nan") if v is None else float(v) for v in self.values)
@@ -68,6 +72,7 @@ class Repeated:
         object.__setattr__(self, "at_least", tuple(bool(x) for x in self.at_least) or (False,) * len(vals))
         object.__setattr__(self, "uppers", tuple(float("nan") if u is None else float(u) for u in self.uppers)
                            or (float("nan"),) * len(vals))
+        object.__setattr__(self, "generator", tuple(bool(x) for x in self.generator) or (False,) * len(vals))
 
     @property
     def n(self) -> int:
@@ -116,20 +121,22 @@ class Repeated:
         return any(self.at_least)
 
     @property
-    def lowest_bound(self) -> str:
-        """Why the lowest repeat's answer is only a lower bound: "limited by the generator"
-        (a trial at its failing load was generator-limited) or "passed at the ceiling" (no
-        load failed); "" when it is the router's own, as it is when any repeat that shares
-        the lowest answer is the router's own. The router of such a repeat may carry more,
-        so the spread then says how far the generator's reach moved, not the router's
-        answers."""
+    def lowest_bound_reason(self) -> str:
+        """Why the lowest repeat's answer is only a lower bound
+        (:func:`routerlab.analysis.stats.bound_reason`: limited by the generator, or passed
+        at the ceiling); "" when it is the router's own, as it is when any repeat that shares
+        the lowest answer is the router's own, and where there is no spread (one repeat, or
+        one below the search range). The router of such a repeat may have carried more, so
+        the spread then does not measure how far the router's answers moved, in either
+        direction."""
         if self.n < 2 or self.below:
             return ""
         lowest = [i for i, v in enumerate(self._known) if v == self.low]
         if not all(self.at_least[i] for i in lowest):
             return ""
-        return ("passed at the ceiling" if all(math.isnan(self.uppers[i]) for i in lowest)
-                else "limited by the generator")
+        # a bound with a failing load above it can only be the generator's
+        return " or ".join(dict.fromkeys(stats.bound_reason(self.generator[i] or not math.isnan(self.uppers[i]),
+                                                            self.uppers[i]) for i in lowest))
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -235,7 +242,7 @@ def from_searches(results: pd.DataFrame) -> pd.DataFrame:
         a = Repeated(tuple(pd.to_numeric(g["lower_pps"], errors="coerce")),
                      tuple(bound | upper.isna().to_numpy() & pd.to_numeric(g["lower_pps"], errors="coerce").notna()
                            .to_numpy()),
-                     tuple(upper))
+                     tuple(upper), tuple(bound))
         lo, hi = a.interval
         first = g.iloc[0]
         rows.append({"experiment": key[0], "engine": first.get("engine", ""), "scenario": first.get("scenario", ""),
@@ -327,7 +334,7 @@ SET_ASIDE = "set_aside"
 #: accounts for (:func:`disagreement`).
 WITHIN_REPEAT = "the trials' variation within a repeat accounts for the spread"
 #: How :func:`cause_words` begins the words of a spread whose lowest repeat is only a
-#: lower bound (:attr:`Repeated.lowest_bound`).
+#: lower bound (:attr:`Repeated.lowest_bound_reason`).
 LOWEST_BOUND = "the lowest repeat's answer is only a lower bound"
 
 
@@ -522,11 +529,12 @@ def cause_words(table: pd.DataFrame, within: Disagreement | None = None, answer:
     that none did, and then, with ``within`` (:func:`disagreement`) that accounts for the spread
     where no cause moved, that the trials' variation within a repeat does; then how the router's time per packet moved, which
     restates the answer. With ``answer`` (the repeats) whose lowest repeat is only a lower
-    bound (:attr:`Repeated.lowest_bound`), that alone: the router's own spread is not
+    bound (:attr:`Repeated.lowest_bound_reason`), that alone: the router's own spread is not
     measured, and nothing the trials recorded is set against a bound."""
-    if answer is not None and answer.lowest_bound:
-        return (f"{LOWEST_BOUND} ({answer.lowest_bound}, at {answer.low:,.0f} pps): its router may carry more, so the "
-                "spread says how far the search's limit moved, not the router's answer")
+    if answer is not None and answer.lowest_bound_reason:
+        return (f"{LOWEST_BOUND} ({answer.lowest_bound_reason}, at {answer.low:,.0f} pps): the router may have "
+                "carried more in that repeat, so the spread says how far the search's limit moved, not how far the "
+                "router's answer did")
     moved_any = False
     if table is None or not len(table):
         words = "no recorded quantity to set against the answers (too few repeats, or trials without the columns)"

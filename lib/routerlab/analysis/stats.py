@@ -422,6 +422,21 @@ def generator_bound(loads, generator_limited, upper) -> bool:
     return bool(limited[np.isclose(loads, upper, rtol=1e-9, atol=0)].any())
 
 
+#: Why a search's answer is only a lower bound, as every table says it (:func:`bound_reason`).
+LIMITED_BY_GENERATOR = "limited by the generator"
+PASSED_AT_CEILING = "passed at the ceiling"
+
+
+def bound_reason(bounded: bool, upper) -> str:
+    """Why a search's answer is only a lower bound: :data:`LIMITED_BY_GENERATOR` when the
+    generator bounded it (:func:`generator_bound`), else :data:`PASSED_AT_CEILING` when no
+    load failed (``upper``, the lowest failing load in pps, None or NaN); "" for an answer
+    that is the router's own."""
+    if bounded:
+        return LIMITED_BY_GENERATOR
+    return PASSED_AT_CEILING if upper is None or np.isnan(upper) else ""
+
+
 def search_answer(lower, upper, bounded: bool) -> str:
     """A search's answer in words, as every table, figure and command shows it: ``X pps``;
     ``at least X pps (limited by the generator)`` when the generator bounded it (see
@@ -437,11 +452,8 @@ def search_answer(lower, upper, bounded: bool) -> str:
     """
     if lower is None or np.isnan(lower):
         return "below the search range"
-    if bounded:
-        return f"at least {lower:,.0f} pps (limited by the generator)"
-    if upper is None or np.isnan(upper):
-        return f"at least {lower:,.0f} pps (passed at the ceiling)"
-    return f"{lower:,.0f} pps"
+    why = bound_reason(bounded, upper)
+    return f"at least {lower:,.0f} pps ({why})" if why else f"{lower:,.0f} pps"
 
 
 def flag(values) -> pd.Series:

@@ -286,7 +286,7 @@ def searches(folder) -> dict:
             "upper_pps": None if unbounded else float(uppers.median()),
             "precision": pd.to_numeric(g["precision"], errors="coerce").median() if "precision" in g else None,
             "answer": r["words"], "at_least": bool(r["at_least"]),
-            "bound": "limited by the generator" if gen else "passed at the ceiling" if unbounded else "",
+            "bound": stats.LIMITED_BY_GENERATOR if gen else stats.PASSED_AT_CEILING if unbounded else "",
             "repeats": r["repeats"], "each_pps": g["lower_pps"].tolist(), "low_pps": r["low_pps"],
             "high_pps": r["high_pps"], "lcl95_pps": r["lcl95_pps"], "ucl95_pps": r["ucl95_pps"],
             "spread": r["spread"],
