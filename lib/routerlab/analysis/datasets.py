@@ -566,7 +566,7 @@ def search_pdr(searches: pd.DataFrame) -> pd.DataFrame:
     a trial at a repeat's failing load was generator-limited; "passed at the ceiling": a
     repeat ended on the ceiling, passed, so no failing load bounds it, though a shorter
     trial there may have failed on the way), empty for an answer that is the router's own."""
-    from routerlab.analysis import repeats
+    from routerlab.analysis import repeats, stats
 
     # our own search's answers (MLRsearch's stand beside them in bench search's rows)
     pdr = searches[(searches["kind"] == "pdr") & (searches.get("method", "routerlab") == "routerlab")]
