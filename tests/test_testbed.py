@@ -263,6 +263,47 @@ def test_cleanup_on_signal(sig):
     assert not (interface.STATE_DIR / f"{prefix}.json").exists()
 
 
+SLOW_DOWN = textwrap.dedent("""
+    import sys, time
+    from routerlab.testbed import namespaces
+    tb = namespaces.NamespaceTestbed(prefix=sys.argv[1], cpu_idle="poll")
+    down = tb.down
+    def slow_down():
+        print("down", flush=True)
+        time.sleep(0.5)
+        down()
+    tb.down = slow_down
+    with tb:
+        print("up", flush=True)
+        time.sleep(60 if sys.argv[2] == "stay" else 0)
+""")
+
+
+def test_a_second_signal_during_the_clean_up_waits_for_it():
+    """Ctrl-C pressed twice, or SIGTERM sent by timeout and again to its process group: the
+    second comes while the testbed is being taken down, and must not stop that halfway."""
+    prefix = "rl" + os.urandom(3).hex()
+    p = subprocess.Popen([sys.executable, "-c", SLOW_DOWN, prefix, "stay"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "up" and len(our_namespaces(prefix)) == 3
+    p.send_signal(signal.SIGTERM)
+    assert p.stdout.readline().strip() == "down"
+    p.send_signal(signal.SIGINT)
+    err = p.communicate(timeout=20)[1]
+    assert our_namespaces(prefix) == [] and not (interface.STATE_DIR / f"{prefix}.json").exists()
+    # and the run still ends interrupted
+    assert p.returncode != 0 and "KeyboardInterrupt" in err
+    # a signal that comes while a block that ended of itself is taken down: held, then raised
+    prefix = "rl" + os.urandom(3).hex()
+    p = subprocess.Popen([sys.executable, "-c", SLOW_DOWN, prefix, "leave"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "up" and p.stdout.readline().strip() == "down"
+    p.send_signal(signal.SIGINT)
+    err = p.communicate(timeout=20)[1]
+    assert our_namespaces(prefix) == [] and not (interface.STATE_DIR / f"{prefix}.json").exists()
+    assert p.returncode != 0 and "KeyboardInterrupt: signal 2" in err, err
+
+
 def test_clean_after_kill_9():
     prefix = "rl" + os.urandom(3).hex()
     p = _start_run(prefix)

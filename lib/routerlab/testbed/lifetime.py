@@ -108,15 +108,29 @@ class Lifetime:
             self._place()
             self.up()
         except BaseException:
-            self.down()
-            self._restore_signal_handlers()
+            self._down_holding_signals(raise_held=False)
             raise
         return self
 
     def __exit__(self, *exc):
-        self.down()
-        self._restore_signal_handlers()
+        self._down_holding_signals(raise_held=exc[0] is None)
         return False
+
+    def _down_holding_signals(self, raise_held: bool):
+        """:meth:`down` with SIGINT and SIGTERM held until it has run, then the handlers
+        from before the block. A second signal (Ctrl-C pressed twice, or ``timeout`` and
+        its process group both sending SIGTERM) would otherwise stop the clean-up halfway
+        and leave namespaces behind. A signal held is raised as KeyboardInterrupt once
+        ``down`` is done, when ``raise_held`` (no exception already on its way out)."""
+        held = []
+        for sig in self._old_handlers:
+            signal.signal(sig, lambda signum, frame: held.append(signum))
+        try:
+            self.down()
+        finally:
+            self._restore_signal_handlers()
+        if held and raise_held:
+            raise KeyboardInterrupt(f"signal {held[0]}")
 
     def _install_signal_handlers(self):
         def raise_interrupt(signum, frame):
