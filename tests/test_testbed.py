@@ -236,18 +236,32 @@ def test_large_route_table_loads_in_batch():
     assert n >= 20_000 and facts["routes_load_s"] < 30
 
 
+# a run that brings a testbed up and waits in it; "slow-down": its down says "down" and
+# waits 0.5 s first; "leave": the block ends as soon as it is up
 SCRIPT = textwrap.dedent("""
     import sys, time
     from routerlab.testbed import namespaces
     tb = namespaces.NamespaceTestbed(prefix=sys.argv[1], cpu_idle="poll")
+    if "slow-down" in sys.argv:
+        down = tb.down
+        def slow_down():
+            print("down", flush=True)
+            time.sleep(0.5)
+            down()
+        tb.down = slow_down
     with tb:
         print("up", flush=True)
-        time.sleep(60)
+        time.sleep(0 if "leave" in sys.argv else 60)
 """)
 
 
-def _start_run(prefix):
-    p = subprocess.Popen([sys.executable, "-c", SCRIPT, prefix], stdout=subprocess.PIPE, text=True)
+def _run(prefix, *how) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", SCRIPT, prefix, *how], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _start_run(prefix, *how):
+    p = _run(prefix, *how)
     assert p.stdout.readline().strip() == "up"
     assert len(our_namespaces(prefix)) == 3
     return p
@@ -263,29 +277,11 @@ def test_cleanup_on_signal(sig):
     assert not (interface.STATE_DIR / f"{prefix}.json").exists()
 
 
-SLOW_DOWN = textwrap.dedent("""
-    import sys, time
-    from routerlab.testbed import namespaces
-    tb = namespaces.NamespaceTestbed(prefix=sys.argv[1], cpu_idle="poll")
-    down = tb.down
-    def slow_down():
-        print("down", flush=True)
-        time.sleep(0.5)
-        down()
-    tb.down = slow_down
-    with tb:
-        print("up", flush=True)
-        time.sleep(60 if sys.argv[2] == "stay" else 0)
-""")
-
-
 def test_a_second_signal_during_the_clean_up_waits_for_it():
     """Ctrl-C pressed twice, or SIGTERM sent by timeout and again to its process group: the
     second comes while the testbed is being taken down, and must not stop that halfway."""
     prefix = "rl" + os.urandom(3).hex()
-    p = subprocess.Popen([sys.executable, "-c", SLOW_DOWN, prefix, "stay"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "up" and len(our_namespaces(prefix)) == 3
+    p = _start_run(prefix, "slow-down")
     p.send_signal(signal.SIGTERM)
     assert p.stdout.readline().strip() == "down"
     p.send_signal(signal.SIGINT)
@@ -295,8 +291,7 @@ def test_a_second_signal_during_the_clean_up_waits_for_it():
     assert p.returncode != 0 and "KeyboardInterrupt" in err
     # a signal that comes while a block that ended of itself is taken down: held, then raised
     prefix = "rl" + os.urandom(3).hex()
-    p = subprocess.Popen([sys.executable, "-c", SLOW_DOWN, prefix, "leave"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p = _run(prefix, "slow-down", "leave")
     assert p.stdout.readline().strip() == "up" and p.stdout.readline().strip() == "down"
     p.send_signal(signal.SIGINT)
     err = p.communicate(timeout=20)[1]

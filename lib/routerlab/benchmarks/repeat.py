@@ -285,7 +285,7 @@ def search_report(rows: list[dict]) -> str:
             words = repeats.cause_words(r["causes"], r.get("disagreement"), a)
             named += words.startswith("moved with")
             within += not words.startswith("moved with") and repeats.WITHIN_REPEAT in words
-            bounded += words.startswith(repeats.LOWEST_BOUND)
+            bounded += bool(a.lowest_bound_reason)
             lines.append(f"  {words}")
     n = len(rows)
     lines.append(f"spread within the goal: {met} of {n}; of the {n - met} above it, {named} with a recorded quantity "
